@@ -1,0 +1,34 @@
+//! hermes-e2e: an end-to-end harness and regression oracle for the Hermes Agent terminal client.
+//!
+//! The pipeline runs in one direction; each stage consumes the previous stage's output type only:
+//!
+//! ```text
+//! scenario.toml ─► provider (fake model, loopback) ─┐
+//!               └► driver (PTY, real client) ──bytes──► screen (vt100: full history) ─► Transcript
+//! state.db ─────► store (read-only) ─► display (reference projection) ─► Expected
+//! Transcript + Expected + provider log ─► oracle ─► Check ─► report (text / JSON) + insta snapshot
+//! ```
+//!
+//! - [`scenario`]: strict TOML scenario files.
+//! - [`client`]: provisions the real client (a pinned venv in a cache directory) and writes its config.
+//! - [`provider`]: an OpenAI-compatible fake model on 127.0.0.1, the ground truth of what was said.
+//! - [`driver`]: the real client in a real PTY (`expectrl`), every byte to the screen and an asciicast.
+//! - [`screen`]: `vt100` emulation keeping the whole rendered history, chrome stripped, as a [`screen::Transcript`].
+//! - [`store`]: read-only access to `state.db` (0.19 and 0.22 schemas), sessions, lineage and rows.
+//! - [`display`]: the harness's own definition of a correct display, as [`display::Expected`].
+//! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings.
+//! - [`words`]: the word segmentation the oracle counts with (UAX-29, case-folded, CJK one each).
+//! - [`report`]: human text and JSON verdicts.
+//! - [`runner`]: executes a scenario end to end and produces its verdict.
+
+pub mod client;
+pub mod display;
+pub mod driver;
+pub mod oracle;
+pub mod provider;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod screen;
+pub mod store;
+pub mod words;
