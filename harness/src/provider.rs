@@ -4,9 +4,22 @@
 //! Output: HTTP answers to the client (plain JSON and SSE streaming) and a log of every request and
 //! reply — the ground truth of *what was said* ([`Provider::said`]).
 //!
-//! OWNER: helper "provider" — contract below is fixed; implementation pending.
+//! Requests are recognised by their shape, never by their order, so a retried request gets the same
+//! answer again (see [`CallKind`] and the `classify` notes below). Every exchange is logged; the log is
+//! kept by the scenario as `provider.jsonl`.
+//!
+//! Only 127.0.0.1 is ever bound: the fake must not be reachable from outside the machine.
 
+use std::io::{self, Cursor, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
 
 /// What the fake model answers.
 #[derive(Debug, Clone, Default)]
@@ -71,21 +84,140 @@ pub struct Exchange {
     pub request: serde_json::Value,
 }
 
+/// The model id the fake serves; the client's config names it.
+pub const MODEL_ID: &str = "fake-model";
+
+/// The reply sent to a chat message no scripted [`Turn`] matches. Deterministic so that a retry of
+/// the same request gets the same answer and the oracle can recognise it.
+pub const UNSCRIPTED_REPLY: &str = "(hermes-e2e: unscripted message)";
+
+/// The summary sent when the script has none: the client treats empty summary content as a
+/// failed compaction, which would hide the behaviour under test behind a fallback path.
+pub const PLACEHOLDER_SUMMARY: &str = "(hermes-e2e: no summary scripted)";
+
+/// Context length advertised by `GET /v1/models`; matches the `context_length` the harness writes
+/// into the client's config, so both sources agree.
+const CONTEXT_LENGTH: u64 = 131_072;
+
+/// Worker threads answering requests. The client may run its title call concurrently with a chat
+/// turn (and an auxiliary summary call during one), so one worker is not enough.
+const WORKERS: usize = 4;
+
+/// Request bodies beyond this are cut: the client's largest requests (full history plus ~21 tool
+/// schemas) are well under a megabyte, and the cap keeps a runaway sender from exhausting memory.
+const MAX_BODY_BYTES: u64 = 64 << 20;
+
+/// Characters of reply per SSE content chunk; several chunks per reply exercise the client's
+/// delta reassembly the way a real model does.
+const SSE_PIECE_CHARS: usize = 40;
+
+/// How long `Drop` waits for workers busy with a request (a stalled client) before detaching them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// What the system prompt of every chat turn of the real client starts with
+/// (`agent/prompt_builder.py`, `hermes_cli/default_soul.py`).
+const HERMES_SYSTEM_MARKER: &str = "You are Hermes Agent";
+
+/// The opening of the compaction-summary prompt (`agent/context_compressor.py`,
+/// `_build_summary_prompt`), sent as the only message, role user, without tools.
+const SUMMARY_PROMPT_MARKER: &str = "You are a summarization agent";
+
+/// Openings of title-generation system prompts: 0.22 (`agent/title_generator.py`,
+/// `_TITLE_PROMPT_TEMPLATE`) and older clients that asked for a "descriptive title" in prose.
+const TITLE_PROMPT_MARKERS: [&str; 2] = ["You name chat sessions", "descriptive title"];
+
+/// The `response_format.json_schema.name` of the client's title call.
+const TITLE_SCHEMA_NAME: &str = "session_title";
+
 /// A running fake model; stops serving when dropped.
 pub struct Provider {
-    _private: (),
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    /// `None` only while dropping: releasing the last handle closes the listening socket.
+    server: Option<Arc<tiny_http::Server>>,
+    workers: Vec<JoinHandle<()>>,
+    /// Each worker sends once when it stops, so `Drop` can wait with a deadline.
+    stopped: mpsc::Receiver<()>,
+}
+
+/// State shared by the workers and the [`Provider`] handle.
+struct Shared {
+    script: Script,
+    log: Mutex<Vec<Exchange>>,
+    stopping: AtomicBool,
+}
+
+impl Shared {
+    fn log(&self) -> MutexGuard<'_, Vec<Exchange>> {
+        // A worker that panicked while holding the lock leaves a log that is still consistent
+        // (pushes are atomic); keep serving it rather than propagating the poison.
+        self.log
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn record(&self, mut exchange: Exchange) {
+        let mut log = self.log();
+        exchange.seq = log.len();
+        log.push(exchange);
+    }
+}
+
+/// Sends on drop, so a worker signals its end even if it unwinds.
+struct StopSignal(mpsc::Sender<()>);
+
+impl Drop for StopSignal {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
 }
 
 impl Provider {
     /// Binds 127.0.0.1 on an ephemeral port and starts serving `script` on a background thread.
     pub fn start(script: Script) -> std::io::Result<Provider> {
-        let _ = script;
-        unimplemented!("provider helper")
+        // Bind the std listener ourselves: it pins the address to loopback and reports bind
+        // errors as `io::Error` instead of tiny_http's boxed error.
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        let addr = listener.local_addr()?;
+        let server = tiny_http::Server::from_listener(listener, None)
+            .map_err(|e| io::Error::other(format!("fake model on {addr}: {e}")))?;
+        let server = Arc::new(server);
+        let shared = Arc::new(Shared {
+            script,
+            log: Mutex::new(Vec::new()),
+            stopping: AtomicBool::new(false),
+        });
+        let (stop_tx, stopped) = mpsc::channel();
+        let mut provider = Provider {
+            addr,
+            shared,
+            server: Some(Arc::clone(&server)),
+            workers: Vec::with_capacity(WORKERS),
+            stopped,
+        };
+        for index in 0..WORKERS {
+            let server = Arc::clone(&server);
+            let shared = Arc::clone(&provider.shared);
+            let signal = StopSignal(stop_tx.clone());
+            let worker = thread::Builder::new()
+                .name(format!("hermes-e2e-provider-{index}"))
+                .spawn(move || {
+                    let _signal = signal;
+                    serve(&server, &shared);
+                })?; // on error `provider` drops here and stops the workers already started
+            provider.workers.push(worker);
+        }
+        Ok(provider)
     }
 
     /// The port bound.
     pub fn port(&self) -> u16 {
-        unimplemented!("provider helper")
+        self.addr.port()
+    }
+
+    /// The socket address bound (always 127.0.0.1).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT/v1`.
@@ -95,22 +227,629 @@ impl Provider {
 
     /// A snapshot of every exchange so far.
     pub fn log(&self) -> Vec<Exchange> {
-        unimplemented!("provider helper")
+        self.shared.log().clone()
     }
 
     /// Number of chat-kind requests answered so far (the driver waits on it).
     pub fn chat_calls(&self) -> usize {
-        unimplemented!("provider helper")
+        self.shared
+            .log()
+            .iter()
+            .filter(|e| e.kind == CallKind::Chat)
+            .count()
     }
 
     /// What was said: each distinct user text and chat reply once, in first-seen order.
+    ///
+    /// The user text of a scripted exchange is the [`Turn::user`] it matched (what was typed, free
+    /// of anything the client added to the message); of an unscripted one, the last user message.
     pub fn said(&self) -> crate::oracle::Said {
-        unimplemented!("provider helper")
+        let turns = &self.shared.script.turns;
+        let mut said = crate::oracle::Said::default();
+        for exchange in self.shared.log().iter() {
+            if exchange.kind != CallKind::Chat {
+                continue;
+            }
+            if let Some(text) = exchange.user.as_deref() {
+                let typed = match match_turn(turns, text) {
+                    Some(turn) => turn.user.clone(),
+                    None => text.trim().to_owned(),
+                };
+                push_distinct(&mut said.user, typed);
+            }
+            if let Some(reply) = &exchange.reply {
+                push_distinct(&mut said.assistant, reply.clone());
+            }
+        }
+        said
     }
 
     /// Writes the log as JSON lines to `path`.
     pub fn write_log(&self, path: &Path) -> std::io::Result<()> {
-        let _ = path;
-        unimplemented!("provider helper")
+        let log = self.log();
+        let mut out = io::BufWriter::new(std::fs::File::create(path)?);
+        for exchange in &log {
+            serde_json::to_writer(&mut out, exchange)?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        if let Some(server) = &self.server {
+            // Each `unblock` wakes exactly one `recv`; one per worker.
+            for _ in &self.workers {
+                server.unblock();
+            }
+        }
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        let mut signalled = 0;
+        while signalled < self.workers.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.stopped.recv_timeout(left).is_err() {
+                break;
+            }
+            signalled += 1;
+        }
+        let all_stopped = signalled == self.workers.len();
+        let mut detached = false;
+        for worker in std::mem::take(&mut self.workers) {
+            // A worker still inside a request (a client that stalls mid-body) is left to finish
+            // on its own rather than hanging the harness.
+            if all_stopped || worker.is_finished() {
+                let _ = worker.join();
+            } else {
+                detached = true;
+            }
+        }
+        // Our handle is the last one unless a worker was detached: dropping it makes tiny_http
+        // close the listener, on its accept thread, shortly after.
+        self.server = None;
+        if !detached {
+            wait_until_refused(self.addr, deadline);
+        }
+    }
+}
+
+/// Waits (bounded) until connections to `addr` are refused, so that "dropped" means "stopped"
+/// for whoever connects next.
+fn wait_until_refused(addr: SocketAddr, deadline: Instant) {
+    loop {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
+            Err(_) => return,
+            // Still listening: tiny_http's accept thread has not let go of the socket yet.
+            Ok(stream) => drop(stream),
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A worker: answers requests until `Drop` unblocks it.
+fn serve(server: &tiny_http::Server, shared: &Shared) {
+    loop {
+        match server.recv() {
+            Ok(request) => handle(request, shared),
+            // `recv` fails both when unblocked and when accepting failed; only the former ends us.
+            Err(_) if shared.stopping.load(Ordering::SeqCst) => return,
+            Err(_) => continue,
+        }
+    }
+}
+
+/// Reads one request, answers it and logs the exchange.
+fn handle(mut request: tiny_http::Request, shared: &Shared) {
+    let method = request.method().as_str().to_owned();
+    let path = request
+        .url()
+        .split('?')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut body = Vec::new();
+    let read = Read::take(request.as_reader(), MAX_BODY_BYTES).read_to_end(&mut body);
+    let (reply, exchange) = answer(&shared.script, &method, &path, read.map(|_| body));
+    // A client that went away is not the fake's failure; the exchange is logged either way.
+    let _ = send(request, &reply);
+    shared.record(exchange);
+}
+
+/// An HTTP answer, decided before anything is written.
+///
+/// Kept apart from the sending so that fault injection (an HTTP 500, malformed JSON, a stream cut
+/// midway, a hang) can later be added as a transformation of a `Reply` or of how it is written,
+/// without touching the classification.
+#[derive(Debug, Clone, PartialEq)]
+struct Reply {
+    status: u16,
+    body: Body,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Body {
+    /// `application/json`.
+    Json(Value),
+    /// `text/event-stream`: each value one `data:` event, then `data: [DONE]`.
+    Events(Vec<Value>),
+}
+
+impl Reply {
+    fn json(status: u16, value: Value) -> Reply {
+        Reply {
+            status,
+            body: Body::Json(value),
+        }
+    }
+
+    /// An OpenAI-shaped error body.
+    fn error(status: u16, kind: &str, message: String) -> Reply {
+        Reply::json(
+            status,
+            json!({"error": {"message": message, "type": kind, "param": null, "code": null}}),
+        )
+    }
+}
+
+/// Decides the reply to one request and the exchange to log (its `seq` is set when recorded).
+fn answer(
+    script: &Script,
+    method: &str,
+    path: &str,
+    body: io::Result<Vec<u8>>,
+) -> (Reply, Exchange) {
+    let mut exchange = Exchange {
+        seq: 0,
+        method: method.to_owned(),
+        path: path.to_owned(),
+        kind: CallKind::Other,
+        stream: false,
+        user: None,
+        reply: None,
+        unscripted: false,
+        status: 0,
+        prompt_tokens: 0,
+        request: Value::Null,
+    };
+    let reply = route(script, method, path, body, &mut exchange);
+    exchange.status = reply.status;
+    (reply, exchange)
+}
+
+fn route(
+    script: &Script,
+    method: &str,
+    path: &str,
+    body: io::Result<Vec<u8>>,
+    exchange: &mut Exchange,
+) -> Reply {
+    let get = method.eq_ignore_ascii_case("GET");
+    if get && path.ends_with("models_dev.json") {
+        // The client's model catalogue: empty, so it relies on the config's context length.
+        exchange.kind = CallKind::Meta;
+        return Reply::json(200, json!({}));
+    }
+    if get && path.ends_with("/models") {
+        exchange.kind = CallKind::Meta;
+        return Reply::json(200, json!({"object": "list", "data": [model_object()]}));
+    }
+    if get && path.rsplit_once("/models/").map(|(_, id)| id) == Some(MODEL_ID) {
+        exchange.kind = CallKind::Meta;
+        return Reply::json(200, model_object());
+    }
+    if method.eq_ignore_ascii_case("POST") && path.ends_with("/chat/completions") {
+        return completion(script, body, exchange);
+    }
+    Reply::error(
+        404,
+        "not_found_error",
+        format!("hermes-e2e fake model: no route for `{method} {path}`"),
+    )
+}
+
+fn model_object() -> Value {
+    json!({
+        "id": MODEL_ID,
+        "object": "model",
+        "owned_by": "hermes-e2e",
+        "context_length": CONTEXT_LENGTH,
+    })
+}
+
+/// The three kinds of completion request the client makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Completion {
+    Chat,
+    Title,
+    Summary,
+}
+
+impl From<Completion> for CallKind {
+    fn from(kind: Completion) -> CallKind {
+        match kind {
+            Completion::Chat => CallKind::Chat,
+            Completion::Title => CallKind::Title,
+            Completion::Summary => CallKind::Summary,
+        }
+    }
+}
+
+/// `POST …/chat/completions`.
+fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchange) -> Reply {
+    let raw = match body {
+        Ok(raw) => raw,
+        Err(e) => {
+            return Reply::error(
+                400,
+                "invalid_request_error",
+                format!("hermes-e2e fake model: could not read the request body: {e}"),
+            )
+        }
+    };
+    let request = match serde_json::from_slice::<Value>(&raw) {
+        Ok(request @ Value::Object(_)) => request,
+        Ok(other) => {
+            exchange.request = other;
+            return Reply::error(
+                400,
+                "invalid_request_error",
+                "hermes-e2e fake model: the request body must be a JSON object".to_owned(),
+            );
+        }
+        Err(e) => {
+            exchange.request = Value::String(String::from_utf8_lossy(&raw).into_owned());
+            return Reply::error(
+                400,
+                "invalid_request_error",
+                format!("hermes-e2e fake model: malformed JSON in the request body: {e}"),
+            );
+        }
+    };
+
+    let kind = classify(&request);
+    let (text, user, unscripted) = match kind {
+        Completion::Chat => {
+            let user = last_user_text(&request);
+            match user.as_deref().and_then(|t| match_turn(&script.turns, t)) {
+                Some(turn) => (turn.reply.clone(), user, false),
+                None => (UNSCRIPTED_REPLY.to_owned(), user, true),
+            }
+        }
+        Completion::Title => (title_reply(&request, &script.title), None, false),
+        Completion::Summary if script.summary.trim().is_empty() => {
+            (PLACEHOLDER_SUMMARY.to_owned(), None, false)
+        }
+        Completion::Summary => (script.summary.clone(), None, false),
+    };
+
+    let usage = Usage::new(raw.len(), &text);
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let include_usage = request
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let head = ChunkHead::new(&request);
+
+    exchange.kind = kind.into();
+    exchange.stream = stream;
+    exchange.user = user;
+    exchange.unscripted = unscripted;
+    exchange.prompt_tokens = usage.prompt;
+    exchange.request = request;
+
+    let body = if stream {
+        Body::Events(stream_events(&head, &text, include_usage.then_some(usage)))
+    } else {
+        Body::Json(json!({
+            "id": head.id,
+            "object": "chat.completion",
+            "created": head.created,
+            "model": head.model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": null,
+                "finish_reason": "stop",
+            }],
+            "usage": usage.to_json(),
+        }))
+    };
+    exchange.reply = Some(text);
+    Reply { status: 200, body }
+}
+
+/// Recognises the kind of a completion request by its shape.
+///
+/// - Title: `response_format.json_schema.name == "session_title"` (`agent/title_generator.py`,
+///   `_TITLE_RESPONSE_FORMAT`), or — because the client retries without `response_format` when a
+///   provider rejects it (`agent/auxiliary_client.py`) — a tool-less request whose system prompt
+///   opens like a title prompt.
+/// - Summary: the compaction prompt (`agent/context_compressor.py` `_build_summary_prompt`,
+///   `agent/micro_compaction.py`: a user message opening "You are a summarization agent", no tools);
+///   and, as a fallback, any request with neither tools nor the Hermes system prompt.
+/// - Chat: the rest — in practice the Hermes system prompt plus ~21 tool schemas.
+fn classify(request: &Value) -> Completion {
+    let messages = messages(request);
+    let has_tools = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| !tools.is_empty());
+    let title_schema = request
+        .pointer("/response_format/json_schema/name")
+        .and_then(Value::as_str)
+        == Some(TITLE_SCHEMA_NAME);
+    if title_schema
+        || (!has_tools
+            && system_texts(messages).any(|text| {
+                let text = text.trim_start();
+                TITLE_PROMPT_MARKERS.iter().any(|m| text.starts_with(m))
+            }))
+    {
+        return Completion::Title;
+    }
+    let summary_prompt = messages.iter().filter(|m| role(m) == "user").any(|m| {
+        message_text(m)
+            .trim_start()
+            .starts_with(SUMMARY_PROMPT_MARKER)
+    });
+    if !has_tools && summary_prompt {
+        return Completion::Summary;
+    }
+    if has_tools || system_texts(messages).any(|text| text.contains(HERMES_SYSTEM_MARKER)) {
+        Completion::Chat
+    } else {
+        Completion::Summary
+    }
+}
+
+fn messages(request: &Value) -> &[Value] {
+    request
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn role(message: &Value) -> &str {
+    message.get("role").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Texts of the system (and `developer`, the newer OpenAI name) messages.
+fn system_texts(messages: &[Value]) -> impl Iterator<Item = String> + '_ {
+    messages
+        .iter()
+        .filter(|m| matches!(role(m), "system" | "developer"))
+        .map(message_text)
+}
+
+/// The text of a message whose content is a string or a list of parts, parts joined by newlines
+/// as the client itself flattens them (`agent/message_content.py`, `flatten_message_text`).
+fn message_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(part_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(part @ Value::Object(_)) => part_text(part).unwrap_or_default().to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The text of one content part (`{"type": "text", "text": …}`, `input_text`, or a bare string);
+/// images and other parts have none.
+fn part_text(part: &Value) -> Option<&str> {
+    match part {
+        Value::String(text) => Some(text.as_str()),
+        Value::Object(fields) => fields.get("text").and_then(Value::as_str),
+        _ => None,
+    }
+    .filter(|text| !text.is_empty())
+}
+
+/// The text of the last `user` message, if there is one.
+fn last_user_text(request: &Value) -> Option<String> {
+    messages(request)
+        .iter()
+        .rev()
+        .find(|m| role(m) == "user")
+        .map(message_text)
+}
+
+/// The scripted turn a user message answers to, by content only (so a retry gets the same reply).
+///
+/// A turn whose `user` equals the message (both trimmed) wins. Otherwise, of the turns whose
+/// `user` the message contains, the one whose last occurrence ends latest wins (the client may
+/// prepend notes to what was typed), then the longest (so "hi" does not steal "say hi"), then the
+/// first in the script. Turns with an empty `user` never match.
+fn match_turn<'a>(turns: &'a [Turn], text: &str) -> Option<&'a Turn> {
+    let text = text.trim();
+    if let Some(turn) = turns
+        .iter()
+        .find(|t| !t.user.trim().is_empty() && t.user.trim() == text)
+    {
+        return Some(turn);
+    }
+    let mut best: Option<(usize, usize, &Turn)> = None;
+    for turn in turns {
+        let wanted = turn.user.trim();
+        if wanted.is_empty() {
+            continue;
+        }
+        if let Some(at) = text.rfind(wanted) {
+            let candidate = (at + wanted.len(), wanted.len(), turn);
+            let better = match best {
+                None => true,
+                Some((end, len, _)) => (candidate.0, candidate.1) > (end, len),
+            };
+            if better {
+                best = Some(candidate);
+            }
+        }
+    }
+    best.map(|(_, _, turn)| turn)
+}
+
+/// The content of a title reply.
+///
+/// The client parses `{"title": …}` strictly first and falls back to the first prose line
+/// (`agent/title_generator.py`, `_extract_title_text`); an older client asking for prose would
+/// store JSON verbatim. So: JSON when the request asks for JSON (a `response_format`, or a prompt
+/// that shows `{"title": …}`), the bare title otherwise.
+fn title_reply(request: &Value, title: &str) -> String {
+    let wants_json = request.get("response_format").is_some()
+        || messages(request)
+            .iter()
+            .any(|m| message_text(m).contains("{\"title\""));
+    if wants_json {
+        json!({ "title": title }).to_string()
+    } else {
+        title.to_owned()
+    }
+}
+
+/// Token counts reported in `usage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Usage {
+    prompt: u64,
+    completion: u64,
+}
+
+impl Usage {
+    /// About four bytes a token: realistic enough that the client's threshold-based
+    /// auto-compaction fires as the conversation grows (a constant count never would).
+    fn new(request_bytes: usize, reply: &str) -> Usage {
+        Usage {
+            prompt: request_bytes as u64 / 4,
+            completion: reply.chars().count() as u64 / 4,
+        }
+    }
+
+    fn to_json(self) -> Value {
+        json!({
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "total_tokens": self.prompt.saturating_add(self.completion),
+        })
+    }
+}
+
+/// Fields every chunk of one completion shares.
+struct ChunkHead {
+    id: String,
+    created: u64,
+    model: String,
+}
+
+impl ChunkHead {
+    fn new(request: &Value) -> ChunkHead {
+        // Distinct ids per completion, as a real provider sends; the client may key on them.
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = format!(
+            "chatcmpl-hermes-e2e-{}",
+            NEXT_ID.fetch_add(1, Ordering::Relaxed)
+        );
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let model = request
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .unwrap_or(MODEL_ID)
+            .to_owned();
+        ChunkHead { id, created, model }
+    }
+
+    fn chunk(&self, delta: Value, finish_reason: Value) -> Value {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}],
+        })
+    }
+}
+
+/// The SSE events of a streamed reply: the role, the content in pieces, the stop, and the usage
+/// chunk (empty `choices`) when the request asked for it. `data: [DONE]` is added when sending.
+fn stream_events(head: &ChunkHead, text: &str, usage: Option<Usage>) -> Vec<Value> {
+    let mut events = vec![head.chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(SSE_PIECE_CHARS) {
+        let piece: String = piece.iter().collect();
+        events.push(head.chunk(json!({ "content": piece }), Value::Null));
+    }
+    events.push(head.chunk(json!({}), json!("stop")));
+    if let Some(usage) = usage {
+        events.push(json!({
+            "id": head.id,
+            "object": "chat.completion.chunk",
+            "created": head.created,
+            "model": head.model,
+            "choices": [],
+            "usage": usage.to_json(),
+        }));
+    }
+    events
+}
+
+/// Writes `reply` to the client.
+fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
+    let status = tiny_http::StatusCode(reply.status);
+    match &reply.body {
+        Body::Json(value) => {
+            let bytes = serde_json::to_vec(value)?;
+            let length = bytes.len();
+            let headers = headers(&[("Content-Type", "application/json")]);
+            request.respond(tiny_http::Response::new(
+                status,
+                headers,
+                Cursor::new(bytes),
+                Some(length),
+                None,
+            ))
+        }
+        Body::Events(events) => {
+            let mut bytes = Vec::new();
+            for event in events {
+                bytes.extend_from_slice(b"data: ");
+                serde_json::to_writer(&mut bytes, event)?;
+                bytes.extend_from_slice(b"\n\n");
+            }
+            bytes.extend_from_slice(b"data: [DONE]\n\n");
+            let headers = headers(&[
+                ("Content-Type", "text/event-stream"),
+                ("Cache-Control", "no-cache"),
+            ]);
+            // No length: tiny_http sends it chunked, as streaming servers do.
+            request.respond(tiny_http::Response::new(
+                status,
+                headers,
+                Cursor::new(bytes),
+                None,
+                None,
+            ))
+        }
+    }
+}
+
+fn headers(pairs: &[(&str, &str)]) -> Vec<tiny_http::Header> {
+    pairs
+        .iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+        })
+        .collect()
+}
+
+fn push_distinct(list: &mut Vec<String>, text: String) {
+    if !text.is_empty() && !list.contains(&text) {
+        list.push(text);
     }
 }

@@ -1,1 +1,168 @@
-//! Stage `report` (pending).
+//! Stage `report`: verdicts for people (text) and machines (one JSON object per line).
+//!
+//! Input: a [`ScenarioResult`]. Output: text in the style of snapbox/regex-test failures — finding,
+//! expected, got (with the repeated passage quoted and its screen rows), cause (rows, uids,
+//! sessions), the step and scenario line, what was kept, and the exact command to rerun.
+
+use std::fmt::Write as _;
+
+use crate::oracle::{Cause, Check, Repeat};
+use crate::runner::{CheckResult, ScenarioResult};
+
+/// One JSON object (no newline) for `--json`.
+pub fn json_line(result: &ScenarioResult) -> String {
+    serde_json::to_string(result).unwrap_or_else(|e| {
+        // Serialising plain data cannot fail; if it ever does, still emit valid JSON.
+        serde_json::json!({"scenario": result.scenario, "passed": false, "error": e.to_string()})
+            .to_string()
+    })
+}
+
+/// The human report of one scenario: one `ok` line, or a `FAIL` block a maintainer can act on.
+pub fn text(result: &ScenarioResult) -> String {
+    let mut out = String::new();
+    let status = if result.passed { "ok  " } else { "FAIL" };
+    let _ = writeln!(
+        out,
+        "{status} {}  [{}, {:.1} s, client {:.1} s]",
+        result.scenario, result.client, result.wall_secs, result.client_secs
+    );
+    for c in &result.checks {
+        if c.mismatches.is_empty() {
+            let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
+            continue;
+        }
+        for m in &c.mismatches {
+            let _ = writeln!(out, "  finding:  {m}");
+        }
+        let _ = writeln!(out, "  got:      {}", c.verdict);
+        for r in &c.check.repeats {
+            let _ = writeln!(out, "  repeat:   {}", describe_repeat(r));
+            let _ = writeln!(out, "  cause:    {}", describe_cause(r));
+        }
+        for m in &c.check.missing {
+            let _ = writeln!(
+                out,
+                "  missing:  {:?} \"{}\" (rows {})",
+                m.role,
+                m.excerpt,
+                join(&m.rows)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  step:     `check {}` ({}:{}); session {}, {} stored rows, {} logical messages",
+            c.check.at,
+            result.file.display(),
+            c.line,
+            c.session,
+            c.stored_rows,
+            c.logical_messages
+        );
+    }
+    if let Some(e) = &result.error {
+        let at = result
+            .error_line
+            .map(|l| format!(" ({}:{l})", result.file.display()))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  error{at}:");
+        for line in e.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    if !result.passed {
+        let _ = writeln!(
+            out,
+            "  kept:     {}/{{session-N.cast,provider.jsonl,state.db,home/}}",
+            result.kept.display()
+        );
+        let _ = writeln!(
+            out,
+            "  rerun:    cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- {} --exact)",
+            result.file.display(),
+            result.scenario
+        );
+    }
+    out
+}
+
+fn describe_repeat(r: &Repeat) -> String {
+    let ranges: Vec<String> = r
+        .screen_rows
+        .iter()
+        .map(|(a, b)| format!("{a}–{b}"))
+        .collect();
+    format!(
+        "{} words \"{} …\" rendered {}× (history rows {})",
+        r.words,
+        r.excerpt,
+        r.times,
+        ranges.join(" and ")
+    )
+}
+
+fn describe_cause(r: &Repeat) -> String {
+    let what = match r.cause {
+        Cause::Display => "display problem (stored once, shown more than once)",
+        Cause::Data => "data problem (stored more than once, said once)",
+        Cause::Both => "display and data problem",
+    };
+    format!(
+        "{what}: rows {} in sessions {}; message_uid {}",
+        join(&r.rows),
+        r.sessions.join(", "),
+        if r.message_uids.is_empty() {
+            "none (legacy database)".to_owned()
+        } else {
+            r.message_uids.join(", ")
+        }
+    )
+}
+
+fn join(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// A short summary of a check for progress lines: the four numbers.
+pub fn numbers(check: &Check) -> String {
+    let f = &check.findings;
+    format!(
+        "repeated {} · missing {} · internal {} · out of order {}",
+        f.words_rendered_more_than_once, f.missing_messages, f.internal_text_shown, f.out_of_order
+    )
+}
+
+/// Renders `checks` compactly for a one-line summary.
+pub fn summary(checks: &[CheckResult]) -> String {
+    checks
+        .iter()
+        .map(|c| format!("{}: {}", c.check.at, numbers(&c.check)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Replaces what differs from run to run (session ids, paths, ports, timings, token counts) with
+/// fixed placeholders, so snapshots of a rendered history compare equal across runs and machines.
+pub fn redact(text: &str) -> String {
+    use std::sync::OnceLock;
+    static RULES: OnceLock<Vec<(regex::Regex, &'static str)>> = OnceLock::new();
+    let rules = RULES.get_or_init(|| {
+        [
+            (r"\d{8}_\d{6}_[0-9a-f]{6}", "[SESSION]"),
+            (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
+            (r"(/[\w.+-]+)+/hermes-e2e/[\w./+-]*", "[PATH]"),
+            (r"/tmp/[\w./+-]*", "[PATH]"),
+            (r"\b\d+(\.\d+)?[KM]?/\d+(\.\d+)?[KM]\b", "[TOKENS]"),
+            (r"\b\d+(\.\d+)?\s?(ms|s|m)\b", "[TIME]"),
+            (r"\b\d{1,3}%", "[PCT]"),
+        ]
+        .into_iter()
+        .map(|(re, to)| (regex::Regex::new(re).expect("valid redaction regex"), to))
+        .collect()
+    });
+    let mut out = text.to_owned();
+    for (re, to) in rules {
+        out = re.replace_all(&out, *to).into_owned();
+    }
+    out
+}

@@ -1,1 +1,334 @@
-//! Stage `runner` (pending).
+//! Stage `runner`: executes one scenario end to end and produces its [`ScenarioResult`].
+//!
+//! Input: a [`Scenario`] and [`RunOptions`]. It resolves the client, starts the fake model, writes a
+//! private `HERMES_HOME`, drives the steps, and at every `check` step runs store → display → oracle
+//! on the whole rendered history. Output: the verdict with every check, the timings, and the kept
+//! artefacts (recordings, provider log, a copy of `state.db`) in the run directory.
+//!
+//! "The harness could not do its job" (bad scenario, client would not start, a wait ran past its
+//! deadline) is kept apart from "the client misbehaved" (a check whose numbers differ): the first is
+//! [`ScenarioResult::error`], the second a [`CheckResult`] with mismatches.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::client::{self, Client};
+use crate::display::{self, Surface};
+use crate::driver::{Driver, Launch};
+use crate::oracle::{self, Check};
+use crate::provider::Provider;
+use crate::scenario::{merge_json, Action, Expectation, Scenario, Step};
+use crate::screen::Transcript;
+use crate::store::Store;
+
+/// How to run scenarios.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Client spec overriding every scenario's (`--client`).
+    pub client: Option<String>,
+    /// Directory under which each scenario gets `<name>/` for its artefacts.
+    pub out_root: PathBuf,
+}
+
+/// One checkpoint's outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckResult {
+    /// What the oracle found.
+    #[serde(flatten)]
+    pub check: Check,
+    /// What the scenario expected.
+    #[serde(skip)]
+    pub expected: Expectation,
+    /// Each difference between expected and found, as `finding: expected X, got Y`.
+    pub mismatches: Vec<String>,
+    /// The oracle's one-sentence verdict.
+    pub verdict: String,
+    /// Line of the `check` step in the scenario file.
+    pub line: usize,
+    /// The displayed session.
+    pub session: String,
+    /// Stored rows / logical messages of the display model.
+    pub stored_rows: usize,
+    /// Number of logical messages expected.
+    pub logical_messages: usize,
+    /// The rendered history the oracle read (for snapshots and reports).
+    #[serde(skip)]
+    pub transcript: Transcript,
+}
+
+/// Wall time of one step, and whether it was spent waiting on the client.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StepTiming {
+    /// Line of the step.
+    pub line: usize,
+    /// Step kind.
+    pub kind: &'static str,
+    /// Seconds.
+    pub secs: f64,
+}
+
+/// The outcome of one scenario.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScenarioResult {
+    /// Scenario name (`compress/rotating_resume`).
+    pub scenario: String,
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Client spec used.
+    pub client: String,
+    /// True when every check matched and no harness error happened.
+    pub passed: bool,
+    /// Every check run.
+    pub checks: Vec<CheckResult>,
+    /// A harness-level failure (with step and last screen), if any.
+    pub error: Option<String>,
+    /// Line of the step that failed, if any.
+    pub error_line: Option<usize>,
+    /// Wall time of the whole scenario, seconds.
+    pub wall_secs: f64,
+    /// Seconds spent waiting on the client (launch, turns, commands, quit).
+    pub client_secs: f64,
+    /// Per-step timings.
+    pub steps: Vec<StepTiming>,
+    /// Where artefacts were kept.
+    pub kept: PathBuf,
+}
+
+/// Runs `scenario` and returns its result; never panics on client misbehaviour.
+pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
+    let started = Instant::now();
+    let dir = options.out_root.join(&scenario.name);
+    let mut result = ScenarioResult {
+        scenario: scenario.name.clone(),
+        file: scenario.path.clone(),
+        client: options
+            .client
+            .clone()
+            .unwrap_or_else(|| scenario.client.clone()),
+        passed: false,
+        checks: Vec::new(),
+        error: None,
+        error_line: None,
+        wall_secs: 0.0,
+        client_secs: 0.0,
+        steps: Vec::new(),
+        kept: dir.clone(),
+    };
+    if let Err((line, message)) = run_inner(scenario, &dir, &mut result) {
+        result.error = Some(message);
+        result.error_line = line;
+    }
+    result.wall_secs = started.elapsed().as_secs_f64();
+    result.passed = result.error.is_none()
+        && !result.checks.is_empty()
+        && result.checks.iter().all(|c| c.mismatches.is_empty());
+    result
+}
+
+type StepError = (Option<usize>, String);
+
+fn run_inner(scenario: &Scenario, dir: &Path, result: &mut ScenarioResult) -> Result<(), StepError> {
+    let fail = |e: String| (None, e);
+    let client: Client = client::resolve(&result.client).map_err(|e| fail(e.to_string()))?;
+    result.client = client.label().to_owned();
+    // A fresh run directory: nothing from an earlier run can leak into this one.
+    let _ = std::fs::remove_dir_all(dir);
+    let home = dir.join("home");
+    let user_home = dir.join("user-home");
+    let work = dir.join("work");
+    for d in [&home, &user_home, &work] {
+        std::fs::create_dir_all(d)
+            .map_err(|e| fail(format!("cannot create `{}`: {e}", d.display())))?;
+    }
+    let provider = Provider::start(scenario.script())
+        .map_err(|e| fail(format!("cannot start the fake model on 127.0.0.1: {e}")))?;
+    let mut config = client::base_config(&provider.base_url());
+    merge_json(&mut config, &scenario.config);
+    client::write_config(&home, &config)
+        .map_err(|e| fail(format!("cannot write `{}/config.yaml`: {e}", home.display())))?;
+    let env = client::environment(&home, &user_home);
+
+    let mut driver: Option<Driver> = None;
+    let mut launches = 0usize;
+    let outcome = (|| -> Result<(), StepError> {
+        for step in &scenario.steps {
+            let t = Instant::now();
+            let at = |e: String| (Some(step.line), e);
+            let kind = step_kind(step);
+            let deadline = Duration::from_secs(step.deadline_secs);
+            let waits_on_client = !matches!(step.action, Action::Check { .. });
+            match &step.action {
+                Action::Launch(args) => {
+                    if driver.is_some() {
+                        return Err(at("`launch` while the client is running: `quit` first".into()));
+                    }
+                    let args = substitute_session(args, &home).map_err(at)?;
+                    launches += 1;
+                    let launch = Launch {
+                        program: client.executable.clone(),
+                        args,
+                        env: env.clone(),
+                        cwd: work.clone(),
+                        rows: scenario.rows,
+                        cols: scenario.cols,
+                        cast: dir.join(format!("session-{launches}.cast")),
+                    };
+                    let mut d = Driver::spawn(&launch).map_err(|e| at(e.to_string()))?;
+                    d.wait_idle_with("", deadline).map_err(|e| at(e.to_string()))?;
+                    driver = Some(d);
+                }
+                Action::Say { text, reply } => {
+                    let d = running(&mut driver).map_err(at)?;
+                    d.type_line(text, deadline).map_err(|e| at(e.to_string()))?;
+                    d.wait_idle_with(&reply_tail(reply), deadline)
+                        .map_err(|e| at(e.to_string()))?;
+                }
+                Action::Command { text, wait_for } => {
+                    let d = running(&mut driver).map_err(at)?;
+                    d.type_line(text, deadline).map_err(|e| at(e.to_string()))?;
+                    d.wait_idle_with(wait_for, deadline)
+                        .map_err(|e| at(e.to_string()))?;
+                }
+                Action::Quit => {
+                    let mut d = driver.take().ok_or_else(|| at("`quit` with no client running".into()))?;
+                    d.type_line("/quit", deadline).map_err(|e| at(e.to_string()))?;
+                    d.wait_exit(deadline).map_err(|e| at(e.to_string()))?;
+                    d.finish_recording();
+                }
+                Action::Check { name, expect } => {
+                    let d = running(&mut driver).map_err(at)?;
+                    let transcript = d.screen().transcript();
+                    let checked = run_check(name, expect, step, transcript, &home, &provider)
+                        .map_err(at)?;
+                    result.checks.push(checked);
+                }
+            }
+            let secs = t.elapsed().as_secs_f64();
+            if waits_on_client {
+                result.client_secs += secs;
+            }
+            result.steps.push(StepTiming {
+                line: step.line,
+                kind,
+                secs,
+            });
+        }
+        Ok(())
+    })();
+    drop(driver);
+    // Keep what a maintainer needs to look at a failure without rerunning.
+    let _ = provider.write_log(&dir.join("provider.jsonl"));
+    let db = home.join("state.db");
+    if db.is_file() {
+        let _ = std::fs::copy(&db, dir.join("state.db"));
+    }
+    outcome
+}
+
+fn running(driver: &mut Option<Driver>) -> Result<&mut Driver, String> {
+    driver
+        .as_mut()
+        .ok_or_else(|| "no client running: add a `launch` step first".to_owned())
+}
+
+fn step_kind(step: &Step) -> &'static str {
+    match step.action {
+        Action::Launch(_) => "launch",
+        Action::Say { .. } => "say",
+        Action::Command { .. } => "command",
+        Action::Quit => "quit",
+        Action::Check { .. } => "check",
+    }
+}
+
+/// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
+fn reply_tail(reply: &str) -> String {
+    let squashed = crate::driver::squash(reply);
+    let n = squashed.chars().count();
+    squashed.chars().skip(n.saturating_sub(40)).collect()
+}
+
+/// Replaces `{session}` in launch arguments with the newest session of `state.db`.
+fn substitute_session(args: &[String], home: &Path) -> Result<Vec<String>, String> {
+    if !args.iter().any(|a| a.contains("{session}")) {
+        return Ok(args.to_vec());
+    }
+    let store = Store::open(&home.join("state.db")).map_err(|e| e.to_string())?;
+    let session = store
+        .latest_session()
+        .map_err(|e| e.to_string())?
+        .ok_or("`{session}` used but `state.db` has no session yet")?;
+    Ok(args.iter().map(|a| a.replace("{session}", &session.id)).collect())
+}
+
+fn run_check(
+    name: &str,
+    expect: &Expectation,
+    step: &Step,
+    transcript: Transcript,
+    home: &Path,
+    provider: &Provider,
+) -> Result<CheckResult, String> {
+    let store = Store::open(&home.join("state.db")).map_err(|e| e.to_string())?;
+    let session = store
+        .latest_session()
+        .map_err(|e| e.to_string())?
+        .ok_or("`check`: `state.db` has no session")?;
+    let expected = display::expected(&store, &session.id, Surface::default())
+        .map_err(|e| e.to_string())?;
+    let said = provider.said();
+    let check = oracle::check(name, &transcript, &expected, Some(&said));
+    let mismatches = compare(expect, &check);
+    Ok(CheckResult {
+        verdict: crate::report::numbers(&check), // TODO(lead): oracle::verdict_sentence once it lands
+        check,
+        expected: expect.clone(),
+        mismatches,
+        line: step.line,
+        session: session.id,
+        stored_rows: expected.stored_rows,
+        logical_messages: expected.messages.len(),
+        transcript,
+    })
+}
+
+/// Every difference between the expectation and the findings.
+pub fn compare(expect: &Expectation, check: &Check) -> Vec<String> {
+    let f = &check.findings;
+    let mut out = Vec::new();
+    let pairs = [
+        ("words_rendered_more_than_once", expect.words_rendered_more_than_once, f.words_rendered_more_than_once),
+        ("missing_messages", expect.missing_messages, f.missing_messages),
+        ("internal_text_shown", expect.internal_text_shown, f.internal_text_shown),
+        ("out_of_order", expect.out_of_order, f.out_of_order),
+    ];
+    for (name, want, got) in pairs {
+        if want != got {
+            out.push(format!("{name}: expected {want}, got {got}"));
+        }
+    }
+    let causes: Vec<String> = check
+        .repeats
+        .iter()
+        .map(|r| serde_json::to_value(r.cause).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
+        .collect();
+    if causes != expect.causes {
+        out.push(format!("causes: expected {:?}, got {:?}", expect.causes, causes));
+    }
+    out
+}
+
+/// Default directory for artefacts: `$HERMES_E2E_OUT`, else `target/hermes-e2e` of the workspace.
+pub fn default_out_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("HERMES_E2E_OUT").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    workspace_root().join("target").join("hermes-e2e")
+}
+
+/// The workspace root (parent of the `harness` crate).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}

