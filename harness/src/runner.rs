@@ -280,7 +280,7 @@ fn run_check(
     let check = oracle::check(name, &transcript, &expected, Some(&said));
     let mismatches = compare(expect, &check);
     Ok(CheckResult {
-        verdict: crate::report::numbers(&check), // TODO(lead): oracle::verdict_sentence once it lands
+        verdict: oracle::verdict_sentence(&check),
         check,
         expected: expect.clone(),
         mismatches,

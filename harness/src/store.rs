@@ -173,8 +173,7 @@ impl Store {
         };
         let meta = std::fs::metadata(path).map_err(io_err)?;
         if meta.is_dir() {
-            return Err(io_err(std::io::Error::new(
-                std::io::ErrorKind::Other,
+            return Err(io_err(std::io::Error::other(
                 "it is a directory; expected a SQLite `state.db` file",
             )));
         }
@@ -701,7 +700,9 @@ pub(crate) mod testdb {
             let conn = Connection::open(&path).unwrap();
             // The client's Python `sqlite3` never enables foreign keys; tests insert dangling
             // parents on purpose.
-            conn.execute_batch("PRAGMA foreign_keys = OFF;").unwrap();
+            // `synchronous = OFF`: test files need no durability, and property tests write many.
+            conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA synchronous = OFF;")
+                .unwrap();
             conn.execute_batch(match schema {
                 Schema::Uid => SCHEMA_0_22,
                 Schema::Legacy => SCHEMA_0_19,
@@ -714,6 +715,13 @@ pub(crate) mod testdb {
                 schema,
                 next_ts: 1_790_000_000.125,
             }
+        }
+
+        /// A database with the DDL of `schema` and the rows of `rows_sql` (INSERT statements).
+        pub fn with_rows(schema: Schema, rows_sql: &str) -> TestDb {
+            let db = TestDb::new(schema);
+            db.conn.execute_batch(rows_sql).unwrap();
+            db
         }
 
         /// Inserts a session row.

@@ -1,8 +1,42 @@
-//! Word segmentation shared by the oracle: UAX-29 word segments (crate `unicode-segmentation`),
-//! case-folded, keeping only segments with a letter or digit; each CJK ideograph (and kana/hangul
-//! syllable run per UAX-29) counts as one word, so CJK text without spaces is counted per character.
+//! Word segmentation shared by the oracle.
+//!
+//! Input: any text (a message from `state.db`, a transcript line, a provider utterance). Output: its
+//! words, case-folded, each tagged with a caller-defined position. The oracle compares word
+//! sequences, never characters, so that wrapping, panel borders, markdown styling and punctuation
+//! don't matter; both sides of every comparison go through [`words`], so the rules below only need to
+//! be *consistent*, not linguistically perfect.
+//!
+//! The rules, in order:
+//! 1. UAX-29 word segments (`unicode_segmentation::UnicodeSegmentation::split_word_bound_indices`).
+//! 2. Han ideographs, Hiragana and Katakana count **one word per grapheme cluster**. UAX-29 already
+//!    yields single Han ideographs and single Hiragana, but it keeps a Katakana run together
+//!    (`カタカナ` is one segment, rule WB13) and joins Katakana to letters through `_` (WB13a/b).
+//!    Japanese has no spaces, so a terminal wraps it anywhere, including inside a Katakana run;
+//!    splitting every kana keeps a wrapped line's words equal to the stored text's words. Grapheme
+//!    clusters (not chars) keep a voicing mark (`ﾅﾞ`, `か゛`) with its kana.
+//! 3. Hangul follows UAX-29 unchanged: a space-delimited Korean word (`텍스트입니다`) is one word, the
+//!    way Latin words are; terminals and markdown renderers wrap Korean at spaces. Thai, Lao and other
+//!    scripts without spaces come out of this UAX-29 implementation one grapheme at a time, which is
+//!    consistent on both sides and therefore fine for counting.
+//! 4. Apostrophe variants (`'` `’` `‘` `‛` `ʼ` `＇`) are removed from inside a word, so `don't`,
+//!    `don’t` and `donʼt` are all `dont` (clients and markdown renderers "smarten" quotes).
+//! 5. Leading and trailing `_` and whitespace are trimmed (`_italic_` is markdown emphasis, shown
+//!    as `italic`; UAX-29 treats `_` as a word character), inner ones kept (`snake_case`).
+//! 6. Only segments with a letter or digit (`char::is_alphanumeric`) are words: punctuation,
+//!    markdown markers (`**`, `#`, `-`), box drawing and emoji are dropped.
+//! 7. Case folding is `str::to_lowercase` (full Unicode lowercase mapping, final sigma included);
+//!    it is not full case folding (`ß` stays `ß`), which only matters if one side upper-cases text.
+//! 8. A word that rules 4–7 changed is segmented again until it is stable, so `words` is idempotent
+//!    (the words of the words, joined by spaces, are the same words).
+//!
+//! Text is not Unicode-normalised (no NFC), because the terminal keeps the code points the client
+//! wrote; a client that re-normalises would show as unmatched words, not as repeats.
 //!
 //! OWNER: helper "model".
+
+use std::ops::Range;
+
+use unicode_segmentation::UnicodeSegmentation;
 
 /// A word with the index of the transcript line (or any caller-defined unit) it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +49,219 @@ pub struct Word {
 
 /// Splits `text` into case-folded words, every word tagged with `at`.
 pub fn words(text: &str, at: usize) -> Vec<Word> {
-    let _ = (text, at);
-    unimplemented!("model helper")
+    word_spans(text)
+        .into_iter()
+        .map(|(_, text)| Word { text, at })
+        .collect()
+}
+
+/// Splits `text` into case-folded words like [`words`], each with the byte range of `text` it was
+/// taken from (before apostrophes and underscores were removed), for excerpts in the original
+/// spelling. In rare cases one range carries more than one word (see `normalize`).
+pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
+    let mut out = Vec::new();
+    for range in pieces(text) {
+        for word in normalize(&text[range.clone()], 0) {
+            out.push((range.clone(), word));
+        }
+    }
+    out
+}
+
+/// The raw word pieces of `text`: UAX-29 segments holding a letter or digit, with every CJK/kana
+/// grapheme split off as a piece of its own (rule 2 of the module docs).
+fn pieces(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for (start, segment) in text.split_word_bound_indices() {
+        if !segment.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        // Graphemes that are not CJK/kana accumulate here and are flushed as one piece whenever a
+        // CJK grapheme (a piece of its own) interrupts them.
+        let mut pending: Option<Range<usize>> = None;
+        for (offset, grapheme) in segment.grapheme_indices(true) {
+            let range = start + offset..start + offset + grapheme.len();
+            if grapheme.chars().next().is_some_and(is_cjk_one_each) {
+                out.extend(pending.take());
+                out.push(range);
+            } else {
+                pending = Some(match pending {
+                    Some(p) => p.start..range.end,
+                    None => range,
+                });
+            }
+        }
+        out.extend(pending);
+    }
+    out
+}
+
+/// Removes apostrophes, trims `_` / whitespace / controls at both ends and lowercases; `None` when
+/// nothing with a letter or digit remains.
+fn clean(raw: &str) -> Option<String> {
+    let stripped: String = raw.chars().filter(|c| !is_apostrophe(*c)).collect();
+    // Whitespace can start a segment when a combining mark follows it (UAX-29 WB4 attaches the mark
+    // to the space), so it is trimmed like `_`.
+    let trimmed = stripped.trim_matches(|c: char| c == '_' || c.is_whitespace() || c.is_control());
+    trimmed
+        .chars()
+        .any(char::is_alphanumeric)
+        .then(|| trimmed.to_lowercase())
+}
+
+/// Normalises one raw piece into its words (usually exactly one, or none).
+///
+/// Cleaning can change how UAX-29 segments the result: `_ﾞ0` is one segment, but without the `_`
+/// the voicing mark has no base and `ﾞ0` segments as `ﾞ`, `0`. A word must be a fixed point —
+/// segmenting and cleaning it again gives itself — or [`words`] would not be idempotent, so a
+/// changed piece is segmented and cleaned again until it is stable. Each round either stops, splits
+/// into strictly shorter pieces or removes characters; the depth bound is a belt for Unicode case
+/// mappings that might not be idempotent.
+fn normalize(raw: &str, depth: usize) -> Vec<String> {
+    let Some(word) = clean(raw) else {
+        return Vec::new();
+    };
+    if word == raw || depth >= 8 {
+        // `raw` was a whole piece and cleaning left it unchanged: stable.
+        return vec![word];
+    }
+    pieces(&word)
+        .into_iter()
+        .flat_map(|r| normalize(&word[r], depth + 1))
+        .collect()
+}
+
+/// Returns true if and only if `c` is one of the apostrophe variants removed from words.
+fn is_apostrophe(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0027}' | '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{02BC}' | '\u{FF07}'
+    )
+}
+
+/// Returns true if and only if `c` starts a grapheme that counts as one word on its own: Han
+/// ideographs (with the ideographic iteration/closing marks), Hiragana, Katakana (full and half
+/// width, with the prolonged sound mark).
+fn is_cjk_one_each(c: char) -> bool {
+    matches!(c as u32,
+        0x3005..=0x3007          // 々 〆 〇
+        | 0x3021..=0x3029        // Hangzhou numerals
+        | 0x3038..=0x303C        // more ideographic marks
+        | 0x3040..=0x309F        // Hiragana
+        | 0x30A0..=0x30FF        // Katakana (incl. ー)
+        | 0x31F0..=0x31FF        // Katakana phonetic extensions
+        | 0x3400..=0x4DBF        // CJK extension A
+        | 0x4E00..=0x9FFF        // CJK unified ideographs
+        | 0xF900..=0xFAFF        // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F        // half-width Katakana
+        | 0x1B000..=0x1B16F      // Kana supplement / extended
+        | 0x20000..=0x3FFFF      // CJK extensions B..H, compatibility supplement
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn texts(s: &str) -> Vec<String> {
+        words(s, 0).into_iter().map(|w| w.text).collect()
+    }
+
+    #[test]
+    fn words_latin_are_case_folded_and_punctuation_dropped() {
+        assert_eq!(
+            texts("The Keeper, of the LIGHTHOUSE! — 42 times…"),
+            ["the", "keeper", "of", "the", "lighthouse", "42", "times"]
+        );
+    }
+
+    #[test]
+    fn words_carry_their_position() {
+        let w = words("a b", 7);
+        assert_eq!(w.len(), 2);
+        assert!(w.iter().all(|w| w.at == 7));
+    }
+
+    #[test]
+    fn words_apostrophe_variants_match() {
+        let straight = texts("don't it's O'Neill");
+        assert_eq!(straight, ["dont", "its", "oneill"]);
+        assert_eq!(texts("don’t it’s O’Neill"), straight);
+        assert_eq!(texts("don‘t itʼs O＇Neill"), straight);
+    }
+
+    #[test]
+    fn words_markdown_styling_is_invisible() {
+        let plain = texts("Heading\nbold and italic text\nitem one\nsnake_case");
+        assert_eq!(
+            texts("# Heading\n**bold** and _italic_ `text`\n- item one\n__snake_case__"),
+            plain
+        );
+        assert!(plain.contains(&"snake_case".to_string()));
+    }
+
+    #[test]
+    fn words_han_one_per_ideograph() {
+        assert_eq!(texts("中文abc中文"), ["中", "文", "abc", "中", "文"]);
+        assert_eq!(texts("灯塔守护者。"), ["灯", "塔", "守", "护", "者"]);
+    }
+
+    #[test]
+    fn words_kana_one_per_grapheme() {
+        // UAX-29 keeps "テキスト" and "カタカナ" together; we split them (wrapping robustness).
+        assert_eq!(
+            texts("日本語のテキスト、カタカナ"),
+            ["日", "本", "語", "の", "テ", "キ", "ス", "ト", "カ", "タ", "カ", "ナ"]
+        );
+        // Half-width kana keeps its voicing mark (one grapheme cluster).
+        assert_eq!(texts("ｶﾀﾞ"), ["ｶ", "ﾀﾞ"]);
+    }
+
+    #[test]
+    fn words_kana_wrapped_anywhere_gives_same_words() {
+        let whole = texts("コンピュータープログラム");
+        let wrapped = [texts("コンピュー"), texts("タープログラム")].concat();
+        assert_eq!(whole, wrapped);
+    }
+
+    #[test]
+    fn words_hangul_per_uax29_word() {
+        assert_eq!(texts("한국어 텍스트입니다."), ["한국어", "텍스트입니다"]);
+    }
+
+    #[test]
+    fn words_emoji_and_box_drawing_dropped() {
+        assert_eq!(texts("│ 👍 ok ─── ╭╮ 🎉 "), ["ok"]);
+        assert!(texts("").is_empty());
+        assert!(texts("*** --- ''' ___").is_empty());
+    }
+
+    #[test]
+    fn word_spans_point_into_original_text() {
+        let text = "Don’t **panic**, 中文";
+        let spans = word_spans(text);
+        let originals: Vec<&str> = spans.iter().map(|(r, _)| &text[r.clone()]).collect();
+        assert_eq!(originals, ["Don’t", "panic", "中", "文"]);
+        assert_eq!(spans[0].1, "dont");
+    }
+
+    proptest! {
+        #[test]
+        fn words_never_panic_and_are_idempotent(s in any::<String>()) {
+            let once = texts(&s);
+            let again = texts(&once.join(" "));
+            prop_assert_eq!(again, once);
+        }
+
+        #[test]
+        fn words_idempotent_on_mixed_scripts(
+            s in "[a-zA-Z0-9 '’_.,#*\\-\n中文日本語のテキストカタカナ한국어ｶﾀﾞ👍]{0,60}"
+        ) {
+            let once = texts(&s);
+            prop_assert!(once.iter().all(|w| !w.is_empty() && w.chars().any(char::is_alphanumeric)));
+            let again = texts(&once.join(" "));
+            prop_assert_eq!(again, once);
+        }
+    }
 }
