@@ -40,7 +40,9 @@ pub enum ClientError {
         detail: String,
     },
     /// `pip install` failed.
-    #[error("cannot provision `{spec}`: `pip install` failed (exit {status}); last output:\n{tail}")]
+    #[error(
+        "cannot provision `{spec}`: `pip install` failed (exit {status}); last output:\n{tail}"
+    )]
     Pip {
         /// The spec being provisioned.
         spec: String,
@@ -144,7 +146,10 @@ fn provision(package: &str, version: &str) -> Result<Client, ClientError> {
     // ready marker is written last, so an interrupted install is detected and redone.
     let _ = std::fs::remove_dir_all(&venv);
     let python = std::env::var("HERMES_E2E_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    eprintln!("hermes-e2e: provisioning {spec} into {} (first use; ~30 s)", venv.display());
+    eprintln!(
+        "hermes-e2e: provisioning {spec} into {} (first use; ~30 s)",
+        venv.display()
+    );
     let no_python = |detail: String| ClientError::NoPython {
         spec: spec.clone(),
         python: python.clone(),
@@ -247,20 +252,28 @@ mod tests {
             return;
         }
         let err = resolve("hermes-agent-xyz==1.0").unwrap_err().to_string();
-        assert!(err.contains("hermes-agent-xyz==1.0") && err.contains("expected"), "{err}");
+        assert!(
+            err.contains("hermes-agent-xyz==1.0") && err.contains("expected"),
+            "{err}"
+        );
     }
 
     #[test]
     fn config_points_only_at_loopback() {
         let c = base_config("http://127.0.0.1:4242/v1");
         assert_eq!(c["model"]["base_url"], "http://127.0.0.1:4242/v1");
-        assert_eq!(c["models_dev"]["url"], "http://127.0.0.1:4242/models_dev.json");
+        assert_eq!(
+            c["models_dev"]["url"],
+            "http://127.0.0.1:4242/models_dev.json"
+        );
     }
 
     #[test]
     fn environment_is_an_allowlist() {
         let env = environment(Path::new("/h"), Path::new("/u"));
-        assert!(env.iter().all(|(k, _)| !k.contains("KEY") && !k.contains("_PROXY") || k == "NO_PROXY"));
+        assert!(env
+            .iter()
+            .all(|(k, _)| !k.contains("KEY") && !k.contains("_PROXY") || k == "NO_PROXY"));
         assert!(env.iter().any(|(k, v)| k == "HERMES_HOME" && v == "/h"));
     }
 }

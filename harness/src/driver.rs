@@ -64,7 +64,9 @@ pub enum DriverError {
         screen: String,
     },
     /// The client exited while something else was awaited.
-    #[error("the client exited ({status}) while waiting for {what}\n--- last screen ---\n{screen}")]
+    #[error(
+        "the client exited ({status}) while waiting for {what}\n--- last screen ---\n{screen}"
+    )]
     Exited {
         /// What was awaited.
         what: String,
@@ -92,7 +94,12 @@ struct Cast {
 }
 
 impl Cast {
-    fn create(path: &Path, rows: u16, cols: u16, env: &[(String, String)]) -> std::io::Result<Cast> {
+    fn create(
+        path: &Path,
+        rows: u16,
+        cols: u16,
+        env: &[(String, String)],
+    ) -> std::io::Result<Cast> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -138,6 +145,9 @@ impl Cast {
         self.event("o", &text)
     }
 }
+
+/// How long the output must be quiet after the echo before Enter (the client's paste window is 50 ms).
+const ENTER_PAUSE: Duration = Duration::from_millis(120);
 
 /// A running client in a PTY with its emulated screen.
 pub struct Driver {
@@ -212,7 +222,10 @@ impl Driver {
         let fd = self.session.as_raw_fd();
         // SAFETY: the fd belongs to `self.session`, which outlives this borrow.
         let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-        let mut fds = [nix::poll::PollFd::new(borrowed, nix::poll::PollFlags::POLLIN)];
+        let mut fds = [nix::poll::PollFd::new(
+            borrowed,
+            nix::poll::PollFlags::POLLIN,
+        )];
         let ms = timeout.as_millis().min(u128::from(u16::MAX)) as u16;
         match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)) {
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
@@ -305,11 +318,7 @@ impl Driver {
 
     /// Waits until the prompt is idle and `text` (compared without whitespace, punctuation or
     /// box-drawing, so wrapping and panels don't matter) is visible.
-    pub fn wait_idle_with(
-        &mut self,
-        text: &str,
-        deadline: Duration,
-    ) -> Result<(), DriverError> {
+    pub fn wait_idle_with(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
         let needle = squash(text);
         let what = if needle.is_empty() {
             "the idle prompt".to_owned()
@@ -325,12 +334,44 @@ impl Driver {
     pub fn type_line(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
         self.write_raw(text.as_bytes())?;
         let needle = squash(text);
-        self.wait_until(
-            &format!("the echo of `{}`", excerpt(text)),
-            deadline,
-            |s| squash(&s.viewport_rows().join("")).contains(&needle),
-        )?;
+        self.wait_until(&format!("the echo of `{}`", excerpt(text)), deadline, |s| {
+            squash(&s.viewport_rows().join("")).contains(&needle)
+        })?;
+        // The client reads an Enter that comes less than 50 ms after the last change of the input
+        // as a line break inside a paste, not a submit. A person pauses between typing and Enter:
+        // wait until the client has drawn nothing for `ENTER_PAUSE` (a quiet-output condition with
+        // the step's deadline, not a fixed sleep).
+        // See: hermes_cli/cli_tui_mixin.py `_RAPID_INPUT_ENTER_WINDOW_S` (#10994 upstream).
+        self.wait_quiet(ENTER_PAUSE, deadline)?;
         self.write_raw(b"\r")
+    }
+
+    /// Waits until the client has written nothing for `quiet`, or fails at `deadline`.
+    pub fn wait_quiet(&mut self, quiet: Duration, deadline: Duration) -> Result<(), DriverError> {
+        let start = Instant::now();
+        loop {
+            let before = self.bytes;
+            let t = Instant::now();
+            let open = self.pump(quiet)?;
+            if self.bytes == before && t.elapsed() >= quiet {
+                return Ok(());
+            }
+            if !open {
+                let status = self.reap(Duration::from_secs(2));
+                return Err(DriverError::Exited {
+                    what: "a pause in the client's output".into(),
+                    status,
+                    screen: self.screen_text(),
+                });
+            }
+            if start.elapsed() >= deadline {
+                return Err(DriverError::Timeout {
+                    what: "a pause in the client's output".into(),
+                    secs: start.elapsed().as_secs_f64(),
+                    screen: self.screen_text(),
+                });
+            }
+        }
     }
 
     /// Resizes the PTY and the emulated screen together.
@@ -470,11 +511,18 @@ mod tests {
         let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(is_idle(&rows(&["x", "────────", "❯", "────────", ""])));
         assert!(!is_idle(&rows(&["────────", "❯ typing", "────────"])));
-        assert!(!is_idle(&rows(&["● hi", "cli.chat.initializing_agent", "────"])));
+        assert!(!is_idle(&rows(&[
+            "● hi",
+            "cli.chat.initializing_agent",
+            "────"
+        ])));
     }
 
     #[test]
     fn squash_ignores_wrapping_and_borders() {
-        assert_eq!(squash("│ The keeper │\n│ of the lamp │"), squash("the keeper of the lamp"));
+        assert_eq!(
+            squash("│ The keeper │\n│ of the lamp │"),
+            squash("the keeper of the lamp")
+        );
     }
 }

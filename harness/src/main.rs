@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use hermes_e2e::report;
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::{self, Scenario};
-use hermes_e2e::report;
 
 /// End-to-end harness and regression oracle for the Hermes Agent terminal client.
 #[derive(Parser)]
@@ -32,6 +32,24 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run the oracle on a saved recording (asciicast v2) and a `state.db`, without a client.
+    Check {
+        /// The `.cast` recording of the client's terminal.
+        #[arg(long)]
+        cast: PathBuf,
+        /// The `state.db` the client displayed (never modified; a private copy is read).
+        #[arg(long)]
+        db: PathBuf,
+        /// Session displayed (default: the most recent).
+        #[arg(long)]
+        session: Option<String>,
+        /// One JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Also print the rendered history the oracle read.
+        #[arg(long)]
+        transcript: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -43,6 +61,19 @@ fn main() -> ExitCode {
             client,
             out,
         } => run(paths, json, client, out),
+        Command::Check {
+            cast,
+            db,
+            session,
+            json,
+            transcript,
+        } => match check(&cast, &db, session.as_deref(), json, transcript) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
 
@@ -57,7 +88,11 @@ fn scenarios_root() -> PathBuf {
 
 fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<PathBuf>) -> ExitCode {
     let root = scenarios_root();
-    let paths = if paths.is_empty() { vec![root.clone()] } else { paths };
+    let paths = if paths.is_empty() {
+        vec![root.clone()]
+    } else {
+        paths
+    };
     let files = match scenario::discover(&paths) {
         Ok(f) => f,
         Err(e) => {
@@ -107,4 +142,53 @@ fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<Path
     } else {
         ExitCode::FAILURE
     }
+}
+
+fn check(
+    cast: &std::path::Path,
+    db: &std::path::Path,
+    session: Option<&str>,
+    json: bool,
+    show_transcript: bool,
+) -> Result<ExitCode, String> {
+    use hermes_e2e::{display, oracle, screen, store};
+    let transcript = screen::replay_cast(cast).map_err(|e| e.to_string())?;
+    let store = store::Store::open(db).map_err(|e| e.to_string())?;
+    let session = match session {
+        Some(s) => s.to_owned(),
+        None => {
+            store
+                .latest_session()
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("`{}` has no session", db.display()))?
+                .id
+        }
+    };
+    let expected = display::expected(&store, &session, display::Surface::default())
+        .map_err(|e| e.to_string())?;
+    let at = cast.display().to_string();
+    let check = oracle::check(&at, &transcript, &expected, None);
+    if show_transcript {
+        println!("{}", transcript.text());
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&check).map_err(|e| e.to_string())?
+        );
+    } else {
+        println!("{}: {}", session, oracle::verdict_sentence(&check));
+        println!(
+            "  {} stored rows, {} logical messages, {} internal texts",
+            expected.stored_rows,
+            expected.messages.len(),
+            expected.internal.len()
+        );
+    }
+    let clean = check.findings == oracle::Findings::default();
+    Ok(if clean {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

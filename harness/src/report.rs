@@ -120,7 +120,10 @@ fn describe_cause(r: &Repeat) -> String {
 }
 
 fn join(ids: &[i64]) -> String {
-    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+    ids.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A short summary of a check for progress lines: the four numbers.

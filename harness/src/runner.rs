@@ -127,7 +127,11 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
 
 type StepError = (Option<usize>, String);
 
-fn run_inner(scenario: &Scenario, dir: &Path, result: &mut ScenarioResult) -> Result<(), StepError> {
+fn run_inner(
+    scenario: &Scenario,
+    dir: &Path,
+    result: &mut ScenarioResult,
+) -> Result<(), StepError> {
     let fail = |e: String| (None, e);
     let client: Client = client::resolve(&result.client).map_err(|e| fail(e.to_string()))?;
     result.client = client.label().to_owned();
@@ -144,8 +148,12 @@ fn run_inner(scenario: &Scenario, dir: &Path, result: &mut ScenarioResult) -> Re
         .map_err(|e| fail(format!("cannot start the fake model on 127.0.0.1: {e}")))?;
     let mut config = client::base_config(&provider.base_url());
     merge_json(&mut config, &scenario.config);
-    client::write_config(&home, &config)
-        .map_err(|e| fail(format!("cannot write `{}/config.yaml`: {e}", home.display())))?;
+    client::write_config(&home, &config).map_err(|e| {
+        fail(format!(
+            "cannot write `{}/config.yaml`: {e}",
+            home.display()
+        ))
+    })?;
     let env = client::environment(&home, &user_home);
 
     let mut driver: Option<Driver> = None;
@@ -160,7 +168,9 @@ fn run_inner(scenario: &Scenario, dir: &Path, result: &mut ScenarioResult) -> Re
             match &step.action {
                 Action::Launch(args) => {
                     if driver.is_some() {
-                        return Err(at("`launch` while the client is running: `quit` first".into()));
+                        return Err(at(
+                            "`launch` while the client is running: `quit` first".into()
+                        ));
                     }
                     let args = substitute_session(args, &home).map_err(at)?;
                     launches += 1;
@@ -174,7 +184,8 @@ fn run_inner(scenario: &Scenario, dir: &Path, result: &mut ScenarioResult) -> Re
                         cast: dir.join(format!("session-{launches}.cast")),
                     };
                     let mut d = Driver::spawn(&launch).map_err(|e| at(e.to_string()))?;
-                    d.wait_idle_with("", deadline).map_err(|e| at(e.to_string()))?;
+                    d.wait_idle_with("", deadline)
+                        .map_err(|e| at(e.to_string()))?;
                     driver = Some(d);
                 }
                 Action::Say { text, reply } => {
@@ -190,16 +201,19 @@ fn run_inner(scenario: &Scenario, dir: &Path, result: &mut ScenarioResult) -> Re
                         .map_err(|e| at(e.to_string()))?;
                 }
                 Action::Quit => {
-                    let mut d = driver.take().ok_or_else(|| at("`quit` with no client running".into()))?;
-                    d.type_line("/quit", deadline).map_err(|e| at(e.to_string()))?;
+                    let mut d = driver
+                        .take()
+                        .ok_or_else(|| at("`quit` with no client running".into()))?;
+                    d.type_line("/quit", deadline)
+                        .map_err(|e| at(e.to_string()))?;
                     d.wait_exit(deadline).map_err(|e| at(e.to_string()))?;
                     d.finish_recording();
                 }
                 Action::Check { name, expect } => {
                     let d = running(&mut driver).map_err(at)?;
                     let transcript = d.screen().transcript();
-                    let checked = run_check(name, expect, step, transcript, &home, &provider)
-                        .map_err(at)?;
+                    let checked =
+                        run_check(name, expect, step, transcript, &home, &provider).map_err(at)?;
                     result.checks.push(checked);
                 }
             }
@@ -258,7 +272,10 @@ fn substitute_session(args: &[String], home: &Path) -> Result<Vec<String>, Strin
         .latest_session()
         .map_err(|e| e.to_string())?
         .ok_or("`{session}` used but `state.db` has no session yet")?;
-    Ok(args.iter().map(|a| a.replace("{session}", &session.id)).collect())
+    Ok(args
+        .iter()
+        .map(|a| a.replace("{session}", &session.id))
+        .collect())
 }
 
 fn run_check(
@@ -274,8 +291,8 @@ fn run_check(
         .latest_session()
         .map_err(|e| e.to_string())?
         .ok_or("`check`: `state.db` has no session")?;
-    let expected = display::expected(&store, &session.id, Surface::default())
-        .map_err(|e| e.to_string())?;
+    let expected =
+        display::expected(&store, &session.id, Surface::default()).map_err(|e| e.to_string())?;
     let said = provider.said();
     let check = oracle::check(name, &transcript, &expected, Some(&said));
     let mismatches = compare(expect, &check);
@@ -297,9 +314,21 @@ pub fn compare(expect: &Expectation, check: &Check) -> Vec<String> {
     let f = &check.findings;
     let mut out = Vec::new();
     let pairs = [
-        ("words_rendered_more_than_once", expect.words_rendered_more_than_once, f.words_rendered_more_than_once),
-        ("missing_messages", expect.missing_messages, f.missing_messages),
-        ("internal_text_shown", expect.internal_text_shown, f.internal_text_shown),
+        (
+            "words_rendered_more_than_once",
+            expect.words_rendered_more_than_once,
+            f.words_rendered_more_than_once,
+        ),
+        (
+            "missing_messages",
+            expect.missing_messages,
+            f.missing_messages,
+        ),
+        (
+            "internal_text_shown",
+            expect.internal_text_shown,
+            f.internal_text_shown,
+        ),
         ("out_of_order", expect.out_of_order, f.out_of_order),
     ];
     for (name, want, got) in pairs {
@@ -310,10 +339,18 @@ pub fn compare(expect: &Expectation, check: &Check) -> Vec<String> {
     let causes: Vec<String> = check
         .repeats
         .iter()
-        .map(|r| serde_json::to_value(r.cause).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
+        .map(|r| {
+            serde_json::to_value(r.cause)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        })
         .collect();
     if causes != expect.causes {
-        out.push(format!("causes: expected {:?}, got {:?}", expect.causes, causes));
+        out.push(format!(
+            "causes: expected {:?}, got {:?}",
+            expect.causes, causes
+        ));
     }
     out
 }

@@ -299,7 +299,10 @@ impl Scenario {
                 if ok {
                     Ok(())
                 } else {
-                    Err(invalid(line, format!("`{key}` does not belong to this step")))
+                    Err(invalid(
+                        line,
+                        format!("`{key}` does not belong to this step"),
+                    ))
                 }
             };
             stray("reply", s.reply.is_none() || s.say.is_some())?;
@@ -310,7 +313,10 @@ impl Scenario {
                 Action::Launch(args.clone())
             } else if let Some(text) = &s.say {
                 let reply = s.reply.clone().ok_or_else(|| {
-                    invalid(line, "`say` needs the model's `reply` (the fake model's script)".into())
+                    invalid(
+                        line,
+                        "`say` needs the model's `reply` (the fake model's script)".into(),
+                    )
                 })?;
                 if text.trim().is_empty() || reply.trim().is_empty() {
                     return Err(invalid(line, "`say` and `reply` must not be empty".into()));
@@ -333,17 +339,25 @@ impl Scenario {
             } else if s.quit == Some(true) {
                 Action::Quit
             } else if s.quit == Some(false) {
-                return Err(invalid(line, "`quit = false` is not a step; remove it".into()));
+                return Err(invalid(
+                    line,
+                    "`quit = false` is not a step; remove it".into(),
+                ));
             } else {
                 let name = s.check.clone().unwrap_or_default();
                 let expect = s.expect.clone().ok_or_else(|| {
-                    invalid(line, "`check` needs `expect = { … }` (exact numbers)".into())
+                    invalid(
+                        line,
+                        "`check` needs `expect = { … }` (exact numbers)".into(),
+                    )
                 })?;
                 for cause in &expect.causes {
                     if !["display", "data", "both"].contains(&cause.as_str()) {
                         return Err(invalid(
                             line,
-                            format!("unknown cause `{cause}`: expected `display`, `data` or `both`"),
+                            format!(
+                                "unknown cause `{cause}`: expected `display`, `data` or `both`"
+                            ),
                         ));
                     }
                 }
@@ -364,9 +378,15 @@ impl Scenario {
             });
         }
         if steps.is_empty() {
-            return Err(invalid(1, "a scenario needs at least one `[[step]]`".into()));
+            return Err(invalid(
+                1,
+                "a scenario needs at least one `[[step]]`".into(),
+            ));
         }
-        if !steps.iter().any(|s| matches!(s.action, Action::Check { .. })) {
+        if !steps
+            .iter()
+            .any(|s| matches!(s.action, Action::Check { .. }))
+        {
             return Err(invalid(
                 steps[0].line,
                 "a scenario needs at least one `check` step".into(),
@@ -515,7 +535,10 @@ mod tests {
     fn a_step_with_two_actions_names_its_line() {
         let text = OK.replace("say = \"hi\"", "say = \"hi\"\nquit = true");
         let err = parse(&text).unwrap_err().to_string();
-        assert!(err.contains("s.toml:8") && err.contains("exactly one"), "{err}");
+        assert!(
+            err.contains("s.toml:8") && err.contains("exactly one"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -543,7 +566,10 @@ mod tests {
     fn merge_is_deep() {
         let mut base = serde_json::json!({"a": {"b": 1, "c": 2}, "d": 3});
         merge_json(&mut base, &serde_json::json!({"a": {"b": 9}, "e": 4}));
-        assert_eq!(base, serde_json::json!({"a": {"b": 9, "c": 2}, "d": 3, "e": 4}));
+        assert_eq!(
+            base,
+            serde_json::json!({"a": {"b": 9, "c": 2}, "d": 3, "e": 4})
+        );
     }
 
     #[test]

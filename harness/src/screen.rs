@@ -1612,3 +1612,75 @@ mod tests {
         }
     }
 }
+
+/// Why a recording could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum CastError {
+    /// The file could not be read.
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        /// The recording.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Not an asciicast v2 file.
+    #[error("`{path}:{line}` is not asciicast v2: {message}")]
+    Format {
+        /// The recording.
+        path: std::path::PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What was expected.
+        message: String,
+    },
+}
+
+/// Replays an asciicast v2 recording (header with `width`/`height`, then `[t, "o", data]` output
+/// and `[t, "r", "COLSxROWS"]` resize events) into a [`Screen`] and returns its transcript.
+pub fn replay_cast(path: &std::path::Path) -> Result<Transcript, CastError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CastError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let bad = |line: usize, message: &str| CastError::Format {
+        path: path.to_owned(),
+        line,
+        message: message.to_owned(),
+    };
+    let mut lines = text.lines();
+    let header: serde_json::Value = lines
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .ok_or_else(|| bad(1, "expected a JSON header line"))?;
+    if header["version"] != 2 {
+        return Err(bad(1, "expected `\"version\": 2`"));
+    }
+    let dim = |key: &str| {
+        header[key]
+            .as_u64()
+            .and_then(|v| u16::try_from(v).ok())
+            .ok_or_else(|| bad(1, &format!("expected a numeric `{key}`")))
+    };
+    let mut screen = Screen::new(dim("height")?, dim("width")?);
+    for (i, line) in lines.enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: (f64, String, String) = serde_json::from_str(line)
+            .map_err(|_| bad(i + 2, "expected an event `[time, \"o\"|\"r\"|\"i\", data]`"))?;
+        match event.1.as_str() {
+            "o" => screen.feed(event.2.as_bytes()),
+            "r" => {
+                let (c, r) = event
+                    .2
+                    .split_once('x')
+                    .and_then(|(c, r)| Some((c.parse().ok()?, r.parse().ok()?)))
+                    .ok_or_else(|| bad(i + 2, "expected a resize `COLSxROWS`"))?;
+                screen.resize(r, c);
+            }
+            _ => {}
+        }
+    }
+    Ok(screen.transcript())
+}

@@ -55,7 +55,11 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
     settings.set_description(format!("{} — {}", scenario.name, scenario.summary));
     settings.bind(|| {
         for check in &result.checks {
-            let name = format!("{}@{}", scenario.name.replace('/', "__"), slug(&check.check.at));
+            let name = format!(
+                "{}@{}",
+                scenario.name.replace('/', "__"),
+                slug(&check.check.at)
+            );
             insta::assert_snapshot!(name, report::redact(&check.transcript.text()));
         }
     });
@@ -68,7 +72,13 @@ fn snapshot_dir() -> PathBuf {
 
 fn slug(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect::<String>()
         .trim_matches('_')
         .to_owned()
