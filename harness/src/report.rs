@@ -153,7 +153,7 @@ pub fn redact(text: &str) -> String {
         [
             (r"\d{8}_\d{6}_[0-9a-f]{6}", "[SESSION]"),
             (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
-            (r"(/[\w.+-]+)+/hermes-e2e/[\w./+-]*", "[PATH]"),
+            (r"(/[\w.+-]+)+/hermes-e2e/\S*", "[PATH]"),
             (r"/tmp/[\w./+-]*", "[PATH]"),
             (r"\b\d+(\.\d+)?[KM]?/\d+(\.\d+)?[KM]\b", "[TOKENS]"),
             (r"\b\d+(\.\d+)?\s?(ms|s|m)\b", "[TIME]"),

@@ -115,12 +115,21 @@ impl Transcript {
     }
 }
 
+/// The client's status bar (` ☤ fake-model │ 12.2K/131.1K … │ 9% │ ◷ … ─ Title`): model, context
+/// use, timers and the session title. It is chrome, and its title may repeat a conversation word.
+fn is_status_bar(line: &str) -> bool {
+    line.trim_start().starts_with('☤') && line.contains('│')
+}
+
 /// Strips UI chrome from one history line: `None` if the line is chrome only (a rule, a bare
 /// prompt), else the text that remains (possibly empty: a blank line or a blank panel row).
 ///
 /// Borders are peeled repeatedly so that a panel nested in a panel is handled too.
 fn strip_chrome(line: &str) -> Option<String> {
     let mut text = line.trim_end();
+    if is_status_bar(text) {
+        return None;
+    }
     // A few levels are plenty: Rich nests panels rarely and never deeply.
     for _ in 0..4 {
         if is_rule(text) {
@@ -1195,6 +1204,18 @@ mod tests {
     }
 
     #[test]
+    fn status_bar_is_chrome() {
+        let lines = vec![
+            "● hello there".to_owned(),
+            " ☤ fake-model │ 12.2K/131.1K │ [█░░░░░░░░░] 9% │ ◷ 1s ─ Lighthouse notes".to_owned(),
+        ];
+        assert_eq!(
+            Transcript::from_history_lines(&lines).text(),
+            "● hello there"
+        );
+    }
+
+    #[test]
     fn sample_panel_is_stripped_to_its_text() {
         let t = Transcript::from_history_lines(&lines_of(SAMPLE_PANEL));
         assert_eq!(
@@ -1242,7 +1263,7 @@ mod tests {
         assert_eq!(
             t.text(),
             "● Tell me about the lighthouse keeper\ncli.chat.initializing_agent\n\n\
-             The keeper climbed the stairs.\n ☤ fake-model │ 12.2K/131.1K │ [█░░░░░░░░░] 9%"
+             The keeper climbed the stairs."
         );
     }
 

@@ -60,7 +60,10 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
                 scenario.name.replace('/', "__"),
                 slug(&check.check.at)
             );
-            insta::assert_snapshot!(name, report::redact(&check.transcript.text()));
+            insta::assert_snapshot!(
+                name,
+                report::redact(&conversation(&check.transcript.text()))
+            );
         }
     });
     Ok(())
@@ -82,4 +85,27 @@ fn slug(s: &str) -> String {
         .collect::<String>()
         .trim_matches('_')
         .to_owned()
+}
+
+/// The rendered history below the start-up banner (whose tool list and logo say nothing about the
+/// conversation): everything after the banner's `Session: …` line, without the transient progress
+/// lines that are a bare i18n key (`cli.chat.initializing_agent`, `cli.session.compress_busy`):
+/// whether one of them is still on screen when it scrolls away depends on timing, not on the client.
+fn conversation(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("Session: "))
+        .map_or(0, |i| i + 1);
+    lines[start..]
+        .iter()
+        .filter(|l| !is_bare_key(l))
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_bare_key(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("cli.") && !t.contains(' ')
 }
