@@ -46,9 +46,13 @@ enum Command {
         /// One JSON object on stdout.
         #[arg(long)]
         json: bool,
-        /// Also print the rendered history the oracle read.
+        /// Also print the rendered history the oracle read (chrome stripped).
         #[arg(long)]
         transcript: bool,
+        /// Print the raw rendered history (soft-wrapped rows joined, nothing stripped) and stop;
+        /// for comparing the emulator with another one, e.g. `tmux capture-pane -p -J -S -`.
+        #[arg(long)]
+        history: bool,
     },
 }
 
@@ -67,7 +71,8 @@ fn main() -> ExitCode {
             session,
             json,
             transcript,
-        } => match check(&cast, &db, session.as_deref(), json, transcript) {
+            history,
+        } => match check(&cast, &db, session.as_deref(), json, transcript, history) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -150,9 +155,17 @@ fn check(
     session: Option<&str>,
     json: bool,
     show_transcript: bool,
+    show_history: bool,
 ) -> Result<ExitCode, String> {
     use hermes_e2e::{display, oracle, screen, store};
-    let transcript = screen::replay_cast(cast).map_err(|e| e.to_string())?;
+    let screen = screen::replay_cast(cast).map_err(|e| e.to_string())?;
+    if show_history {
+        for line in screen.history_lines() {
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let transcript = screen.transcript();
     let store = store::Store::open(db).map_err(|e| e.to_string())?;
     let session = match session {
         Some(s) => s.to_owned(),

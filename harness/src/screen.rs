@@ -1658,8 +1658,8 @@ pub enum CastError {
 }
 
 /// Replays an asciicast v2 recording (header with `width`/`height`, then `[t, "o", data]` output
-/// and `[t, "r", "COLSxROWS"]` resize events) into a [`Screen`] and returns its transcript.
-pub fn replay_cast(path: &std::path::Path) -> Result<Transcript, CastError> {
+/// and `[t, "r", "COLSxROWS"]` resize events) into a [`Screen`] and returns the screen.
+pub fn replay_cast(path: &std::path::Path) -> Result<Screen, CastError> {
     let text = std::fs::read_to_string(path).map_err(|source| CastError::Io {
         path: path.to_owned(),
         source,
@@ -1703,5 +1703,5 @@ pub fn replay_cast(path: &std::path::Path) -> Result<Transcript, CastError> {
             _ => {}
         }
     }
-    Ok(screen.transcript())
+    Ok(screen)
 }
