@@ -1,0 +1,118 @@
+//! The oracle on real recordings and databases from the real client (`fixtures/`), no client needed:
+//! replay the `.cast` through the emulator, project `state.db` through the display model, compare.
+//! Each fixture's numbers are pinned, and doctored transcripts show that the numbers move with what
+//! was drawn (a test that cannot fail proves nothing).
+
+use std::path::PathBuf;
+
+use hermes_e2e::display::{self, Surface};
+use hermes_e2e::oracle::{self, Cause, Check};
+use hermes_e2e::screen::{self, Transcript};
+use hermes_e2e::store::Store;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(name)
+}
+
+fn load(name: &str) -> (Transcript, display::Expected) {
+    let dir = fixture(name);
+    let transcript = screen::replay_cast(&dir.join("resume.cast"))
+        .expect("fixture recording replays")
+        .transcript();
+    let store = Store::open(&dir.join("state.db")).expect("fixture database opens");
+    let session = store
+        .latest_session()
+        .expect("sessions readable")
+        .expect("fixture has a session");
+    let expected = display::expected(&store, &session.id, Surface::default()).expect("projection");
+    (transcript, expected)
+}
+
+fn check(transcript: &Transcript, expected: &display::Expected) -> Check {
+    oracle::check("fixture", transcript, expected, None)
+}
+
+#[test]
+fn rotating_resume_shows_the_carried_reply_twice() {
+    let (transcript, expected) = load("iot-0.22.2.post1-rotating-resume");
+    assert_eq!(expected.stored_rows, 18);
+    assert_eq!(expected.messages.len(), 12);
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 169);
+    assert_eq!(c.findings.missing_messages, 0);
+    assert_eq!(c.findings.internal_text_shown, 502);
+    assert_eq!(c.findings.out_of_order, 0);
+    assert_eq!(c.repeats.len(), 1);
+    let r = &c.repeats[0];
+    assert_eq!((r.words, r.times, r.cause), (169, 2, Cause::Display));
+    assert_eq!(r.rows, vec![10, 16]);
+    assert_eq!(
+        r.sessions.len(),
+        2,
+        "original in the parent, carrier in the child"
+    );
+    assert_eq!(r.message_uids.len(), 1, "both rows share one message_uid");
+    assert!(r.excerpt.starts_with("Automation arrived gradually"));
+}
+
+#[test]
+fn inplace_resume_shows_every_message_once() {
+    let (transcript, expected) = load("iot-0.22.2.post1-inplace-resume");
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 0);
+    assert_eq!(c.findings.missing_messages, 0);
+    assert_eq!(c.findings.internal_text_shown, 502);
+    assert_eq!(c.findings.out_of_order, 0);
+}
+
+/// Removing the second (carrier) rendering from the rotating transcript must bring the repeat
+/// count to 0 and keep every message present: the 169 comes from what was drawn.
+#[test]
+fn doctored_rotating_transcript_without_the_carrier_is_clean_of_repeats() {
+    let (mut transcript, expected) = load("iot-0.22.2.post1-rotating-resume");
+    let start = transcript
+        .lines
+        .iter()
+        .position(|l| l.text.contains("[PRIOR CONTEXT"))
+        .expect("the raw carrier is on screen");
+    let end = transcript
+        .lines
+        .iter()
+        .position(|l| l.text.contains("END OF PRIOR CONTEXT"))
+        .expect("the carrier's delimiter is on screen");
+    transcript.lines.drain(start..end);
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 0);
+    assert_eq!(c.findings.missing_messages, 0);
+}
+
+/// Dropping the user's line "When were lighthouses automated?" from the in-place transcript makes
+/// exactly one message missing — quotes of it inside the drawn summary do not count as shown.
+#[test]
+fn doctored_inplace_transcript_missing_a_user_message_is_caught() {
+    let (mut transcript, expected) = load("iot-0.22.2.post1-inplace-resume");
+    let before = transcript.lines.len();
+    transcript
+        .lines
+        .retain(|l| !(l.text.contains("label_you") && l.text.contains("When were lighthouses")));
+    assert_eq!(transcript.lines.len(), before - 1);
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.missing_messages, 1);
+    assert_eq!(c.missing[0].excerpt.split_whitespace().next(), Some("When"));
+}
+
+/// Reading a fixture never changes it.
+#[test]
+fn fixtures_are_byte_identical_after_use() {
+    for name in [
+        "iot-0.22.2.post1-rotating-resume",
+        "iot-0.22.2.post1-inplace-resume",
+    ] {
+        let db = fixture(name).join("state.db");
+        let before = std::fs::read(&db).unwrap();
+        let _ = load(name);
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{name} was modified");
+    }
+}
