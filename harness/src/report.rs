@@ -32,6 +32,7 @@ pub fn text(result: &ScenarioResult) -> String {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
             continue;
         }
+        let _ = writeln!(out, "  check:    {}", c.check.at);
         for m in &c.mismatches {
             let _ = writeln!(out, "  finding:  {m}");
         }
@@ -49,15 +50,20 @@ pub fn text(result: &ScenarioResult) -> String {
                 join(&m.rows)
             );
         }
+        let step = if c.line == 0 {
+            format!("resumed through `{}`", c.check.at)
+        } else {
+            format!(
+                "`check {}` ({}:{})",
+                c.check.at,
+                result.file.display(),
+                c.line
+            )
+        };
         let _ = writeln!(
             out,
-            "  step:     `check {}` ({}:{}); session {}, {} stored rows, {} logical messages",
-            c.check.at,
-            result.file.display(),
-            c.line,
-            c.session,
-            c.stored_rows,
-            c.logical_messages
+            "  step:     {step}; session {}, {} stored rows, {} logical messages",
+            c.session, c.stored_rows, c.logical_messages
         );
     }
     if let Some(e) = &result.error {
@@ -73,17 +79,32 @@ pub fn text(result: &ScenarioResult) -> String {
     if !result.passed {
         let _ = writeln!(
             out,
-            "  kept:     {}/{{session-N.cast,provider.jsonl,state.db,home/}}",
-            result.kept.display()
+            "  kept:     {}/{{{}}}",
+            result.kept.display(),
+            kept_entries(&result.kept).join(",")
         );
-        let _ = writeln!(
-            out,
-            "  rerun:    cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- {} --exact)",
-            result.file.display(),
-            result.scenario
-        );
+        let _ = writeln!(out, "  rerun:    {}", result.rerun);
     }
     out
+}
+
+/// The names in the kept directory (directories with a trailing `/`), sorted.
+fn kept_entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() {
+                name + "/"
+            } else {
+                name
+            }
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 fn describe_repeat(r: &Repeat) -> String {
@@ -93,9 +114,13 @@ fn describe_repeat(r: &Repeat) -> String {
         .map(|(a, b)| format!("{a}–{b}"))
         .collect();
     format!(
-        "{} words \"{} …\" rendered {}× (history rows {})",
+        "{} words \"{}\" rendered {}× (history rows {})",
         r.words,
-        r.excerpt,
+        if r.excerpt.ends_with('…') {
+            r.excerpt.clone()
+        } else {
+            format!("{} …", r.excerpt)
+        },
         r.times,
         ranges.join(" and ")
     )

@@ -92,6 +92,8 @@ pub struct ScenarioResult {
     pub steps: Vec<StepTiming>,
     /// Where artefacts were kept.
     pub kept: PathBuf,
+    /// The command that reruns exactly this (shown on failure).
+    pub rerun: String,
 }
 
 /// Runs `scenario` and returns its result; never panics on client misbehaviour.
@@ -113,6 +115,11 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
         client_secs: 0.0,
         steps: Vec::new(),
         kept: dir.clone(),
+        rerun: format!(
+            "cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- {} --exact)",
+            scenario.path.display(),
+            scenario.name
+        ),
     };
     if let Err((line, message)) = run_inner(scenario, &dir, &mut result) {
         result.error = Some(message);
@@ -368,4 +375,150 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// The display paths `repro` replays a saved conversation through.
+pub const REPRO_PATHS: &[&str] = &["--resume", "/resume"];
+
+/// Reproduces a bug report: copies the user's `state.db` (with `-wal`/`-shm`) into a private
+/// `HERMES_HOME`, resumes `session` (default: the most recent) in the real client through every
+/// path of [`REPRO_PATHS`], and runs the oracle on what each drew. The expectation is projected
+/// from the user's file itself (read from a private copy; the file is never written).
+/// Every check expects all findings to be 0, so `passed` means "displayed correctly".
+pub fn repro(
+    db: &Path,
+    session: Option<&str>,
+    client_spec: &str,
+    rows: u16,
+    cols: u16,
+    out_root: &Path,
+) -> Result<ScenarioResult, String> {
+    let started = Instant::now();
+    let store = Store::open(db).map_err(|e| e.to_string())?;
+    let session = match session {
+        Some(id) => store
+            .sessions()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| format!("`{}` has no session `{id}`", db.display()))?,
+        None => store
+            .latest_session()
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("`{}` has no session to resume", db.display()))?,
+    };
+    let expected =
+        display::expected(&store, &session.id, Surface::default()).map_err(|e| e.to_string())?;
+    drop(store);
+    let client = client::resolve(client_spec).map_err(|e| e.to_string())?;
+    let dir = out_root.join("repro").join(&session.id);
+    let _ = std::fs::remove_dir_all(&dir);
+    let provider = Provider::start(crate::provider::Script::default())
+        .map_err(|e| format!("cannot start the fake model on 127.0.0.1: {e}"))?;
+    let mut result = ScenarioResult {
+        scenario: format!("repro {} --session {}", db.display(), session.id),
+        file: db.to_owned(),
+        client: client.label().to_owned(),
+        passed: false,
+        checks: Vec::new(),
+        error: None,
+        error_line: None,
+        wall_secs: 0.0,
+        client_secs: 0.0,
+        steps: Vec::new(),
+        kept: dir.clone(),
+        rerun: format!(
+            "cargo run -p hermes-e2e -- repro {} --session {} --client {client_spec}",
+            db.display(),
+            session.id
+        ),
+    };
+    for (n, path) in REPRO_PATHS.iter().enumerate() {
+        // Each path gets its own pristine copy: the client migrates and writes its database.
+        let home = dir.join(format!("home-{}", n + 1));
+        let user_home = dir.join("user-home");
+        let work = dir.join("work");
+        for d in [&home, &user_home, &work] {
+            std::fs::create_dir_all(d)
+                .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let from = PathBuf::from(format!("{}{suffix}", db.display()));
+            if from.is_file() {
+                std::fs::copy(&from, home.join(format!("state.db{suffix}")))
+                    .map_err(|e| format!("cannot copy `{}`: {e}", from.display()))?;
+            }
+        }
+        client::write_config(&home, &client::base_config(&provider.base_url()))
+            .map_err(|e| format!("cannot write the config in `{}`: {e}", home.display()))?;
+        let args = if *path == "--resume" {
+            vec!["--resume".to_owned(), session.id.clone()]
+        } else {
+            Vec::new()
+        };
+        let launch = Launch {
+            program: client.executable.clone(),
+            args,
+            env: client::environment(&home, &user_home),
+            cwd: work,
+            rows,
+            cols,
+            cast: dir.join(format!("path-{}.cast", n + 1)),
+        };
+        let t = Instant::now();
+        let drawn = (|| -> Result<Transcript, String> {
+            let deadline = Duration::from_secs(60);
+            let mut d = Driver::spawn(&launch).map_err(|e| e.to_string())?;
+            d.wait_idle_with("", deadline).map_err(|e| e.to_string())?;
+            if *path == "/resume" {
+                d.type_line(&format!("/resume {}", session.id), deadline)
+                    .map_err(|e| e.to_string())?;
+                // `/resume` prints a one-line notice, then the recap panel; the history is drawn
+                // once the panel below the echoed command has closed and the prompt is back.
+                let echo = format!("/resume {}", session.id);
+                d.wait_until("the recap panel of `/resume` to close", deadline, |s| {
+                    crate::driver::is_idle(&s.viewport_rows())
+                        && recap_closed_after(&s.history_lines(), &echo)
+                })
+                .map_err(|e| e.to_string())?;
+            }
+            Ok(d.screen().transcript())
+        })();
+        result.client_secs += t.elapsed().as_secs_f64();
+        match drawn {
+            Ok(transcript) => {
+                let check = oracle::check(path, &transcript, &expected, None);
+                let expect = Expectation::default();
+                let mismatches = compare(&expect, &check);
+                result.checks.push(CheckResult {
+                    verdict: oracle::verdict_sentence(&check),
+                    check,
+                    expected: expect,
+                    mismatches,
+                    line: 0,
+                    session: session.id.clone(),
+                    stored_rows: expected.stored_rows,
+                    logical_messages: expected.messages.len(),
+                    transcript,
+                });
+            }
+            Err(e) => {
+                result.error = Some(format!("path `{path}`: {e}"));
+                break;
+            }
+        }
+    }
+    result.wall_secs = started.elapsed().as_secs_f64();
+    result.passed = result.error.is_none() && result.checks.iter().all(|c| c.mismatches.is_empty());
+    Ok(result)
+}
+
+/// Whether a panel (a line starting with `╰`) closes below the last line showing `echo`.
+fn recap_closed_after(lines: &[String], echo: &str) -> bool {
+    let Some(at) = lines.iter().rposition(|l| l.contains(echo)) else {
+        return false;
+    };
+    lines[at + 1..]
+        .iter()
+        .any(|l| l.trim_start().starts_with('╰'))
 }
