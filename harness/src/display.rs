@@ -110,6 +110,120 @@ pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Exp
     ))
 }
 
+/// How the display contract reads one stored row: what it contributes (see [`classify`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowKind {
+    /// A user, assistant, tool or other message row: its content is displayed as is.
+    Message,
+    /// A summary carrier: a carried reply (displayed) wrapped with a compaction summary (internal).
+    Carrier,
+    /// A standalone compaction summary or handoff marker, possibly with a live user ask after it.
+    Summary,
+    /// A user row that starts with client notices (`[System: …]`): the rest is the user's words.
+    MergedNotice,
+    /// A user row holding client notices only: internal, nothing displayed.
+    Notice,
+    /// A tool row whose output pruning replaced by a placeholder or a one-line stub.
+    PrunedStub,
+    /// An event (`display_kind` such as `model_switch`): drawn as a label, not as a message.
+    Event,
+    /// `display_kind = 'hidden'`: painted by no surface.
+    Hidden,
+    /// `display_metadata.model_only`: written for the model only.
+    ModelOnly,
+    /// A `system` row: configuration, never displayed.
+    System,
+}
+
+/// The state of a row as rule 1 reads `active` and `compacted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowState {
+    /// `active = 1`: part of the live conversation.
+    Live,
+    /// `active = 0, compacted = 1`: summarized away by a compaction; still displayed history.
+    Archived,
+    /// `active = 0, compacted = 0`: an original carried forward by a copy, or a rewound row.
+    Superseded,
+    /// `active = 0` on a database without a `compacted` column: a rewound row.
+    Rewound,
+}
+
+/// What the display contract makes of one stored row (for `inspect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct RowClass {
+    /// What the row contributes.
+    pub kind: RowKind,
+    /// Its state flags.
+    pub state: RowState,
+    /// Rule 1: the row may be displayed (not superseded, model-only or hidden).
+    pub candidate: bool,
+    /// Words of the text a correct display would draw from this row (for a carrier: the carried
+    /// reply only).
+    pub display_words: usize,
+    /// Words of internal text in the row (summary, handoff marker, notices).
+    pub internal_words: usize,
+}
+
+/// Classifies `rows` (read from `store`) the way the projection does, one [`RowClass`] per row.
+pub fn classify(store: &Store, rows: &[Row]) -> Vec<RowClass> {
+    let columns = Columns {
+        compacted: store.has_message_column("compacted"),
+    };
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| classify_row(row, i, columns))
+        .collect()
+}
+
+fn classify_row(row: &Row, idx: usize, columns: Columns) -> RowClass {
+    let state = match (row.active, columns.compacted, row.compacted) {
+        (true, _, _) => RowState::Live,
+        (false, false, _) => RowState::Rewound,
+        (false, true, true) => RowState::Archived,
+        (false, true, false) => RowState::Superseded,
+    };
+    let count = |t: &str| crate::words::words(t, 0).len();
+    let mut internal = InternalAcc::default();
+    let Some(view) = row_view(row, idx, 0, columns, &mut internal) else {
+        return RowClass {
+            kind: RowKind::System,
+            state,
+            candidate: false,
+            display_words: 0,
+            internal_words: internal.texts.iter().map(|t| count(&t.text)).sum(),
+        };
+    };
+    let internal_words = internal.texts.iter().map(|t| count(&t.text)).sum();
+    let kind = if view.form == Form::Carrier {
+        RowKind::Carrier
+    } else if view.summary {
+        RowKind::Summary
+    } else if row.display_kind.as_deref() == Some(HIDDEN_KIND) {
+        RowKind::Hidden
+    } else if is_model_only(row) {
+        RowKind::ModelOnly
+    } else if view.form == Form::Merged {
+        RowKind::MergedNotice
+    } else if !view.message {
+        RowKind::Event
+    } else if view.form == Form::Stub {
+        RowKind::PrunedStub
+    } else if view.text.is_empty() && internal_words > 0 {
+        RowKind::Notice
+    } else {
+        RowKind::Message
+    };
+    RowClass {
+        kind,
+        state,
+        candidate: view.candidate,
+        display_words: if view.message { count(&view.text) } else { 0 },
+        internal_words,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Markers the client writes. They are data formats (what the rows contain), not display logic.
 

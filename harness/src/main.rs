@@ -53,6 +53,19 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Show what a `state.db` holds and what a correct display of it is, without a client: the
+    /// lineage, every row with its state, kind and generation, the carriers, the logical messages
+    /// and the internal text. The file is never modified.
+    Inspect {
+        /// The `state.db`.
+        db: PathBuf,
+        /// Session to inspect (default: the most recent).
+        #[arg(long)]
+        session: Option<String>,
+        /// One JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the oracle on a saved recording (asciicast v2) and a `state.db`, without a client.
     Check {
         /// The `.cast` recording of the client's terminal.
@@ -107,6 +120,30 @@ fn main() -> ExitCode {
                     } else {
                         ExitCode::FAILURE
                     }
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Inspect { db, session, json } => {
+            let result = hermes_e2e::store::Store::open(&db)
+                .and_then(|store| hermes_e2e::inspect::inspect(&store, session.as_deref()));
+            match result {
+                Ok(i) if json => match serde_json::to_string(&i) {
+                    Ok(line) => {
+                        println!("{line}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        ExitCode::from(2)
+                    }
+                },
+                Ok(i) => {
+                    print!("{}", i.text());
+                    ExitCode::SUCCESS
                 }
                 Err(e) => {
                     eprintln!("error: {e}");
