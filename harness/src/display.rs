@@ -184,7 +184,7 @@ fn classify_row(row: &Row, idx: usize, columns: Columns) -> RowClass {
         (false, true, true) => RowState::Archived,
         (false, true, false) => RowState::Superseded,
     };
-    let count = |t: &str| crate::words::words(t, 0).len();
+    let count = crate::words::count;
     let mut internal = InternalAcc::default();
     let Some(view) = row_view(row, idx, 0, columns, &mut internal) else {
         return RowClass {

@@ -550,7 +550,7 @@ impl Inspection {
                 role_name(m.message.role),
                 rows.join(","),
                 m.message.shown,
-                crate::words::words(&m.message.text, 0).len(),
+                crate::words::count(&m.message.text),
                 if m.in_recap { "" } else { "  (not in recap)" },
                 preview(&m.message.text)
             );
@@ -566,7 +566,7 @@ impl Inspection {
                 o,
                 "  rows {}: {} words  {}",
                 rows.join(","),
-                crate::words::words(&t.text, 0).len(),
+                crate::words::count(&t.text),
                 preview(&t.text)
             );
         }

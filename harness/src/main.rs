@@ -113,7 +113,7 @@ fn main() -> ExitCode {
                     if json {
                         println!("{}", report::json_line(&result));
                     } else {
-                        print!("{}", report::text(&result));
+                        print!("{}", report::printable(&report::text(&result)));
                     }
                     if result.passed {
                         ExitCode::SUCCESS
@@ -122,7 +122,7 @@ fn main() -> ExitCode {
                     }
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    eprintln!("error: {}", report::printable(&e.to_string()));
                     ExitCode::from(2)
                 }
             }
@@ -133,20 +133,21 @@ fn main() -> ExitCode {
             match result {
                 Ok(i) if json => match serde_json::to_string(&i) {
                     Ok(line) => {
+                        // serde_json escapes every C0 control; the JSON stays exact.
                         println!("{line}");
                         ExitCode::SUCCESS
                     }
                     Err(e) => {
-                        eprintln!("error: {e}");
+                        eprintln!("error: {}", report::printable(&e.to_string()));
                         ExitCode::from(2)
                     }
                 },
                 Ok(i) => {
-                    print!("{}", i.text());
+                    print!("{}", report::printable(&i.text()));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    eprintln!("error: {}", report::printable(&e.to_string()));
                     ExitCode::from(2)
                 }
             }
@@ -161,7 +162,7 @@ fn main() -> ExitCode {
         } => match check(&cast, &db, session.as_deref(), json, transcript, history) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", report::printable(&e.to_string()));
                 ExitCode::from(2)
             }
         },
@@ -187,7 +188,7 @@ fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<Path
     let files = match scenario::discover(&paths) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", report::printable(&e.to_string()));
             return ExitCode::from(2);
         }
     };
@@ -196,7 +197,7 @@ fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<Path
         match Scenario::load(f, &root) {
             Ok(s) => loaded.push(s),
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", report::printable(&e.to_string()));
                 return ExitCode::from(2);
             }
         }
@@ -208,7 +209,7 @@ fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<Path
     let mut failed = 0;
     for s in &loaded {
         if !json {
-            eprintln!("running {} …", s.name);
+            eprintln!("running {} …", report::printable(&s.name));
         }
         let result = runner::run(s, &options);
         if !result.passed {
@@ -217,7 +218,7 @@ fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<Path
         if json {
             println!("{}", report::json_line(&result));
         } else {
-            print!("{}", report::text(&result));
+            print!("{}", report::printable(&report::text(&result)));
         }
     }
     if !json {
@@ -247,7 +248,7 @@ fn check(
     let screen = screen::replay_cast(cast).map_err(|e| e.to_string())?;
     if show_history {
         for line in screen.history_lines() {
-            println!("{line}");
+            println!("{}", report::printable(&line));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -268,7 +269,7 @@ fn check(
     let at = cast.display().to_string();
     let check = oracle::check(&at, &transcript, &expected, None);
     if show_transcript {
-        println!("{}", transcript.text());
+        println!("{}", report::printable(&transcript.text()));
     }
     if json {
         println!(
@@ -276,7 +277,14 @@ fn check(
             serde_json::to_string(&check).map_err(|e| e.to_string())?
         );
     } else {
-        println!("{}: {}", session, oracle::verdict_sentence(&check));
+        println!(
+            "{}",
+            report::printable(&format!(
+                "{}: {}",
+                session,
+                oracle::verdict_sentence(&check)
+            ))
+        );
         println!(
             "  {} stored rows, {} logical messages, {} internal texts",
             expected.stored_rows,

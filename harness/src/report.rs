@@ -9,6 +9,21 @@ use std::fmt::Write as _;
 use crate::oracle::{Cause, Check, Repeat};
 use crate::runner::{CheckResult, ScenarioResult};
 
+/// `text` safe to print on a terminal: control characters other than newline and tab (C0, DEL,
+/// C1) are escaped as `\u{..}`. Text from a user's database (session ids, titles, content) may
+/// hold escape sequences; a triager's terminal must show them, not execute them.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// One JSON object (no newline) for `--json`.
 pub fn json_line(result: &ScenarioResult) -> String {
     serde_json::to_string(result).unwrap_or_else(|e| {

@@ -380,6 +380,25 @@ pub fn workspace_root() -> PathBuf {
 /// The display paths `repro` replays a saved conversation through.
 pub const REPRO_PATHS: &[&str] = &["--resume", "/resume"];
 
+/// A session id as one path component: a user's database may hold any text there (`../x`, `/`).
+fn path_safe(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() || safe.chars().all(|c| c == '.') {
+        format!("session{}", safe.len())
+    } else {
+        safe
+    }
+}
+
 /// Reproduces a bug report: copies the user's `state.db` (with `-wal`/`-shm`) into a private
 /// `HERMES_HOME`, resumes `session` (default: the most recent) in the real client through every
 /// path of [`REPRO_PATHS`], and runs the oracle on what each drew. The expectation is projected
@@ -411,7 +430,7 @@ pub fn repro(
         display::expected(&store, &session.id, Surface::default()).map_err(|e| e.to_string())?;
     drop(store);
     let client = client::resolve(client_spec).map_err(|e| e.to_string())?;
-    let dir = out_root.join("repro").join(&session.id);
+    let dir = out_root.join("repro").join(path_safe(&session.id));
     let _ = std::fs::remove_dir_all(&dir);
     let provider = Provider::start(crate::provider::Script::default())
         .map_err(|e| format!("cannot start the fake model on 127.0.0.1: {e}"))?;
@@ -442,7 +461,7 @@ pub fn repro(
             std::fs::create_dir_all(d)
                 .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
         }
-        for suffix in ["", "-wal", "-shm"] {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
             let from = PathBuf::from(format!("{}{suffix}", db.display()));
             if from.is_file() {
                 std::fs::copy(&from, home.join(format!("state.db{suffix}")))

@@ -1657,6 +1657,12 @@ pub enum CastError {
     },
 }
 
+/// The largest terminal a recording may declare: a header claiming more (65535 × 65535 cells would
+/// need gigabytes) is an error, not an allocation.
+const MAX_CAST_ROWS: u16 = 1000;
+/// See [`MAX_CAST_ROWS`].
+const MAX_CAST_COLS: u16 = 2000;
+
 /// Replays an asciicast v2 recording (header with `width`/`height`, then `[t, "o", data]` output
 /// and `[t, "r", "COLSxROWS"]` resize events) into a [`Screen`] and returns the screen.
 pub fn replay_cast(path: &std::path::Path) -> Result<Screen, CastError> {
@@ -1677,13 +1683,14 @@ pub fn replay_cast(path: &std::path::Path) -> Result<Screen, CastError> {
     if header["version"] != 2 {
         return Err(bad(1, "expected `\"version\": 2`"));
     }
-    let dim = |key: &str| {
+    let dim = |key: &str, max: u16| {
         header[key]
             .as_u64()
             .and_then(|v| u16::try_from(v).ok())
-            .ok_or_else(|| bad(1, &format!("expected a numeric `{key}`")))
+            .filter(|v| (1..=max).contains(v))
+            .ok_or_else(|| bad(1, &format!("expected a `{key}` from 1 to {max}")))
     };
-    let mut screen = Screen::new(dim("height")?, dim("width")?);
+    let mut screen = Screen::new(dim("height", MAX_CAST_ROWS)?, dim("width", MAX_CAST_COLS)?);
     for (i, line) in lines.enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -1693,11 +1700,22 @@ pub fn replay_cast(path: &std::path::Path) -> Result<Screen, CastError> {
         match event.1.as_str() {
             "o" => screen.feed(event.2.as_bytes()),
             "r" => {
-                let (c, r) = event
+                let (c, r): (u16, u16) = event
                     .2
                     .split_once('x')
                     .and_then(|(c, r)| Some((c.parse().ok()?, r.parse().ok()?)))
-                    .ok_or_else(|| bad(i + 2, "expected a resize `COLSxROWS`"))?;
+                    .filter(|&(c, r)| {
+                        (1..=MAX_CAST_COLS).contains(&c) && (1..=MAX_CAST_ROWS).contains(&r)
+                    })
+                    .ok_or_else(|| {
+                        bad(
+                            i + 2,
+                            &format!(
+                                "expected a resize `COLSxROWS` of at most \
+                                 {MAX_CAST_COLS}x{MAX_CAST_ROWS}"
+                            ),
+                        )
+                    })?;
                 screen.resize(r, c);
             }
             _ => {}

@@ -73,6 +73,11 @@ pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
 fn pieces(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     for (start, segment) in text.split_word_bound_indices() {
+        // Fast path (most words): an ASCII letter/digit run has no CJK grapheme to split off.
+        if segment.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            out.push(start..start + segment.len());
+            continue;
+        }
         if !segment.chars().any(char::is_alphanumeric) {
             continue;
         }
@@ -118,6 +123,9 @@ fn clean(raw: &str) -> Option<String> {
 /// into strictly shorter pieces or removes characters; the depth bound is a belt for Unicode case
 /// mappings that might not be idempotent.
 fn normalize(raw: &str, depth: usize) -> Vec<String> {
+    if is_plain_word(raw) {
+        return vec![raw.to_string()];
+    }
     let Some(word) = clean(raw) else {
         return Vec::new();
     };
@@ -129,6 +137,30 @@ fn normalize(raw: &str, depth: usize) -> Vec<String> {
         .into_iter()
         .flat_map(|r| normalize(&word[r], depth + 1))
         .collect()
+}
+
+/// Returns true if and only if `raw` is a non-empty run of lowercase ASCII letters and digits:
+/// a piece that cleaning leaves unchanged, so it is one stable word as it is.
+fn is_plain_word(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// The number of words of `text`: `words(text, _).len()` without building them.
+pub fn count(text: &str) -> usize {
+    pieces(text)
+        .into_iter()
+        .map(|r| {
+            let raw = &text[r];
+            if is_plain_word(raw) {
+                1
+            } else {
+                normalize(raw, 0).len()
+            }
+        })
+        .sum()
 }
 
 /// Returns true if and only if `c` is one of the apostrophe variants removed from words.
@@ -262,6 +294,18 @@ mod tests {
             prop_assert!(once.iter().all(|w| !w.is_empty() && w.chars().any(char::is_alphanumeric)));
             let again = texts(&once.join(" "));
             prop_assert_eq!(again, once);
+        }
+
+        #[test]
+        fn count_is_the_number_of_words(
+            s in "[a-zA-Z0-9 '’_.,#*\\-\n中文日本語のテキストカタカナ한국어ｶﾀﾞ👍ÀÉß]{0,80}"
+        ) {
+            prop_assert_eq!(count(&s), words(&s, 0).len());
+        }
+
+        #[test]
+        fn count_is_the_number_of_words_on_any_text(s in any::<String>()) {
+            prop_assert_eq!(count(&s), words(&s, 0).len());
         }
     }
 }

@@ -1,0 +1,351 @@
+//! The `hermes-e2e` binary on bad and odd input: every bad file gives exit status 2 and a message
+//! naming the file and what was expected, never a panic; the user's file is byte-identical
+//! afterwards (its whole content is compared, which is stronger than a hash). And `repro` against
+//! the real client on a recorded bug report.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rusqlite::Connection;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(name)
+}
+
+fn rotating_db() -> PathBuf {
+    fixture("iot-0.22.2.post1-rotating-resume/state.db")
+}
+
+/// Runs the binary; every run here finishes in well under a second (no client).
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run hermes-e2e")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Asserts a clean refusal: exit status 2, one `error:` line naming `path` and containing `what`,
+/// no panic, and the file (if any) unchanged.
+fn assert_refused(args: &[&str], path: &Path, what: &str) {
+    let before = std::fs::read(path).ok();
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(
+        err.contains(&path.display().to_string()),
+        "{args:?}: the error must name the file: {err}"
+    );
+    assert!(err.contains(what), "{args:?}: expected `{what}` in: {err}");
+    assert_eq!(
+        std::fs::read(path).ok(),
+        before,
+        "{args:?} changed the file"
+    );
+}
+
+/// Every bad database, through `inspect`, `check` and `repro` (which must refuse before it
+/// provisions or launches a client).
+#[test]
+fn bad_databases_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let good = std::fs::read(rotating_db()).unwrap();
+
+    std::fs::write(p("empty.db"), b"").unwrap();
+    std::fs::write(p("text.db"), b"session,role,content\n1,user,hi\n").unwrap();
+    std::fs::write(p("truncated.db"), &good[..3000]).unwrap();
+    let mut garbage = good[..100].to_vec();
+    garbage.extend(std::iter::repeat_n(0xA5u8, 8192));
+    std::fs::write(p("garbage.db"), &garbage).unwrap();
+    Connection::open(p("other.db"))
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);")
+        .unwrap();
+    Connection::open(p("norole.db"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, started_at REAL);
+             CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT,
+                                    timestamp REAL);",
+        )
+        .unwrap();
+    std::fs::create_dir(p("dir.db")).unwrap();
+
+    let cases: &[(&str, &str)] = &[
+        ("missing.db", "cannot read"),
+        ("dir.db", "directory"),
+        ("empty.db", "SQLite"),
+        ("text.db", "SQLite format 3"),
+        ("truncated.db", "SQLite"),
+        ("garbage.db", "SQLite"),
+        ("other.db", "a table `messages`"),
+        ("norole.db", "column `role`"),
+    ];
+    let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
+    let cast = cast.to_str().unwrap();
+    for (name, what) in cases {
+        let path = p(name);
+        let s = path.to_str().unwrap();
+        assert_refused(&["inspect", s], &path, what);
+        assert_refused(&["inspect", s, "--json"], &path, what);
+        assert_refused(&["check", "--cast", cast, "--db", s], &path, what);
+        // `--client /nonexistent`: if repro reached the client it would fail differently.
+        assert_refused(
+            &["repro", s, "--client", "/nonexistent/hermes"],
+            &path,
+            what,
+        );
+    }
+}
+
+#[test]
+fn unknown_session_is_refused_naming_file_and_session() {
+    let db = rotating_db();
+    let s = db.to_str().unwrap();
+    for args in [
+        vec!["inspect", s, "--session", "no-such"],
+        vec![
+            "repro",
+            s,
+            "--session",
+            "no-such",
+            "--client",
+            "/nonexistent/hermes",
+        ],
+    ] {
+        assert_refused(&args, &db, "no session `no-such`");
+    }
+}
+
+#[test]
+fn bad_recordings_are_refused_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = rotating_db();
+    let db = db.to_str().unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "plain.cast",
+            "just some text\n",
+            ".cast:1` is not asciicast v2",
+        ),
+        (
+            "v1.cast",
+            "{\"version\": 1, \"width\": 80, \"height\": 24}\n",
+            "version",
+        ),
+        (
+            "huge.cast",
+            "{\"version\": 2, \"width\": 65535, \"height\": 65535}\n",
+            "from 1 to",
+        ),
+        (
+            "zero.cast",
+            "{\"version\": 2, \"width\": 0, \"height\": 24}\n",
+            "from 1 to",
+        ),
+        (
+            "event.cast",
+            "{\"version\": 2, \"width\": 80, \"height\": 24}\n[0.1, \"o\", \"hi\"]\nnot json\n",
+            ".cast:3`",
+        ),
+        (
+            "resize.cast",
+            "{\"version\": 2, \"width\": 80, \"height\": 24}\n[0.1, \"r\", \"65535x65535\"]\n",
+            ".cast:2`",
+        ),
+    ];
+    for (name, body, what) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        assert_refused(
+            &["check", "--cast", path.to_str().unwrap(), "--db", db],
+            &path,
+            what,
+        );
+    }
+}
+
+/// A database in use by the client: WAL mode, committed rows still in the `-wal` file, and a
+/// writer holding an open transaction with an uncommitted row. The harness reads the committed
+/// state (copying `-wal` with the file) and leaves every file byte-identical.
+#[test]
+fn database_in_use_with_wal_and_open_writer_reads_the_committed_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::copy(rotating_db(), &path).unwrap();
+    let writer = Connection::open(&path).unwrap();
+    writer
+        .execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             INSERT INTO messages (session_id, role, content, timestamp, active)
+               SELECT session_id, 'user', 'committed in the wal', timestamp + 1, 1
+               FROM messages ORDER BY id DESC LIMIT 1;
+             BEGIN IMMEDIATE;
+             INSERT INTO messages (session_id, role, content, timestamp, active)
+               SELECT session_id, 'user', 'not committed', timestamp + 2, 1
+               FROM messages ORDER BY id DESC LIMIT 1;",
+        )
+        .unwrap();
+    let wal = dir.path().join("state.db-wal");
+    assert!(wal.is_file());
+    let before: Vec<Option<Vec<u8>>> = ["state.db", "state.db-wal", "state.db-shm"]
+        .iter()
+        .map(|n| std::fs::read(dir.path().join(n)).ok())
+        .collect();
+
+    let o = run(&["inspect", path.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        v["stored_rows"], 19,
+        "the committed WAL row is read, the open one is not"
+    );
+    let last = v["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["text"], "committed in the wal");
+
+    let after: Vec<Option<Vec<u8>>> = ["state.db", "state.db-wal", "state.db-shm"]
+        .iter()
+        .map(|n| std::fs::read(dir.path().join(n)).ok())
+        .collect();
+    assert!(before == after, "the user's files changed");
+    writer.execute_batch("ROLLBACK;").unwrap();
+}
+
+/// Content a client or a model can store: terminal escape sequences, invalid UTF-8 (a BLOB where
+/// text is expected), NUL bytes, an 8 MiB message (a 1 GB one is measured in the README), a
+/// session id with a path and an escape sequence in it. The output never carries a raw control
+/// character to the triager's terminal.
+#[test]
+fn hostile_content_gives_a_verdict_and_no_raw_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::copy(rotating_db(), &path).unwrap();
+    {
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(
+            "INSERT INTO sessions (id, source, started_at) VALUES ('../../etc/x\u{1b}[2J', 'cli', 4e9);",
+        )
+        .unwrap();
+        let sid = "../../etc/x\u{1b}[2J";
+        let big = "lighthouse ".repeat(8 * 1024 * 1024 / 11);
+        let mut ins = c
+            .prepare(
+                "INSERT INTO messages (session_id, role, content, timestamp, active) \
+                 VALUES (?1, ?2, ?3, ?4, 1)",
+            )
+            .unwrap();
+        ins.execute(rusqlite::params![
+            sid,
+            "user",
+            "red \u{1b}[31mtext\u{1b}[0m and a bell \u{7} and \u{1b}]0;title\u{7}",
+            4e9 + 1.0
+        ])
+        .unwrap();
+        ins.execute(rusqlite::params![
+            sid,
+            "assistant",
+            rusqlite::types::Value::Blob(b"bad \xff\xfe utf-8 \x00 nul".to_vec()),
+            4e9 + 2.0
+        ])
+        .unwrap();
+        ins.execute(rusqlite::params![sid, "assistant", big, 4e9 + 3.0])
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    for json in [false, true] {
+        let mut args = vec!["inspect", path.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("lighthouse"));
+        assert!(
+            !o.stdout.iter().any(|&b| b == 0x1b || b == 0x07 || b == 0),
+            "a raw control character reached the output"
+        );
+        if json {
+            let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+            assert_eq!(v["logical_messages"], 3);
+            assert_eq!(
+                v["messages"][1]["text"],
+                "bad \u{fffd}\u{fffd} utf-8 \u{0} nul"
+            );
+        } else {
+            assert!(out.contains("\\u{1b}[31mtext"), "{out}");
+        }
+    }
+    assert!(std::fs::read(&path).unwrap() == before);
+}
+
+/// A recorded bug report, resumed by the real client through both paths: the known duplicate is
+/// reported with its exact numbers on each path, the user's file is untouched, and no client
+/// process outlives the run.
+#[test]
+fn repro_of_the_rotating_bug_report_in_the_real_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("report").join("state.db");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::copy(rotating_db(), &user).unwrap();
+    let before = std::fs::read(&user).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(BIN)
+        .args([
+            "repro",
+            user.to_str().unwrap(),
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["passed"], false);
+    let checks = v["checks"].as_array().unwrap();
+    let at: Vec<&str> = checks.iter().map(|c| c["at"].as_str().unwrap()).collect();
+    assert_eq!(at, ["--resume", "/resume"]);
+    for c in checks {
+        let f = &c["findings"];
+        assert_eq!(f["words_rendered_more_than_once"], 169, "{c}");
+        assert_eq!(f["missing_messages"], 0, "{c}");
+        assert_eq!(f["internal_text_shown"], 502, "{c}");
+        assert_eq!(f["out_of_order"], 0, "{c}");
+        let r = &c["repeats"][0];
+        assert_eq!(r["cause"], "display");
+        assert_eq!(r["rows"], serde_json::json!([10, 16]));
+    }
+    assert!(
+        std::fs::read(&user).unwrap() == before,
+        "repro changed the user's file"
+    );
+    // No process still runs with the private homes of this run in its environment.
+    let needle = out.to_str().unwrap().as_bytes().to_vec();
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            left.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
+        }
+    }
+    assert!(left.is_empty(), "orphans: {left:?}");
+}
