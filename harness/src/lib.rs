@@ -16,6 +16,8 @@
 //! - [`screen`]: `vt100` emulation keeping the whole rendered history, chrome stripped, as a [`screen::Transcript`].
 //! - [`store`]: read-only access to `state.db` (0.19 and 0.22 schemas), sessions, lineage and rows.
 //! - [`display`]: the harness's own definition of a correct display, as [`display::Expected`].
+//! - [`history`]: generated compaction histories in the real schemas (a test double of the client's
+//!   writes, for property tests, the differential test and benchmarks).
 //! - [`inspect`]: what a `state.db` holds and what a correct display of it is (no client).
 //! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings.
 //! - [`words`]: the word segmentation the oracle counts with (UAX-29, case-folded, CJK one each).
@@ -25,6 +27,7 @@
 pub mod client;
 pub mod display;
 pub mod driver;
+pub mod history;
 pub mod inspect;
 pub mod oracle;
 pub mod provider;

