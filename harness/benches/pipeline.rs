@@ -1,0 +1,133 @@
+//! Benchmarks of the pure stages: screen ingest, display projection, oracle, word counting.
+//!
+//! `cargo bench -p hermes-e2e --bench pipeline`. Inputs: the recorded rotating-resume fixture
+//! (its asciicast and `state.db`) and generated histories (`hermes_e2e::history`). Results and
+//! method are written down in the README ("Performance").
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hermes_e2e::display::{self, Surface};
+use hermes_e2e::history::{Compaction, History, Step};
+use hermes_e2e::screen::{self, Screen};
+use hermes_e2e::store::{Schema, Store};
+use hermes_e2e::{oracle, words};
+
+fn fixture(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/iot-0.22.2.post1-rotating-resume")
+        .join(file)
+}
+
+/// The output bytes and size of the fixture recording.
+fn cast_output() -> (u16, u16, Vec<u8>) {
+    let text = std::fs::read_to_string(fixture("resume.cast")).expect("fixture cast");
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let mut bytes = Vec::new();
+    for line in lines {
+        if let Ok((_, kind, data)) = serde_json::from_str::<(f64, String, String)>(line) {
+            if kind == "o" {
+                bytes.extend_from_slice(data.as_bytes());
+            }
+        }
+    }
+    (
+        header["height"].as_u64().unwrap() as u16,
+        header["width"].as_u64().unwrap() as u16,
+        bytes,
+    )
+}
+
+fn screen_ingest(c: &mut Criterion) {
+    let (rows, cols, bytes) = cast_output();
+    let mut g = c.benchmark_group("screen");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("ingest_fixture_cast", |b| {
+        b.iter(|| {
+            let mut s = Screen::new(rows, cols);
+            s.feed(black_box(&bytes));
+            black_box(s.transcript());
+        })
+    });
+    g.finish();
+}
+
+/// A history of `turns` turns with an in-place compaction every 20 and a rotation every 60.
+fn generated(turns: usize) -> History {
+    let mut steps = Vec::new();
+    for t in 0..turns {
+        steps.push(if t % 7 == 3 {
+            Step::ToolTurn {
+                user: t % 5,
+                calls: 1 + t % 3,
+                reply: t % 4,
+            }
+        } else {
+            Step::Turn {
+                user: t % 5,
+                reply: t % 4,
+            }
+        });
+        if t % 20 == 19 {
+            steps.push(Step::Compact(Compaction {
+                rotate: t % 60 == 59,
+                head: 2,
+                tail: 4,
+                carrier: true,
+                summary_user: false,
+                carry_user_ts: false,
+                prune: true,
+            }));
+        }
+    }
+    let mut h = History::new(Schema::Uid).unwrap();
+    h.run(&steps).unwrap();
+    h
+}
+
+fn display_projection(c: &mut Criterion) {
+    let mut g = c.benchmark_group("display");
+    for turns in [100usize, 1000] {
+        let h = generated(turns);
+        let store = Store::open(h.path()).unwrap();
+        let rows = store.rows(&h.sessions).unwrap().len();
+        g.throughput(Throughput::Elements(rows as u64));
+        g.bench_with_input(BenchmarkId::new("expected", turns), &turns, |b, _| {
+            b.iter(|| {
+                black_box(display::expected(&store, h.tip(), Surface::default()).unwrap());
+            })
+        });
+    }
+    g.finish();
+}
+
+fn oracle_check(c: &mut Criterion) {
+    let screen = screen::replay_cast(&fixture("resume.cast")).unwrap();
+    let transcript = screen.transcript();
+    let store = Store::open(&fixture("state.db")).unwrap();
+    let tip = store.latest_session().unwrap().unwrap().id;
+    let expected = display::expected(&store, &tip, Surface::default()).unwrap();
+    c.bench_function("oracle/check_fixture", |b| {
+        b.iter(|| black_box(oracle::check("bench", &transcript, &expected, None)))
+    });
+}
+
+fn word_count(c: &mut Criterion) {
+    let text = "The keeper trims the wick, polishes the lens — 灯塔の番人 — and logs the weather. "
+        .repeat(12_000);
+    let mut g = c.benchmark_group("words");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("count_1MB", |b| b.iter(|| black_box(words::count(&text))));
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    screen_ingest,
+    display_projection,
+    oracle_check,
+    word_count
+);
+criterion_main!(benches);
