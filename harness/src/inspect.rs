@@ -129,7 +129,7 @@ pub struct Inspection {
     pub sessions_in_file: usize,
     /// The inspected session.
     pub session_id: String,
-    /// Whether it is the most recently started session (the default).
+    /// Whether it is the default: the most recently started session with messages.
     pub latest: bool,
     /// Its compression lineage, root first.
     pub lineage: Vec<LineageSession>,
@@ -153,9 +153,13 @@ pub struct Inspection {
     pub internal: Vec<InternalText>,
 }
 
-/// Inspects `session_id` (default: the most recently started session) of `store`.
+/// Inspects `session_id` (default: the most recently started session with messages, else the
+/// most recent one) of `store`.
 pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, StoreError> {
-    let latest = store.latest_session()?;
+    let latest = match store.latest_session_with_messages()? {
+        Some(s) => Some(s),
+        None => store.latest_session()?,
+    };
     let session_id = match (session_id, &latest) {
         (Some(s), _) => s.to_string(),
         (None, Some(l)) => l.id.clone(),
@@ -438,7 +442,11 @@ impl Inspection {
             o,
             "  session: {}{}",
             self.session_id,
-            if self.latest { " (the latest)" } else { "" }
+            if self.latest {
+                " (the latest with messages)"
+            } else {
+                ""
+            }
         );
         let lineage: Vec<String> = self
             .lineage

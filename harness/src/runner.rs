@@ -202,10 +202,21 @@ fn run_inner(
                         .map_err(|e| at(e.to_string()))?;
                 }
                 Action::Command { text, wait_for } => {
+                    let text = substitute_session(std::slice::from_ref(text), &home)
+                        .map_err(at)?
+                        .remove(0);
                     let d = running(&mut driver).map_err(at)?;
-                    d.type_line(text, deadline).map_err(|e| at(e.to_string()))?;
+                    d.type_line(&text, deadline)
+                        .map_err(|e| at(e.to_string()))?;
                     d.wait_idle_with(wait_for, deadline)
                         .map_err(|e| at(e.to_string()))?;
+                }
+                Action::Resume(id) => {
+                    let id = substitute_session(std::slice::from_ref(id), &home)
+                        .map_err(at)?
+                        .remove(0);
+                    let d = running(&mut driver).map_err(at)?;
+                    slash_resume(d, &id, deadline).map_err(at)?;
                 }
                 Action::Quit => {
                     let mut d = driver
@@ -257,6 +268,7 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Launch(_) => "launch",
         Action::Say { .. } => "say",
         Action::Command { .. } => "command",
+        Action::Resume(_) => "resume",
         Action::Quit => "quit",
         Action::Check { .. } => "check",
     }
@@ -269,16 +281,17 @@ fn reply_tail(reply: &str) -> String {
     squashed.chars().skip(n.saturating_sub(40)).collect()
 }
 
-/// Replaces `{session}` in launch arguments with the newest session of `state.db`.
+/// Replaces `{session}` in launch arguments or a command with the newest session of `state.db`
+/// that holds messages.
 fn substitute_session(args: &[String], home: &Path) -> Result<Vec<String>, String> {
     if !args.iter().any(|a| a.contains("{session}")) {
         return Ok(args.to_vec());
     }
     let store = Store::open(&home.join("state.db")).map_err(|e| e.to_string())?;
     let session = store
-        .latest_session()
+        .latest_session_with_messages()
         .map_err(|e| e.to_string())?
-        .ok_or("`{session}` used but `state.db` has no session yet")?;
+        .ok_or("`{session}` used but `state.db` has no session with messages yet")?;
     Ok(args
         .iter()
         .map(|a| a.replace("{session}", &session.id))
@@ -294,10 +307,12 @@ fn run_check(
     provider: &Provider,
 ) -> Result<CheckResult, String> {
     let store = Store::open(&home.join("state.db")).map_err(|e| e.to_string())?;
+    // The session on screen: the newest one with messages (a fresh client that then ran
+    // `/resume ID` may have written an empty session of its own).
     let session = store
-        .latest_session()
+        .latest_session_with_messages()
         .map_err(|e| e.to_string())?
-        .ok_or("`check`: `state.db` has no session")?;
+        .ok_or("`check`: `state.db` has no session with messages")?;
     let expected =
         display::expected(&store, &session.id, Surface::default()).map_err(|e| e.to_string())?;
     let said = provider.said();
@@ -400,7 +415,7 @@ fn path_safe(id: &str) -> String {
 }
 
 /// Reproduces a bug report: copies the user's `state.db` (with `-wal`/`-shm`) into a private
-/// `HERMES_HOME`, resumes `session` (default: the most recent) in the real client through every
+/// `HERMES_HOME`, resumes `session` (default: the most recent with messages) in the real client through every
 /// path of [`REPRO_PATHS`], and runs the oracle on what each drew. The expectation is projected
 /// from the user's file itself (read from a private copy; the file is never written).
 /// Every check expects all findings to be 0, so `passed` means "displayed correctly".
@@ -422,9 +437,9 @@ pub fn repro(
             .find(|s| s.id == id)
             .ok_or_else(|| format!("`{}` has no session `{id}`", db.display()))?,
         None => store
-            .latest_session()
+            .latest_session_with_messages()
             .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("`{}` has no session to resume", db.display()))?,
+            .ok_or_else(|| format!("`{}` has no session with messages to resume", db.display()))?,
     };
     let expected =
         display::expected(&store, &session.id, Surface::default()).map_err(|e| e.to_string())?;
@@ -490,16 +505,7 @@ pub fn repro(
             let mut d = Driver::spawn(&launch).map_err(|e| e.to_string())?;
             d.wait_idle_with("", deadline).map_err(|e| e.to_string())?;
             if *path == "/resume" {
-                d.type_line(&format!("/resume {}", session.id), deadline)
-                    .map_err(|e| e.to_string())?;
-                // `/resume` prints a one-line notice, then the recap panel; the history is drawn
-                // once the panel below the echoed command has closed and the prompt is back.
-                let echo = format!("/resume {}", session.id);
-                d.wait_until("the recap panel of `/resume` to close", deadline, |s| {
-                    crate::driver::is_idle(&s.viewport_rows())
-                        && recap_closed_after(&s.history_lines(), &echo)
-                })
-                .map_err(|e| e.to_string())?;
+                slash_resume(&mut d, &session.id, deadline)?;
             }
             Ok(d.screen().transcript())
         })();
@@ -530,6 +536,18 @@ pub fn repro(
     result.wall_secs = started.elapsed().as_secs_f64();
     result.passed = result.error.is_none() && result.checks.iter().all(|c| c.mismatches.is_empty());
     Ok(result)
+}
+
+/// Types `/resume ID` and waits until its output is drawn: `/resume` prints a one-line notice,
+/// then the recap panel; the history is complete once the panel below the echoed command has
+/// closed and the prompt is back.
+fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Result<(), String> {
+    let echo = format!("/resume {id}");
+    d.type_line(&echo, deadline).map_err(|e| e.to_string())?;
+    d.wait_until("the recap panel of `/resume` to close", deadline, |s| {
+        crate::driver::is_idle(&s.viewport_rows()) && recap_closed_after(&s.history_lines(), &echo)
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// Whether a panel (a line starting with `╰`) closes below the last line showing `echo`.

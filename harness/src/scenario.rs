@@ -28,11 +28,20 @@
 //! [[step]]
 //! quit = true
 //! [[step]]
+//! launch = []                    # a fresh client …
+//! [[step]]
+//! resume = "{session}"           # … types `/resume ID` and waits for the recap panel
+//! [[step]]
 //! check = "after resume"         # a checkpoint: the oracle runs on the whole rendered history
 //! expect = { words_rendered_more_than_once = 178, causes = ["display"] }
 //! ```
 //!
 //! In `expect`, a finding that is not named is expected to be 0: a clean checkpoint is `expect = {}`.
+//!
+//! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
+//! splices the `[[step]]`s of a shared `*.steps.toml` file in its place — e.g. a long conversation
+//! many scenarios start with. Included steps are reported at the `include` line; includes do not
+//! nest; `*.steps.toml` files are not scenarios.
 
 use std::path::{Path, PathBuf};
 
@@ -133,6 +142,9 @@ pub enum Action {
         /// Text that proves the command finished.
         wait_for: String,
     },
+    /// Type `/resume ID` into the running client (`{session}` replaced as for `launch`) and wait
+    /// until the recap panel it prints below the command has closed and the prompt is idle.
+    Resume(String),
     /// Quit the client (`/quit`) and wait for it to exit.
     Quit,
     /// Run the oracle on the whole rendered history and compare with the expectation.
@@ -177,6 +189,14 @@ struct RawFile {
     step: Vec<toml::Spanned<RawStep>>,
 }
 
+/// A `*.steps.toml` file: shared steps (e.g. a long conversation) that scenarios `include`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSteps {
+    #[serde(default)]
+    step: Vec<RawStep>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawHeader {
@@ -206,11 +226,13 @@ struct RawProvider {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawStep {
+    include: Option<String>,
     launch: Option<Vec<String>>,
     say: Option<String>,
     reply: Option<String>,
     command: Option<String>,
     wait_for: Option<String>,
+    resume: Option<String>,
     quit: Option<bool>,
     check: Option<String>,
     expect: Option<Expectation>,
@@ -276,22 +298,69 @@ impl Scenario {
             )
         })?;
 
-        let mut steps = Vec::with_capacity(raw.step.len());
-        let mut launched = false;
-        for spanned in &raw.step {
+        // Expand `include` steps: the included file's steps, each reported at the include's line.
+        let mut expanded: Vec<(usize, RawStep)> = Vec::with_capacity(raw.step.len());
+        for spanned in raw.step {
             let line = line_at(text, spanned.span().start);
-            let s = spanned.get_ref();
+            let s = spanned.into_inner();
+            let Some(include) = s.include.clone() else {
+                expanded.push((line, s));
+                continue;
+            };
+            let others = [
+                s.launch.is_some(),
+                s.say.is_some(),
+                s.command.is_some(),
+                s.resume.is_some(),
+                s.quit.is_some(),
+                s.check.is_some(),
+            ];
+            if others.iter().any(|a| *a) {
+                return Err(invalid(
+                    line,
+                    "`include` is a step of its own: no other action beside it".into(),
+                ));
+            }
+            let file = path.parent().unwrap_or(Path::new(".")).join(&include);
+            let included = std::fs::read_to_string(&file).map_err(|e| {
+                invalid(
+                    line,
+                    format!("cannot read included `{}`: {e}", file.display()),
+                )
+            })?;
+            let steps: RawSteps = toml::from_str(&included).map_err(|e| {
+                invalid(line, format!("invalid included `{}`: {e}", file.display()))
+            })?;
+            for step in steps.step {
+                if step.include.is_some() {
+                    return Err(invalid(
+                        line,
+                        format!(
+                            "`{}` includes another file: includes do not nest",
+                            file.display()
+                        ),
+                    ));
+                }
+                expanded.push((line, step));
+            }
+        }
+        let mut steps = Vec::with_capacity(expanded.len());
+        let mut launched = false;
+        for (line, s) in &expanded {
+            let line = *line;
             let actions = [
                 s.launch.is_some(),
                 s.say.is_some(),
                 s.command.is_some(),
+                s.resume.is_some(),
                 s.quit.is_some(),
                 s.check.is_some(),
             ];
             if actions.iter().filter(|a| **a).count() != 1 {
                 return Err(invalid(
                     line,
-                    "a step must have exactly one of `launch`, `say`, `command`, `quit`, `check`"
+                    "a step must have exactly one of `include`, `launch`, `say`, `command`, \
+                     `resume`, `quit`, `check`"
                         .into(),
                 ));
             }
@@ -336,6 +405,14 @@ impl Scenario {
                     text: text.clone(),
                     wait_for,
                 }
+            } else if let Some(id) = &s.resume {
+                if id.trim().is_empty() {
+                    return Err(invalid(
+                        line,
+                        "`resume` needs a session id (or `{session}`)".into(),
+                    ));
+                }
+                Action::Resume(id.clone())
             } else if s.quit == Some(true) {
                 Action::Quit
             } else if s.quit == Some(false) {
@@ -370,6 +447,7 @@ impl Scenario {
                 Action::Launch(_) => 60,
                 Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
                 Action::Command { .. } => 90,
+                Action::Resume(_) => 60,
             };
             steps.push(Step {
                 line,
@@ -470,7 +548,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let path = entry.path();
         if path.is_dir() {
             walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "toml") {
+        } else if path.extension().is_some_and(|e| e == "toml")
+            && !path.to_string_lossy().ends_with(".steps.toml")
+        {
+            // `*.steps.toml` files hold shared steps for `include`, not scenarios.
             out.push(path);
         }
     }

@@ -292,6 +292,20 @@ impl Store {
             .next())
     }
 
+    /// The most recently started session that holds at least one message row, if any: the
+    /// conversation a user means by "my last session" (a client started and left without a
+    /// message, or just started to type `/resume`, may have written an empty session since).
+    pub fn latest_session_with_messages(&self) -> Result<Option<Session>, StoreError> {
+        Ok(self
+            .query_sessions(
+                "WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id) \
+                 ORDER BY started_at DESC, rowid DESC LIMIT 1",
+                &[],
+            )?
+            .into_iter()
+            .next())
+    }
+
     /// The compression lineage of `session_id`, root first, ending with `session_id` itself.
     ///
     /// A hop from a session to its `parent_session_id` is taken only when the parent ended with
@@ -1051,6 +1065,22 @@ mod tests {
         assert_eq!(rows[0].content.as_deref(), Some("hél\u{FFFD}lo"));
         assert_eq!(rows[1].content.as_deref(), Some("hi\u{FFFD}"));
         assert!(rows[1].active && !rows[1].compacted);
+    }
+
+    #[test]
+    fn latest_session_with_messages_skips_empty_sessions() {
+        let mut db = TestDb::new(Schema::Uid);
+        db.session("talk", None, 1.0, None);
+        db.session("empty", None, 2.0, None);
+        let store = db.open();
+        assert_eq!(store.latest_session_with_messages().unwrap(), None);
+        db.msg(&Msg::new("talk", "user", "hi"));
+        let store = db.open();
+        assert_eq!(store.latest_session().unwrap().unwrap().id, "empty");
+        assert_eq!(
+            store.latest_session_with_messages().unwrap().unwrap().id,
+            "talk"
+        );
     }
 
     #[test]
