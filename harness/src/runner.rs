@@ -627,11 +627,7 @@ pub fn record(
             result.error.as_deref().unwrap_or("no error")
         ));
     }
-    let last_cast = kept
-        .iter()
-        .filter(|k| k.ends_with(".cast"))
-        .next_back()
-        .cloned();
+    let last_cast = kept.iter().rfind(|k| k.ends_with(".cast")).cloned();
     std::fs::write(
         dest.join("PROVENANCE.md"),
         provenance(scenario, &result, dest, &kept, last_cast.as_deref()),
