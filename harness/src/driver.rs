@@ -146,6 +146,10 @@ impl Cast {
     }
 }
 
+/// How long a failed turn's output must stay quiet, with the idle prompt shown, to count as over:
+/// longer than the client's first retry backoff, so a retry in flight is not taken for the end.
+const SETTLE: Duration = Duration::from_secs(3);
+
 /// How long the output must be quiet after the echo before Enter (the client's paste window is 50 ms).
 const ENTER_PAUSE: Duration = Duration::from_millis(120);
 
@@ -328,6 +332,23 @@ impl Driver {
         self.wait_until(&what, deadline, |s| {
             is_idle(&s.viewport_rows()) && squash(&s.viewport_rows().join("")).contains(&needle)
         })
+    }
+
+    /// Waits until the idle prompt is shown and the output has been quiet for [`SETTLE`]: the
+    /// end of a turn whose reply never came (the client retried, then gave up with an error).
+    pub fn wait_settled_idle(&mut self, deadline: Duration) -> Result<(), DriverError> {
+        let start = Instant::now();
+        loop {
+            let left = deadline.saturating_sub(start.elapsed());
+            self.wait_until("the idle prompt after the failed turn", left, |s| {
+                is_idle(&s.viewport_rows())
+            })?;
+            let left = deadline.saturating_sub(start.elapsed());
+            self.wait_quiet(SETTLE, left)?;
+            if is_idle(&self.screen().viewport_rows()) {
+                return Ok(());
+            }
+        }
     }
 
     /// Waits until the client is quiet, types `text`, waits for its echo, then presses Enter.

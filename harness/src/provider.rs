@@ -10,6 +10,7 @@
 //!
 //! Only 127.0.0.1 is ever bound: the fake must not be reachable from outside the machine.
 
+use std::collections::HashMap;
 use std::io::{self, Cursor, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
@@ -33,12 +34,32 @@ pub struct Script {
 }
 
 /// One scripted chat turn.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Turn {
     /// The user's text as typed.
     pub user: String,
     /// The model's reply.
     pub reply: String,
+    /// A fault injected into the answers to this turn instead of the reply.
+    pub fault: Option<Fault>,
+    /// How many answers get the fault before the reply is sent normally (`None`: every answer,
+    /// so the client's retries fail too).
+    pub fault_times: Option<u32>,
+}
+
+/// A fault the fake model injects into a chat answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    /// HTTP 500 with an OpenAI-shaped error body.
+    #[serde(rename = "http_500")]
+    Http500,
+    /// HTTP 200 whose body (or first stream event) is not valid JSON.
+    MalformedJson,
+    /// The stream (or JSON body) is cut halfway: the connection closes without the end.
+    DropStream,
+    /// No answer at all until the fake model shuts down.
+    Hang,
 }
 
 /// What kind of call the client made.
@@ -82,6 +103,9 @@ pub struct Exchange {
     pub prompt_tokens: u64,
     /// The request body as received (JSON).
     pub request: serde_json::Value,
+    /// The fault injected instead of (or into) the reply, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
 }
 
 /// The model id the fake serves; the client's config names it.
@@ -150,6 +174,8 @@ struct Shared {
     script: Script,
     log: Mutex<Vec<Exchange>>,
     stopping: AtomicBool,
+    /// Faults injected so far, per turn index (for `Turn::fault_times`).
+    faults_sent: Mutex<HashMap<usize, u32>>,
 }
 
 impl Shared {
@@ -193,6 +219,7 @@ impl Provider {
             script,
             log: Mutex::new(Vec::new()),
             stopping: AtomicBool::new(false),
+            faults_sent: Mutex::new(HashMap::new()),
         });
         let (stop_tx, stopped) = mpsc::channel();
         let mut provider = Provider {
@@ -367,11 +394,108 @@ fn handle(mut request: tiny_http::Request, shared: &Shared) {
         .to_owned();
     let mut body = Vec::new();
     let read = Read::take(request.as_reader(), MAX_BODY_BYTES).read_to_end(&mut body);
-    let (reply, exchange) = answer(&shared.script, &method, &path, read.map(|_| body));
+    let (mut reply, mut exchange) = answer(&shared.script, &method, &path, read.map(|_| body));
+    if let Some(fault) = shared.take_fault(&exchange) {
+        exchange.fault = Some(fault);
+        reply = inject(fault, reply, exchange.stream);
+        exchange.status = reply.status;
+    }
     // Logged before sending, so that whoever has seen the reply (the client's screen, a test)
     // finds the exchange in the log. A client that went away is not the fake's failure.
     shared.record(exchange);
+    if reply.body == Body::Hang {
+        // Hold the connection open without a byte until the fake model stops.
+        while !shared.stopping.load(Ordering::SeqCst) {
+            thread::sleep(HANG_POLL);
+        }
+        return;
+    }
     let _ = send(request, &reply);
+}
+
+/// How often a hanging answer checks whether the fake model is stopping.
+const HANG_POLL: Duration = Duration::from_millis(20);
+
+impl Shared {
+    /// The fault to inject into the answer logged as `exchange`, counting it against the turn's
+    /// `fault_times`: only chat turns that matched a scripted turn with a fault get one.
+    fn take_fault(&self, exchange: &Exchange) -> Option<Fault> {
+        if exchange.kind != CallKind::Chat || exchange.unscripted {
+            return None;
+        }
+        let user = exchange.user.as_deref()?;
+        let turn = match_turn(&self.script.turns, user)?;
+        let fault = turn.fault?;
+        let index = self
+            .script
+            .turns
+            .iter()
+            .position(|t| std::ptr::eq(t, turn))?;
+        let mut sent = self
+            .faults_sent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let n = sent.entry(index).or_insert(0);
+        if turn.fault_times.is_some_and(|max| *n >= max) {
+            return None;
+        }
+        *n += 1;
+        Some(fault)
+    }
+}
+
+/// Turns a normal reply into `fault`.
+fn inject(fault: Fault, reply: Reply, stream: bool) -> Reply {
+    match fault {
+        Fault::Http500 => Reply::error(
+            500,
+            "server_error",
+            "hermes-e2e fake model: injected fault (HTTP 500)".to_owned(),
+        ),
+        Fault::MalformedJson if stream => Reply {
+            status: 200,
+            body: Body::Raw(
+                "text/event-stream",
+                b"data: {\"id\": \"chatcmpl-broken\", \"choices\": [{\"delta\": \n\n".to_vec(),
+            ),
+        },
+        Fault::MalformedJson => Reply {
+            status: 200,
+            body: Body::Raw(
+                "application/json",
+                b"{\"choices\": [{\"message\": ".to_vec(),
+            ),
+        },
+        Fault::DropStream => Reply {
+            status: reply.status,
+            body: Body::Cut(Box::new(reply.body)),
+        },
+        Fault::Hang => Reply {
+            status: 0,
+            body: Body::Hang,
+        },
+    }
+}
+
+/// A reader that yields `bytes` up to `cut`, then fails: tiny_http then closes the connection
+/// without finishing the response (no final chunk, no `[DONE]`).
+struct CutReader {
+    bytes: Cursor<Vec<u8>>,
+    cut: u64,
+}
+
+impl Read for CutReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.cut.saturating_sub(self.bytes.position());
+        if left == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "hermes-e2e fake model: injected fault (stream dropped)",
+            ));
+        }
+        let n = buf.len().min(left as usize);
+        self.bytes.read(&mut buf[..n])
+    }
 }
 
 /// An HTTP answer, decided before anything is written.
@@ -391,6 +515,12 @@ enum Body {
     Json(Value),
     /// `text/event-stream`: each value one `data:` event, then `data: [DONE]`.
     Events(Vec<Value>),
+    /// Bytes sent as they are, with this content type (malformed JSON).
+    Raw(&'static str, Vec<u8>),
+    /// The first half of `body`'s bytes, then the connection is closed (a dropped stream).
+    Cut(Box<Body>),
+    /// Nothing is sent until the fake model stops.
+    Hang,
 }
 
 impl Reply {
@@ -429,6 +559,7 @@ fn answer(
         status: 0,
         prompt_tokens: 0,
         request: Value::Null,
+        fault: None,
     };
     let reply = route(script, method, path, body, &mut exchange);
     exchange.status = reply.status;
@@ -531,7 +662,10 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
             let user = last_user_text(&request);
             match user.as_deref().and_then(|t| match_turn(&script.turns, t)) {
                 Some(turn) => (turn.reply.clone(), user, false),
-                None => (UNSCRIPTED_REPLY.to_owned(), user, true),
+                None => match continuation(&request, &script.turns) {
+                    Some(rest) => (rest, user, false),
+                    None => (UNSCRIPTED_REPLY.to_owned(), user, true),
+                },
             }
         }
         Completion::Title => (title_reply(&request, &script.title), None, false),
@@ -667,6 +801,36 @@ fn part_text(part: &Value) -> Option<&str> {
 }
 
 /// The text of the last `user` message, if there is one.
+/// The rest of a scripted reply, when the request asks to continue one that was cut off: the
+/// client's continuation prompt (`[System: …` as the last user message, e.g. "The previous
+/// response was cut off by a network error mid-stream — … Continue exactly …") after an assistant
+/// message that is a prefix of a scripted reply. A real model continues where it stopped; so does
+/// the fake.
+fn continuation(request: &Value, turns: &[Turn]) -> Option<String> {
+    let messages = messages(request);
+    let last = messages.last()?;
+    if role(last) != "user" || !message_text(last).trim_start().starts_with("[System:") {
+        return None;
+    }
+    let partial = messages
+        .iter()
+        .rev()
+        .skip(1)
+        .find(|m| role(m) == "assistant")
+        .map(message_text)?;
+    let partial = partial.trim();
+    if partial.is_empty() {
+        return None;
+    }
+    turns.iter().find_map(|t| {
+        let reply = t.reply.trim();
+        reply
+            .strip_prefix(partial)
+            .filter(|rest| !rest.is_empty())
+            .map(str::to_owned)
+    })
+}
+
 fn last_user_text(request: &Value) -> Option<String> {
     messages(request)
         .iter()
@@ -815,9 +979,56 @@ fn stream_events(head: &ChunkHead, text: &str, usage: Option<Usage>) -> Vec<Valu
 }
 
 /// Writes `reply` to the client.
+/// The bytes and content type of a complete body.
+fn body_bytes(body: &Body) -> io::Result<(&'static str, Vec<u8>)> {
+    Ok(match body {
+        Body::Json(value) => ("application/json", serde_json::to_vec(value)?),
+        Body::Events(events) => {
+            let mut bytes = Vec::new();
+            for event in events {
+                bytes.extend_from_slice(b"data: ");
+                serde_json::to_writer(&mut bytes, event)?;
+                bytes.extend_from_slice(b"\n\n");
+            }
+            bytes.extend_from_slice(b"data: [DONE]\n\n");
+            ("text/event-stream", bytes)
+        }
+        Body::Raw(kind, bytes) => (kind, bytes.clone()),
+        Body::Cut(inner) => body_bytes(inner)?,
+        Body::Hang => ("text/plain", Vec::new()),
+    })
+}
+
 fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
     let status = tiny_http::StatusCode(reply.status);
     match &reply.body {
+        Body::Raw(kind, bytes) => {
+            let headers = headers(&[("Content-Type", kind)]);
+            request.respond(tiny_http::Response::new(
+                status,
+                headers,
+                Cursor::new(bytes.clone()),
+                None,
+                None,
+            ))
+        }
+        Body::Cut(inner) => {
+            let (kind, bytes) = body_bytes(inner)?;
+            let cut = bytes.len() as u64 / 2;
+            let headers = headers(&[("Content-Type", kind)]);
+            // No length: chunked, so the cut is a truncated stream, not a short body.
+            request.respond(tiny_http::Response::new(
+                status,
+                headers,
+                CutReader {
+                    bytes: Cursor::new(bytes),
+                    cut,
+                },
+                None,
+                None,
+            ))
+        }
+        Body::Hang => Ok(()),
         Body::Json(value) => {
             let bytes = serde_json::to_vec(value)?;
             let length = bytes.len();
@@ -889,14 +1100,17 @@ mod tests {
                 Turn {
                     user: "Tell me about the lighthouse keeper".to_owned(),
                     reply: LIGHTHOUSE.to_owned(),
+                    ..Turn::default()
                 },
                 Turn {
                     user: "say hi".to_owned(),
                     reply: "Hi!".to_owned(),
+                    ..Turn::default()
                 },
                 Turn {
                     user: "hi".to_owned(),
                     reply: "Hello.".to_owned(),
+                    ..Turn::default()
                 },
             ],
             summary: "## Goal\nThe user asked about a lighthouse keeper.".to_owned(),
@@ -1475,7 +1689,108 @@ mod tests {
         let empty = [Turn {
             user: "  ".to_owned(),
             reply: "x".to_owned(),
+            ..Turn::default()
         }];
         assert_eq!(match_turn(&empty, "anything"), None);
+    }
+
+    fn faulty_script(fault: Fault, times: Option<u32>) -> Script {
+        Script {
+            turns: vec![Turn {
+                user: "hi".to_owned(),
+                reply: LIGHTHOUSE.to_owned(),
+                fault: Some(fault),
+                fault_times: times,
+            }],
+            ..script()
+        }
+    }
+
+    #[test]
+    fn http_500_fault_then_the_reply_once_fault_times_is_spent() {
+        let provider = Provider::start(faulty_script(Fault::Http500, Some(1))).expect("start");
+        let body = chat_body(json!([{"role": "user", "content": "hi"}]), false);
+        let first = http(&provider, "POST", "/v1/chat/completions", &body);
+        assert_eq!(first.status, 500);
+        assert!(String::from_utf8_lossy(&first.body).contains("injected fault"));
+        let second = http(&provider, "POST", "/v1/chat/completions", &body);
+        assert_eq!(second.status, 200);
+        assert!(String::from_utf8_lossy(&second.body).contains("lighthouse"));
+        let log = provider.log();
+        assert_eq!(log[0].fault, Some(Fault::Http500));
+        assert_eq!(
+            (log[0].status, log[1].status, log[1].fault),
+            (500, 200, None)
+        );
+    }
+
+    #[test]
+    fn malformed_json_fault_is_not_json() {
+        let provider = Provider::start(faulty_script(Fault::MalformedJson, None)).expect("start");
+        let body = chat_body(json!([{"role": "user", "content": "hi"}]), false);
+        let reply = http(&provider, "POST", "/v1/chat/completions", &body);
+        assert_eq!(reply.status, 200);
+        assert!(serde_json::from_slice::<Value>(&reply.body).is_err());
+        let stream = chat_body(json!([{"role": "user", "content": "hi"}]), true);
+        let reply = http(&provider, "POST", "/v1/chat/completions", &stream);
+        let events = reply.events();
+        assert!(
+            serde_json::from_str::<Value>(&events[0]).is_err(),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn drop_stream_fault_sends_half_a_stream_without_done() {
+        let provider = Provider::start(faulty_script(Fault::DropStream, None)).expect("start");
+        let body = chat_body(json!([{"role": "user", "content": "hi"}]), true);
+        let mut stream = TcpStream::connect(provider.addr()).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let head = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("head");
+        stream.write_all(&body).expect("body");
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        let text = String::from_utf8_lossy(&raw);
+        assert!(text.contains("data: "), "some events arrive: {text}");
+        assert!(!text.contains("[DONE]"), "the stream never ends: {text}");
+        assert!(!text.contains("stop"), "no finish_reason: {text}");
+    }
+
+    #[test]
+    fn a_hanging_answer_does_not_hold_up_the_fake_models_shutdown() {
+        let provider = Provider::start(faulty_script(Fault::Hang, None)).expect("start");
+        let addr = provider.addr();
+        let body = chat_body(json!([{"role": "user", "content": "hi"}]), false);
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .expect("timeout");
+        let head = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("head");
+        stream.write_all(&body).expect("body");
+        let mut buf = [0u8; 16];
+        let err = stream.read(&mut buf).expect_err("nothing arrives");
+        assert!(matches!(
+            err.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ));
+        let started = Instant::now();
+        drop(provider);
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

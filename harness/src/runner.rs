@@ -208,11 +208,23 @@ fn run_inner(
                         .map_err(|e| at(e.to_string()))?;
                     driver = Some(d);
                 }
-                Action::Say { text, reply } => {
+                Action::Say {
+                    text,
+                    reply,
+                    fault,
+                    fault_times,
+                } => {
                     let d = running(&mut driver).map_err(at)?;
                     d.type_line(text, deadline).map_err(|e| at(e.to_string()))?;
-                    d.wait_idle_with(&reply_tail(reply), deadline)
-                        .map_err(|e| at(e.to_string()))?;
+                    if fault.is_some() && fault_times.is_none() {
+                        // The reply never arrives: the turn is over when the client has given
+                        // up — its output settles with the idle prompt back.
+                        d.wait_settled_idle(deadline)
+                            .map_err(|e| at(e.to_string()))?;
+                    } else {
+                        d.wait_idle_with(&reply_tail(reply), deadline)
+                            .map_err(|e| at(e.to_string()))?;
+                    }
                 }
                 Action::Command { text, wait_for } => {
                     let text = substitute_session(std::slice::from_ref(text), &home)

@@ -23,6 +23,8 @@
 //! [[step]]
 //! say = "Tell me about the lighthouse keeper."
 //! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn
+//! # fault = "drop_stream"        # optional: http_500 | malformed_json | drop_stream | hang
+//! # fault_times = 1              # optional: only the first N answers (retries then succeed)
 //! [[step]]
 //! command = "/compress"
 //! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)
@@ -141,6 +143,11 @@ pub enum Action {
         text: String,
         /// What the fake model answers.
         reply: String,
+        /// A fault the fake model injects into its answers to this message.
+        fault: Option<crate::provider::Fault>,
+        /// How many answers get the fault (`None`: all of them; the reply never arrives, and the
+        /// step waits for the client to give up and show its prompt again).
+        fault_times: Option<u32>,
     },
     /// Type a slash command, wait until `wait_for` is on screen and the prompt is idle.
     Command {
@@ -237,6 +244,8 @@ struct RawStep {
     launch: Option<Vec<String>>,
     say: Option<String>,
     reply: Option<String>,
+    fault: Option<crate::provider::Fault>,
+    fault_times: Option<u32>,
     command: Option<String>,
     wait_for: Option<String>,
     resume: Option<String>,
@@ -383,6 +392,8 @@ impl Scenario {
                 }
             };
             stray("reply", s.reply.is_none() || s.say.is_some())?;
+            stray("fault", s.fault.is_none() || s.say.is_some())?;
+            stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
             stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
             stray("expect", s.expect.is_none() || s.check.is_some())?;
             stray("client", s.client.is_none() || s.launch.is_some())?;
@@ -405,6 +416,8 @@ impl Scenario {
                 Action::Say {
                     text: text.clone(),
                     reply,
+                    fault: s.fault,
+                    fault_times: s.fault_times,
                 }
             } else if let Some(text) = &s.command {
                 let wait_for = s.wait_for.clone().ok_or_else(|| {
@@ -512,9 +525,16 @@ impl Scenario {
                 .steps
                 .iter()
                 .filter_map(|s| match &s.action {
-                    Action::Say { text, reply } => Some(crate::provider::Turn {
+                    Action::Say {
+                        text,
+                        reply,
+                        fault,
+                        fault_times,
+                    } => Some(crate::provider::Turn {
                         user: text.clone(),
                         reply: reply.clone(),
+                        fault: *fault,
+                        fault_times: *fault_times,
                     }),
                     _ => None,
                 })

@@ -1,0 +1,136 @@
+//! The harness against a misbehaving model and client: a hang, a model that only fails, a client
+//! that exits at once. Each run must end with a verdict naming the step, with the last screen (and
+//! the exit status when the client died), within the step's deadline — and leave no process behind.
+//!
+//! Scenarios that pin how the real client handles a transient fault (and the bugs found) live in
+//! `scenarios/faults/`; these are about the harness itself, so they are built here.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hermes_e2e::runner::{self, RunOptions};
+use hermes_e2e::scenario::Scenario;
+
+/// Runs scenario `text` (written into a fresh directory) with artefacts under that directory.
+fn run(name: &str, text: &str) -> (runner::ScenarioResult, Duration, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    let scenario = Scenario::load(&path, dir.path()).expect("valid scenario");
+    let options = RunOptions {
+        client: None,
+        out_root: dir.path().join("out"),
+    };
+    let started = Instant::now();
+    let result = runner::run(&scenario, &options);
+    (result, started.elapsed(), dir)
+}
+
+/// Command lines of live processes whose environment mentions `dir` (the run's private homes).
+fn processes_under(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().as_bytes().to_vec();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
+        }
+    }
+    found
+}
+
+fn faulty(fault: &str, deadline: u64) -> String {
+    format!(
+        r#"# A model that answers every request to this turn with `{fault}` (harness test).
+
+[scenario]
+size = {{ rows = 30, cols = 100 }}
+
+[[step]]
+launch = []
+
+[[step]]
+say = "What did a lighthouse keeper do all day?"
+reply = "He kept the light."
+fault = "{fault}"
+deadline_secs = {deadline}
+
+[[step]]
+check = "after the turn"
+expect = {{}}
+"#
+    )
+}
+
+fn assert_timed_out_verdict(result: &runner::ScenarioResult, line: usize, deadline: u64) {
+    assert!(!result.passed);
+    let error = result.error.as_deref().expect("a harness verdict");
+    assert_eq!(result.error_line, Some(line), "{error}");
+    assert!(
+        error.contains(&format!("timed out after {deadline}.0 s")),
+        "{error}"
+    );
+    assert!(error.contains("--- last screen ---"), "{error}");
+    // What the client did is on that screen: the user's message was sent.
+    assert!(
+        error.contains("What did a lighthouse keeper do all day?"),
+        "{error}"
+    );
+    assert!(
+        result.checks.is_empty(),
+        "no check runs after a failed step"
+    );
+}
+
+#[test]
+fn a_hanging_model_gives_a_verdict_within_the_step_deadline() {
+    let (result, took, dir) = run("hang", &faulty("hang", 6));
+    assert_timed_out_verdict(&result, 9, 6);
+    // Launch (a few seconds) + the 6 s deadline + teardown; nowhere near a hang.
+    assert!(took < Duration::from_secs(40), "took {took:?}");
+    assert!(processes_under(dir.path()).is_empty());
+    let log = std::fs::read_to_string(dir.path().join("out/hang/provider.jsonl")).unwrap();
+    assert!(log.contains("\"fault\":\"hang\""), "the hang is in the log");
+}
+
+#[test]
+fn a_model_that_only_fails_gives_a_verdict_within_the_step_deadline() {
+    let (result, took, dir) = run("http500", &faulty("http_500", 6));
+    assert_timed_out_verdict(&result, 9, 6);
+    assert!(took < Duration::from_secs(40), "took {took:?}");
+    assert!(processes_under(dir.path()).is_empty());
+    let log = std::fs::read_to_string(dir.path().join("out/http500/provider.jsonl")).unwrap();
+    assert!(log.contains("\"fault\":\"http_500\""));
+    assert!(log.contains("\"status\":500"));
+}
+
+#[test]
+fn a_client_that_exits_at_once_is_a_verdict_with_its_exit_status() {
+    let text = r#"# A client started with an argument it rejects (harness test).
+
+[scenario]
+size = { rows = 30, cols = 100 }
+
+[[step]]
+launch = ["--no-such-option-for-hermes"]
+
+[[step]]
+check = "never reached"
+expect = {}
+"#;
+    let (result, took, dir) = run("exits", text);
+    assert!(!result.passed);
+    let error = result.error.as_deref().expect("a harness verdict");
+    assert_eq!(result.error_line, Some(6), "{error}");
+    assert!(error.contains("exit"), "names the exit: {error}");
+    assert!(error.contains("--- last screen ---"), "{error}");
+    assert!(
+        error.contains("no-such-option"),
+        "the client's complaint: {error}"
+    );
+    assert!(took < Duration::from_secs(40), "took {took:?}");
+    assert!(processes_under(dir.path()).is_empty());
+}
