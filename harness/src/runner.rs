@@ -258,6 +258,14 @@ fn run_inner(
                     let d = running(&mut driver).map_err(at)?;
                     slash_resume(d, &id, deadline).map_err(at)?;
                 }
+                Action::Resize { rows, cols } => {
+                    let d = running(&mut driver).map_err(at)?;
+                    d.resize(*rows, *cols).map_err(|e| at(e.to_string()))?;
+                    d.wait_quiet(Duration::from_millis(300), deadline)
+                        .map_err(|e| at(e.to_string()))?;
+                    d.wait_idle_with("", deadline)
+                        .map_err(|e| at(e.to_string()))?;
+                }
                 Action::Quit => {
                     let mut d = driver
                         .take()
@@ -309,6 +317,7 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Say { .. } => "say",
         Action::Command { .. } => "command",
         Action::Resume(_) => "resume",
+        Action::Resize { .. } => "resize",
         Action::Quit => "quit",
         Action::Check { .. } => "check",
     }

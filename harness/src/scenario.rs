@@ -29,6 +29,8 @@
 //! command = "/compress"
 //! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)
 //! [[step]]
+//! resize = "80x24"               # COLSxROWS: the terminal is resized mid-run
+//! [[step]]
 //! quit = true
 //! [[step]]
 //! launch = []                    # a fresh client …
@@ -115,6 +117,12 @@ pub struct Scenario {
     pub steps: Vec<Step>,
 }
 
+/// Parses `COLSxROWS` (e.g. `100x40`) into `(cols, rows)`.
+pub fn parse_size(text: &str) -> Option<(u16, u16)> {
+    let (c, r) = text.trim().split_once('x')?;
+    Some((c.trim().parse().ok()?, r.trim().parse().ok()?))
+}
+
 /// One step with the 1-based line of the file where it starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
@@ -159,6 +167,13 @@ pub enum Action {
     /// Type `/resume ID` into the running client (`{session}` replaced as for `launch`) and wait
     /// until the recap panel it prints below the command has closed and the prompt is idle.
     Resume(String),
+    /// Resize the terminal (the client gets SIGWINCH and redraws), then wait for the idle prompt.
+    Resize {
+        /// New rows.
+        rows: u16,
+        /// New columns.
+        cols: u16,
+    },
     /// Quit the client (`/quit`) and wait for it to exit.
     Quit,
     /// Run the oracle on the whole rendered history and compare with the expectation.
@@ -249,6 +264,7 @@ struct RawStep {
     command: Option<String>,
     wait_for: Option<String>,
     resume: Option<String>,
+    resize: Option<String>,
     client: Option<String>,
     quit: Option<bool>,
     check: Option<String>,
@@ -329,6 +345,7 @@ impl Scenario {
                 s.say.is_some(),
                 s.command.is_some(),
                 s.resume.is_some(),
+                s.resize.is_some(),
                 s.quit.is_some(),
                 s.check.is_some(),
             ];
@@ -370,6 +387,7 @@ impl Scenario {
                 s.say.is_some(),
                 s.command.is_some(),
                 s.resume.is_some(),
+                s.resize.is_some(),
                 s.quit.is_some(),
                 s.check.is_some(),
             ];
@@ -377,7 +395,7 @@ impl Scenario {
                 return Err(invalid(
                     line,
                     "a step must have exactly one of `include`, `launch`, `say`, `command`, \
-                     `resume`, `quit`, `check`"
+                     `resume`, `resize`, `quit`, `check`"
                         .into(),
                 ));
             }
@@ -438,6 +456,20 @@ impl Scenario {
                     ));
                 }
                 Action::Resume(id.clone())
+            } else if let Some(size) = &s.resize {
+                let (cols, rows) = parse_size(size).ok_or_else(|| {
+                    invalid(
+                        line,
+                        format!("`resize = \"{size}\"`: expected `COLSxROWS`, e.g. `80x24`"),
+                    )
+                })?;
+                if !(10..=1000).contains(&rows) || !(40..=1000).contains(&cols) {
+                    return Err(invalid(
+                        line,
+                        format!("`resize` must be 40..=1000 cols and 10..=1000 rows, got {size}"),
+                    ));
+                }
+                Action::Resize { rows, cols }
             } else if s.quit == Some(true) {
                 Action::Quit
             } else if s.quit == Some(false) {
@@ -473,6 +505,7 @@ impl Scenario {
                 Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
                 Action::Command { .. } => 90,
                 Action::Resume(_) => 60,
+                Action::Resize { .. } => 30,
             };
             steps.push(Step {
                 line,

@@ -1,5 +1,6 @@
 //! One test per scenario file under `scenarios/` (libtest-mimic), named by its path without
-//! extension: `cargo test --test scenarios -- compress/` selects a group.
+//! extension: `cargo test --test scenarios -- compress/` selects a group. The geometry sweep adds
+//! `NAME@COLSxROWS` trials (see [`sweep`]; `HERMES_E2E_SWEEP=full|off`).
 //!
 //! Each test runs the scenario against the real client and fails with the report's text when an
 //! expectation differs; then each resumed checkpoint's rendered history (a check right after a
@@ -23,20 +24,59 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let trials = files
-        .into_iter()
-        .map(|file| {
-            let name = file
-                .strip_prefix(&root)
-                .unwrap_or(&file)
-                .with_extension("")
-                .to_string_lossy()
-                .into_owned();
-            let root = root.clone();
-            Trial::test(name, move || run_one(&file, &root))
-        })
-        .collect();
+    let (sweep_all, sizes) = sweep();
+    let mut trials = Vec::new();
+    for file in files {
+        let name = file
+            .strip_prefix(&root)
+            .unwrap_or(&file)
+            .with_extension("")
+            .to_string_lossy()
+            .into_owned();
+        if sweep_all || SWEPT.contains(&name.as_str()) {
+            for &(cols, rows) in &sizes {
+                let (file, root) = (file.clone(), root.clone());
+                trials.push(Trial::test(format!("{name}@{cols}x{rows}"), move || {
+                    run_at(&file, &root, rows, cols)
+                }));
+            }
+        }
+        let root = root.clone();
+        trials.push(Trial::test(name, move || run_one(&file, &root)));
+    }
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// Scenarios swept over terminal sizes by default: a clean one and a known bug.
+const SWEPT: &[&str] = &["compress/rotating_resume", "compress/inplace_resume"];
+
+/// The geometry sweep: `HERMES_E2E_SWEEP` unset — the [`SWEPT`] scenarios at a narrow/short and a
+/// wide/tall size; `full` — every scenario at four sizes; `off` — none.
+fn sweep() -> (bool, Vec<(u16, u16)>) {
+    match std::env::var("HERMES_E2E_SWEEP").as_deref() {
+        Ok("off") => (false, Vec::new()),
+        Ok("full") => (true, vec![(60, 20), (80, 24), (120, 40), (200, 60)]),
+        _ => (false, vec![(80, 24), (160, 50)]),
+    }
+}
+
+/// A scenario at another terminal size: the same pinned numbers must hold (a display bug does not
+/// depend on where the scrollback boundary falls). No snapshots: wrapping differs by width.
+fn run_at(file: &Path, root: &Path, rows: u16, cols: u16) -> Result<(), Failed> {
+    let mut scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
+    scenario.rows = rows;
+    scenario.cols = cols;
+    scenario.name = format!("{}@{cols}x{rows}", scenario.name);
+    let options = RunOptions {
+        client: None,
+        out_root: runner::default_out_root(),
+    };
+    let result = runner::run(&scenario, &options);
+    if result.passed {
+        Ok(())
+    } else {
+        Err(report::text(&result).into())
+    }
 }
 
 fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
