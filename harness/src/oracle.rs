@@ -487,6 +487,8 @@ struct Index {
     message_prefix: Vec<Option<usize>>,
     /// For each message, the index of the first message with identical words (itself if none).
     same_as: Vec<usize>,
+    /// Transcript word positions inside a drawn internal region (a summary drawn raw).
+    inside_internal: Vec<bool>,
 }
 
 impl Index {
@@ -611,7 +613,7 @@ impl Index {
             }
         }
 
-        discount_renderings_inside_internal_text(&mut stats, t_ids.len());
+        let inside_internal = discount_renderings_inside_internal_text(&mut stats, t_ids.len());
 
         let mut first_with: FastMap<&[u32], usize> = FastMap::default();
         let same_as = messages
@@ -629,6 +631,7 @@ impl Index {
             internal_shingles,
             message_prefix,
             same_as,
+            inside_internal,
         }
     }
 
@@ -854,7 +857,16 @@ impl Index {
             running += depth[p];
             claimed_before[p + 1] = claimed_before[p] + usize::from(running > 0);
         }
-        let unclaimed = |q: usize, w: usize| claimed_before[q + w] == claimed_before[q];
+        // A prefix found inside a drawn summary is the summary quoting the message, not the
+        // message shown: case (`sessions export --format jsonl` of a rotated child), the carrier's
+        // summary quotes the compacted user messages verbatim; each must count as missing, the
+        // quote as internal text — a 6-word message no differently from a 4-word one.
+        let unclaimed = |q: usize, w: usize| {
+            claimed_before[q + w] == claimed_before[q]
+                && !self.inside_internal[q..(q + w).min(t_len)]
+                    .iter()
+                    .any(|b| *b)
+        };
 
         // Where each message is rendered: occurrences of its first rendered shingle, or of its
         // prefix at unclaimed places; and how many renderings it has.
@@ -958,7 +970,9 @@ impl Index {
 /// keeps a genuine rendering of a reply that the summary also quotes
 /// word for word out of the region: its shingles are shared, but its neighbours are not internal.
 /// Message-shingle occurrences lying wholly inside such a region are dropped from the counts.
-fn discount_renderings_inside_internal_text(stats: &mut [Stat], t_len: usize) {
+///
+/// Returns which transcript positions lie inside such a region.
+fn discount_renderings_inside_internal_text(stats: &mut [Stat], t_len: usize) -> Vec<bool> {
     let mut intervals: Vec<(usize, usize, bool)> = Vec::new();
     for s in stats.iter().filter(|s| s.first_internal.is_some()) {
         for &q in &s.rendered {
@@ -970,7 +984,7 @@ fn discount_renderings_inside_internal_text(stats: &mut [Stat], t_len: usize) {
         }
     }
     if intervals.is_empty() {
-        return;
+        return vec![false; t_len];
     }
     intervals.sort_unstable();
     let mut inside = vec![false; t_len];
@@ -997,6 +1011,7 @@ fn discount_renderings_inside_internal_text(stats: &mut [Stat], t_len: usize) {
             .retain(|&q| !inside[q..(q + width).min(t_len)].iter().all(|b| *b));
         s.rendered_inside_internal = before - s.rendered.len();
     }
+    inside
 }
 
 /// The stat index of `key`, creating an empty [`Stat`] the first time it is seen.

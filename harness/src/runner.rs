@@ -165,6 +165,9 @@ fn run_inner(
 
     let mut driver: Option<Driver> = None;
     let mut launches = 0usize;
+    let mut exports = 0usize;
+    // What the last `export` step wrote, for the next `check`.
+    let mut exported: Option<Transcript> = None;
     let outcome = (|| -> Result<(), StepError> {
         for step in &scenario.steps {
             let t = Instant::now();
@@ -276,11 +279,31 @@ fn run_inner(
                     d.finish_recording();
                 }
                 Action::Check { name, expect } => {
-                    let d = running(&mut driver).map_err(at)?;
-                    let transcript = d.screen().transcript();
+                    let (transcript, surface) = match exported.take() {
+                        Some(t) => (t, Surface { tool_output: true }),
+                        None => {
+                            let d = running(&mut driver).map_err(at)?;
+                            (d.screen().transcript(), Surface::default())
+                        }
+                    };
                     let checked =
-                        run_check(name, expect, step, transcript, &home, &provider).map_err(at)?;
+                        run_check(name, expect, step, transcript, surface, &home, &provider)
+                            .map_err(at)?;
                     result.checks.push(checked);
+                }
+                Action::Export(args) => {
+                    exports += 1;
+                    let out = dir.join(format!("export-{exports}"));
+                    std::fs::create_dir_all(&out)
+                        .map_err(|e| at(format!("cannot create `{}`: {e}", out.display())))?;
+                    let args: Vec<String> = substitute_session(args, &home)
+                        .map_err(at)?
+                        .into_iter()
+                        .map(|a| a.replace("{out}", &out.to_string_lossy()))
+                        .collect();
+                    let stdout =
+                        run_cli(&client.executable, &args, &env, &work, deadline).map_err(at)?;
+                    exported = Some(export_transcript(&out, &stdout).map_err(at)?);
                 }
             }
             let secs = t.elapsed().as_secs_f64();
@@ -318,6 +341,7 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Command { .. } => "command",
         Action::Resume(_) => "resume",
         Action::Resize { .. } => "resize",
+        Action::Export(_) => "export",
         Action::Quit => "quit",
         Action::Check { .. } => "check",
     }
@@ -347,11 +371,13 @@ fn substitute_session(args: &[String], home: &Path) -> Result<Vec<String>, Strin
         .collect())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_check(
     name: &str,
     expect: &Expectation,
     step: &Step,
     transcript: Transcript,
+    surface: Surface,
     home: &Path,
     provider: &Provider,
 ) -> Result<CheckResult, String> {
@@ -362,8 +388,7 @@ fn run_check(
         .latest_session_with_messages()
         .map_err(|e| e.to_string())?
         .ok_or("`check`: `state.db` has no session with messages")?;
-    let expected =
-        display::expected(&store, &session.id, Surface::default()).map_err(|e| e.to_string())?;
+    let expected = display::expected(&store, &session.id, surface).map_err(|e| e.to_string())?;
     let said = provider.said();
     let check = oracle::check(name, &transcript, &expected, Some(&said));
     let mismatches = compare(expect, &check);
@@ -725,4 +750,141 @@ fn provenance(
         );
     }
     p
+}
+
+/// Runs the client without a PTY (`hermes ARGS`) in its private environment and returns its
+/// stdout; killed (with its process group) at `deadline`. A non-zero exit is an error with the
+/// output's tail.
+fn run_cli(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    deadline: Duration,
+) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot run `{} {}`: {e}", program.display(), args.join(" ")))?;
+    // Drain both pipes on threads so a chatty client cannot block on a full pipe.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let mut bytes = Vec::new();
+                let _ = p.read_to_end(&mut bytes);
+                text = String::from_utf8_lossy(&bytes).into_owned();
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= deadline => {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(child.id() as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                let _ = child.wait();
+                return Err(format!(
+                    "`hermes {}` did not finish within {:.1} s",
+                    args.join(" "),
+                    deadline.as_secs_f64()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for `hermes {}`: {e}", args.join(" "))),
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if !status.success() {
+        let tail: Vec<&str> = stderr
+            .lines()
+            .chain(stdout.lines())
+            .rev()
+            .take(15)
+            .collect();
+        return Err(format!(
+            "`hermes {}` failed ({status}); last output:\n{}",
+            args.join(" "),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    Ok(stdout)
+}
+
+/// The text an export wrote, as a transcript: every file under `out` (or `out` itself), sorted by
+/// path; `.jsonl` files reduced to the `content` strings they hold, in order. Without any file,
+/// the command's stdout.
+fn export_transcript(out: &Path, stdout: &str) -> Result<Transcript, String> {
+    fn files(p: &Path, acc: &mut Vec<PathBuf>) {
+        if p.is_file() {
+            acc.push(p.to_path_buf());
+        } else if let Ok(entries) = std::fs::read_dir(p) {
+            for e in entries.flatten() {
+                files(&e.path(), acc);
+            }
+        }
+    }
+    fn contents(v: &serde_json::Value, acc: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    match (k.as_str(), v) {
+                        ("content", serde_json::Value::String(s)) => acc.push(s.clone()),
+                        _ => contents(v, acc),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| contents(i, acc)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    files(out, &mut found);
+    found.sort();
+    // The manifest lists files, not conversation.
+    found.retain(|f| {
+        !f.file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("manifest"))
+    });
+    let mut text = String::new();
+    for f in &found {
+        let body = std::fs::read_to_string(f)
+            .map_err(|e| format!("cannot read `{}`: {e}", f.display()))?;
+        if f.extension().is_some_and(|e| e == "jsonl") {
+            for line in body.lines().filter(|l| !l.trim().is_empty()) {
+                let v: serde_json::Value = serde_json::from_str(line)
+                    .map_err(|e| format!("`{}` is not JSONL: {e}", f.display()))?;
+                let mut acc = Vec::new();
+                contents(&v, &mut acc);
+                for c in acc {
+                    text.push_str(&c);
+                    text.push_str("\n\n");
+                }
+            }
+        } else {
+            text.push_str(&body);
+            text.push('\n');
+        }
+    }
+    if found.is_empty() {
+        text = stdout.to_owned();
+    }
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    Ok(Transcript::from_history_lines(&lines))
 }

@@ -167,6 +167,12 @@ pub enum Action {
     /// Type `/resume ID` into the running client (`{session}` replaced as for `launch`) and wait
     /// until the recap panel it prints below the command has closed and the prompt is idle.
     Resume(String),
+    /// Run the client non-interactively (no PTY) with these arguments — `{session}` and `{out}`
+    /// (a fresh path in the run directory) replaced — e.g. `sessions export {out} --session-id
+    /// {session} --format md --lineage logical`. The next `check` reads what it wrote to `{out}`
+    /// (every file under it, JSONL reduced to its message contents; else its stdout) instead of the
+    /// screen, on the export surface (tool traffic shown).
+    Export(Vec<String>),
     /// Resize the terminal (the client gets SIGWINCH and redraws), then wait for the idle prompt.
     Resize {
         /// New rows.
@@ -265,6 +271,7 @@ struct RawStep {
     wait_for: Option<String>,
     resume: Option<String>,
     resize: Option<String>,
+    export: Option<Vec<String>>,
     client: Option<String>,
     quit: Option<bool>,
     check: Option<String>,
@@ -342,6 +349,7 @@ impl Scenario {
             };
             let others = [
                 s.launch.is_some(),
+                s.export.is_some(),
                 s.say.is_some(),
                 s.command.is_some(),
                 s.resume.is_some(),
@@ -384,6 +392,7 @@ impl Scenario {
             let line = *line;
             let actions = [
                 s.launch.is_some(),
+                s.export.is_some(),
                 s.say.is_some(),
                 s.command.is_some(),
                 s.resume.is_some(),
@@ -395,7 +404,7 @@ impl Scenario {
                 return Err(invalid(
                     line,
                     "a step must have exactly one of `include`, `launch`, `say`, `command`, \
-                     `resume`, `resize`, `quit`, `check`"
+                     `resume`, `resize`, `export`, `quit`, `check`"
                         .into(),
                 ));
             }
@@ -456,6 +465,15 @@ impl Scenario {
                     ));
                 }
                 Action::Resume(id.clone())
+            } else if let Some(args) = &s.export {
+                if args.is_empty() {
+                    return Err(invalid(
+                        line,
+                        "`export` needs the client's arguments, e.g. `[\"sessions\", \"export\", \"{out}\", …]`"
+                            .into(),
+                    ));
+                }
+                Action::Export(args.clone())
             } else if let Some(size) = &s.resize {
                 let (cols, rows) = parse_size(size).ok_or_else(|| {
                     invalid(
@@ -506,6 +524,7 @@ impl Scenario {
                 Action::Command { .. } => 90,
                 Action::Resume(_) => 60,
                 Action::Resize { .. } => 30,
+                Action::Export(_) => 60,
             };
             steps.push(Step {
                 line,
