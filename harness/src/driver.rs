@@ -504,12 +504,19 @@ impl Drop for Driver {
     }
 }
 
-/// True when the bottom of the screen shows the idle prompt: a line that is exactly `❯` between
-/// two horizontal rules (see `reference/hermes-client.md`, "Driving the classic CLI in a PTY").
+/// True when the bottom of the screen shows the idle prompt: a line that is exactly `❯` below a
+/// horizontal rule and above another rule (see `reference/hermes-client.md`, "Driving the classic
+/// CLI in a PTY") — or above nothing but blank rows: on a short terminal (20 rows) the client
+/// leaves the lower rule out.
 pub fn is_idle(rows: &[String]) -> bool {
     let rule = |s: &str| s.trim_start().starts_with('─');
-    rows.windows(3)
-        .any(|w| rule(&w[0]) && w[1].trim() == "❯" && rule(&w[2]))
+    (1..rows.len()).any(|i| {
+        rule(&rows[i - 1])
+            && rows[i].trim() == "❯"
+            && rows
+                .get(i + 1)
+                .is_none_or(|next| rule(next) || rows[i + 1..].iter().all(|r| r.trim().is_empty()))
+    })
 }
 
 /// Letters and digits only, lower-cased: compares text across wrapping, panel borders and styling.
@@ -537,6 +544,13 @@ mod tests {
         let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(is_idle(&rows(&["x", "────────", "❯", "────────", ""])));
         assert!(!is_idle(&rows(&["────────", "❯ typing", "────────"])));
+        // A short terminal: no lower rule, blank rows below the prompt.
+        assert!(is_idle(&rows(&["x", "────────", "❯", "", ""])));
+        assert!(!is_idle(&rows(&[
+            "────────",
+            "❯",
+            "cli.chat.initializing_agent"
+        ])));
         assert!(!is_idle(&rows(&[
             "● hi",
             "cli.chat.initializing_agent",

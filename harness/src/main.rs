@@ -31,6 +31,10 @@ enum Command {
         /// Where to keep artefacts (default: `target/hermes-e2e`).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Terminal size `COLSxROWS` overriding the scenarios' (the pinned numbers must hold at
+        /// any size).
+        #[arg(long, value_parser = parse_size)]
+        size: Option<(u16, u16)>,
     },
     /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`
     /// recordings, the provider log and a `PROVENANCE.md`. A new bug becomes a fixture in one
@@ -111,7 +115,8 @@ fn main() -> ExitCode {
             json,
             client,
             out,
-        } => run(paths, json, client, out),
+            size,
+        } => run(paths, json, client, out, size),
         Command::Repro {
             db,
             session,
@@ -224,7 +229,13 @@ fn scenarios_root() -> PathBuf {
     }
 }
 
-fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<PathBuf>) -> ExitCode {
+fn run(
+    paths: Vec<PathBuf>,
+    json: bool,
+    client: Option<String>,
+    out: Option<PathBuf>,
+    size: Option<(u16, u16)>,
+) -> ExitCode {
     let root = scenarios_root();
     let paths = if paths.is_empty() {
         vec![root.clone()]
@@ -241,7 +252,14 @@ fn run(paths: Vec<PathBuf>, json: bool, client: Option<String>, out: Option<Path
     let mut loaded = Vec::new();
     for f in &files {
         match Scenario::load(f, &root) {
-            Ok(s) => loaded.push(s),
+            Ok(mut s) => {
+                if let Some((cols, rows)) = size {
+                    s.cols = cols;
+                    s.rows = rows;
+                    s.name = format!("{}@{cols}x{rows}", s.name);
+                }
+                loaded.push(s)
+            }
             Err(e) => {
                 eprintln!("error: {}", report::printable(&e.to_string()));
                 return ExitCode::from(2);
