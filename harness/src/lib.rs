@@ -18,6 +18,8 @@
 //! - [`display`]: the harness's own definition of a correct display, as [`display::Expected`].
 //! - [`history`]: generated compaction histories in the real schemas (a test double of the client's
 //!   writes, for property tests, the differential test and benchmarks).
+//! - [`html`]: a browsable report (`--report DIR`): each check's screen with repeats highlighted
+//!   and linked to their stored rows, the recordings and the provider log.
 //! - [`inspect`]: what a `state.db` holds and what a correct display of it is (no client).
 //! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings.
 //! - [`words`]: the word segmentation the oracle counts with (UAX-29, case-folded, CJK one each).
@@ -30,6 +32,7 @@ pub mod client;
 pub mod display;
 pub mod driver;
 pub mod history;
+pub mod html;
 pub mod inspect;
 pub mod oracle;
 pub mod provider;

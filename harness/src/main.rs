@@ -35,6 +35,9 @@ enum Command {
         /// any size).
         #[arg(long, value_parser = parse_size)]
         size: Option<(u16, u16)>,
+        /// Also write an HTML report into this directory (`index.html`).
+        #[arg(long)]
+        report: Option<PathBuf>,
     },
     /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`
     /// recordings, the provider log and a `PROVENANCE.md`. A new bug becomes a fixture in one
@@ -66,6 +69,9 @@ enum Command {
         /// Terminal size `COLSxROWS`.
         #[arg(long, default_value = "100x40", value_parser = parse_size)]
         size: (u16, u16),
+        /// Also write an HTML report into this directory (`index.html`).
+        #[arg(long)]
+        report: Option<PathBuf>,
         /// Where to keep artefacts (default: `target/hermes-e2e`).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -116,7 +122,8 @@ fn main() -> ExitCode {
             client,
             out,
             size,
-        } => run(paths, json, client, out, size),
+            report,
+        } => run(paths, json, client, out, size, report),
         Command::Repro {
             db,
             session,
@@ -124,10 +131,22 @@ fn main() -> ExitCode {
             json,
             size,
             out,
+            report: report_dir,
         } => {
             let out = out.unwrap_or_else(runner::default_out_root);
             match runner::repro(&db, session.as_deref(), &client, size.1, size.0, &out) {
                 Ok(result) => {
+                    if let Some(dir) = &report_dir {
+                        if let Err(e) =
+                            hermes_e2e::html::write_report(dir, std::slice::from_ref(&result))
+                        {
+                            eprintln!(
+                                "error: cannot write the report into `{}`: {e}",
+                                dir.display()
+                            );
+                            return ExitCode::from(2);
+                        }
+                    }
                     if json {
                         println!("{}", report::json_line(&result));
                     } else {
@@ -161,8 +180,11 @@ fn main() -> ExitCode {
             let options = RunOptions {
                 client,
                 out_root: runner::default_out_root(),
+                progress: progress(false),
             };
-            match runner::record(&s, &options, &out) {
+            let recorded = runner::record(&s, &options, &out);
+            clear_progress(false);
+            match recorded {
                 Ok(result) => {
                     print!("{}", report::printable(&report::text(&result)));
                     println!("recorded into {}", out.display());
@@ -235,6 +257,7 @@ fn run(
     client: Option<String>,
     out: Option<PathBuf>,
     size: Option<(u16, u16)>,
+    report_dir: Option<PathBuf>,
 ) -> ExitCode {
     let root = scenarios_root();
     let paths = if paths.is_empty() {
@@ -269,13 +292,16 @@ fn run(
     let options = RunOptions {
         client,
         out_root: out.unwrap_or_else(runner::default_out_root),
+        progress: progress(json),
     };
     let mut failed = 0;
+    let mut results = Vec::new();
     for s in &loaded {
         if !json {
             eprintln!("running {} …", report::printable(&s.name));
         }
         let result = runner::run(s, &options);
+        clear_progress(json);
         if !result.passed {
             failed += 1;
         }
@@ -283,6 +309,20 @@ fn run(
             println!("{}", report::json_line(&result));
         } else {
             print!("{}", report::printable(&report::text(&result)));
+        }
+        results.push(result);
+    }
+    if let Some(dir) = report_dir {
+        match hermes_e2e::html::write_report(&dir, &results) {
+            Ok(index) if !json => println!("report: {}", index.display()),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!(
+                    "error: cannot write the report into `{}`: {e}",
+                    dir.display()
+                );
+                return ExitCode::from(2);
+            }
         }
     }
     if !json {
@@ -362,6 +402,29 @@ fn check(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// A one-line progress display on stderr when it is a terminal (and `--json` is not asked for):
+/// redrawn in place, so a log or a pipe never sees it.
+fn progress(json: bool) -> Option<runner::Progress> {
+    use std::io::{IsTerminal, Write};
+    if json || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(std::sync::Arc::new(|line: &str| {
+        let mut err = std::io::stderr().lock();
+        let shown: String = report::printable(line).chars().take(100).collect();
+        let _ = write!(err, "\r\x1b[2K{shown}");
+        let _ = err.flush();
+    }))
+}
+
+/// Clears the progress line (see [`progress`]).
+fn clear_progress(json: bool) {
+    use std::io::{IsTerminal, Write};
+    if !json && std::io::stderr().is_terminal() {
+        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+    }
 }
 
 fn parse_size(text: &str) -> Result<(u16, u16), String> {

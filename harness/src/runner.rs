@@ -22,12 +22,28 @@ use crate::screen::Transcript;
 use crate::store::Store;
 
 /// How to run scenarios.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// Client spec overriding every scenario's (`--client`).
     pub client: Option<String>,
     /// Directory under which each scenario gets `<name>/` for its artefacts.
     pub out_root: PathBuf,
+    /// Called before each step with a one-line description (scenario, step number, kind, line),
+    /// for a progress display. `None`: silent.
+    pub progress: Option<Progress>,
+}
+
+/// A progress callback (see [`RunOptions::progress`]).
+pub type Progress = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("client", &self.client)
+            .field("out_root", &self.out_root)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// One checkpoint's outcome.
@@ -121,7 +137,8 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
             scenario.name
         ),
     };
-    if let Err((line, message)) = run_inner(scenario, &dir, &mut result) {
+    if let Err((line, message)) = run_inner(scenario, &dir, &mut result, options.progress.as_ref())
+    {
         result.error = Some(message);
         result.error_line = line;
     }
@@ -138,6 +155,7 @@ fn run_inner(
     scenario: &Scenario,
     dir: &Path,
     result: &mut ScenarioResult,
+    progress: Option<&Progress>,
 ) -> Result<(), StepError> {
     let fail = |e: String| (None, e);
     let client: Client = client::resolve(&result.client).map_err(|e| fail(e.to_string()))?;
@@ -169,10 +187,19 @@ fn run_inner(
     // What the last `export` step wrote, for the next `check`.
     let mut exported: Option<Transcript> = None;
     let outcome = (|| -> Result<(), StepError> {
-        for step in &scenario.steps {
+        let total = scenario.steps.len();
+        for (n, step) in scenario.steps.iter().enumerate() {
             let t = Instant::now();
             let at = |e: String| (Some(step.line), e);
             let kind = step_kind(step);
+            if let Some(p) = progress {
+                p(&format!(
+                    "{}: step {}/{total} `{kind}` (line {})",
+                    scenario.name,
+                    n + 1,
+                    step.line
+                ));
+            }
             let deadline = Duration::from_secs(step.deadline_secs);
             let waits_on_client = !matches!(step.action, Action::Check { .. });
             match &step.action {
@@ -541,6 +568,16 @@ pub fn repro(
             session.id
         ),
     };
+    // A pristine copy of the user's database beside the recordings: what the expectation was
+    // projected from (the report's stored rows, a maintainer's `inspect`).
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let from = PathBuf::from(format!("{}{suffix}", db.display()));
+        if from.is_file() {
+            std::fs::copy(&from, dir.join(format!("state.db{suffix}")))
+                .map_err(|e| format!("cannot copy `{}`: {e}", from.display()))?;
+        }
+    }
     for (n, path) in REPRO_PATHS.iter().enumerate() {
         // Each path gets its own pristine copy: the client migrates and writes its database.
         let home = dir.join(format!("home-{}", n + 1));

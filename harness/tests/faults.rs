@@ -20,6 +20,7 @@ fn run(name: &str, text: &str) -> (runner::ScenarioResult, Duration, tempfile::T
     let options = RunOptions {
         client: None,
         out_root: dir.path().join("out"),
+        progress: None,
     };
     let started = Instant::now();
     let result = runner::run(&scenario, &options);

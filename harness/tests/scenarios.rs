@@ -70,6 +70,7 @@ fn run_at(file: &Path, root: &Path, rows: u16, cols: u16) -> Result<(), Failed> 
     let options = RunOptions {
         client: None,
         out_root: runner::default_out_root(),
+        progress: None,
     };
     let result = runner::run(&scenario, &options);
     if result.passed {
@@ -84,6 +85,7 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
     let options = RunOptions {
         client: None,
         out_root: runner::default_out_root(),
+        progress: None,
     };
     let result = runner::run(&scenario, &options);
     if !result.passed {
