@@ -334,7 +334,7 @@ impl Driver {
         })
     }
 
-    /// Waits until the idle prompt is shown and the output has been quiet for [`SETTLE`]: the
+    /// Waits until the idle prompt is shown and the output has been quiet for 3 s: the
     /// end of a turn whose reply never came (the client retried, then gave up with an error).
     pub fn wait_settled_idle(&mut self, deadline: Duration) -> Result<(), DriverError> {
         let start = Instant::now();

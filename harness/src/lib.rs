@@ -23,7 +23,7 @@
 //! - [`inspect`]: what a `state.db` holds and what a correct display of it is (no client).
 //! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings.
 //! - [`words`]: the word segmentation the oracle counts with (UAX-29, case-folded, CJK one each).
-//! - [`reference`]: the client's own display read (`get_resume_conversations`) through one
+//! - [`reference`](mod@reference): the client's own display read (`get_resume_conversations`) through one
 //!   long-lived worker, and its comparison with [`display`] (the differential test).
 //! - [`report`]: human text and JSON verdicts.
 //! - [`runner`]: executes a scenario end to end and produces its verdict.
