@@ -398,7 +398,6 @@ fn substitute_session(args: &[String], home: &Path) -> Result<Vec<String>, Strin
         .collect())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_check(
     name: &str,
     expect: &Expectation,
