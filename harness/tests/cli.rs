@@ -349,3 +349,42 @@ fn repro_of_the_rotating_bug_report_in_the_real_client() {
     }
     assert!(left.is_empty(), "orphans: {left:?}");
 }
+
+/// `run` with stderr not a terminal: no progress display (no cursor codes), and `--json` keeps
+/// stdout to one JSON object per scenario. The client is a test double (`/bin/false`, named as
+/// such): it exits at once, so the run is a quick verdict.
+#[test]
+fn run_is_quiet_off_a_terminal_and_json_stays_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("quick.toml");
+    std::fs::write(
+        &scenario,
+        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
+         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
+    )
+    .unwrap();
+    for json in [true, false] {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["run", scenario.to_str().unwrap(), "--out"])
+            .arg(dir.path().join("out"))
+            .env("HERMES_E2E_CLIENT", "/bin/false");
+        if json {
+            cmd.arg("--json");
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            !o.stderr.contains(&0x1b),
+            "no progress codes: {:?}",
+            stderr(&o)
+        );
+        if json {
+            let out = stdout(&o);
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(lines.len(), 1, "{out}");
+            let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+            assert_eq!(v["passed"], false);
+            assert!(v["error"].as_str().unwrap().contains("exit"), "{v}");
+        }
+    }
+}
