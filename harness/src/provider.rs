@@ -978,7 +978,6 @@ fn stream_events(head: &ChunkHead, text: &str, usage: Option<Usage>) -> Vec<Valu
     events
 }
 
-/// Writes `reply` to the client.
 /// The bytes and content type of a complete body.
 fn body_bytes(body: &Body) -> io::Result<(&'static str, Vec<u8>)> {
     Ok(match body {
@@ -999,24 +998,31 @@ fn body_bytes(body: &Body) -> io::Result<(&'static str, Vec<u8>)> {
     })
 }
 
+/// Writes `reply` to the client. A JSON body carries its length; everything else is sent
+/// chunked, as streaming servers do — a cut body stops halfway (see [`CutReader`]).
 fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
+    if reply.body == Body::Hang {
+        return Ok(());
+    }
     let status = tiny_http::StatusCode(reply.status);
-    match &reply.body {
-        Body::Raw(kind, bytes) => {
-            let headers = headers(&[("Content-Type", kind)]);
+    let (kind, bytes) = body_bytes(&reply.body)?;
+    let headers = match reply.body {
+        Body::Events(_) => headers(&[("Content-Type", kind), ("Cache-Control", "no-cache")]),
+        _ => headers(&[("Content-Type", kind)]),
+    };
+    match reply.body {
+        Body::Json(_) => {
+            let length = bytes.len();
             request.respond(tiny_http::Response::new(
                 status,
                 headers,
-                Cursor::new(bytes.clone()),
-                None,
+                Cursor::new(bytes),
+                Some(length),
                 None,
             ))
         }
-        Body::Cut(inner) => {
-            let (kind, bytes) = body_bytes(inner)?;
+        Body::Cut(_) => {
             let cut = bytes.len() as u64 / 2;
-            let headers = headers(&[("Content-Type", kind)]);
-            // No length: chunked, so the cut is a truncated stream, not a short body.
             request.respond(tiny_http::Response::new(
                 status,
                 headers,
@@ -1028,40 +1034,13 @@ fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
                 None,
             ))
         }
-        Body::Hang => Ok(()),
-        Body::Json(value) => {
-            let bytes = serde_json::to_vec(value)?;
-            let length = bytes.len();
-            let headers = headers(&[("Content-Type", "application/json")]);
-            request.respond(tiny_http::Response::new(
-                status,
-                headers,
-                Cursor::new(bytes),
-                Some(length),
-                None,
-            ))
-        }
-        Body::Events(events) => {
-            let mut bytes = Vec::new();
-            for event in events {
-                bytes.extend_from_slice(b"data: ");
-                serde_json::to_writer(&mut bytes, event)?;
-                bytes.extend_from_slice(b"\n\n");
-            }
-            bytes.extend_from_slice(b"data: [DONE]\n\n");
-            let headers = headers(&[
-                ("Content-Type", "text/event-stream"),
-                ("Cache-Control", "no-cache"),
-            ]);
-            // No length: tiny_http sends it chunked, as streaming servers do.
-            request.respond(tiny_http::Response::new(
-                status,
-                headers,
-                Cursor::new(bytes),
-                None,
-                None,
-            ))
-        }
+        _ => request.respond(tiny_http::Response::new(
+            status,
+            headers,
+            Cursor::new(bytes),
+            None,
+            None,
+        )),
     }
 }
 
