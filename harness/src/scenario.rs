@@ -224,6 +224,25 @@ struct RawFile {
     step: Vec<toml::Spanned<RawStep>>,
 }
 
+impl RawStep {
+    /// How many actions the step names (`include` aside): a valid step has exactly one.
+    fn actions(&self) -> usize {
+        [
+            self.launch.is_some(),
+            self.export.is_some(),
+            self.say.is_some(),
+            self.command.is_some(),
+            self.resume.is_some(),
+            self.resize.is_some(),
+            self.quit.is_some(),
+            self.check.is_some(),
+        ]
+        .iter()
+        .filter(|a| **a)
+        .count()
+    }
+}
+
 /// A `*.steps.toml` file: shared steps (e.g. a long conversation) that scenarios `include`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -347,17 +366,7 @@ impl Scenario {
                 expanded.push((line, s));
                 continue;
             };
-            let others = [
-                s.launch.is_some(),
-                s.export.is_some(),
-                s.say.is_some(),
-                s.command.is_some(),
-                s.resume.is_some(),
-                s.resize.is_some(),
-                s.quit.is_some(),
-                s.check.is_some(),
-            ];
-            if others.iter().any(|a| *a) {
+            if s.actions() > 0 {
                 return Err(invalid(
                     line,
                     "`include` is a step of its own: no other action beside it".into(),
@@ -390,17 +399,7 @@ impl Scenario {
         let mut launched = false;
         for (line, s) in &expanded {
             let line = *line;
-            let actions = [
-                s.launch.is_some(),
-                s.export.is_some(),
-                s.say.is_some(),
-                s.command.is_some(),
-                s.resume.is_some(),
-                s.resize.is_some(),
-                s.quit.is_some(),
-                s.check.is_some(),
-            ];
-            if actions.iter().filter(|a| **a).count() != 1 {
+            if s.actions() != 1 {
                 return Err(invalid(
                     line,
                     "a step must have exactly one of `include`, `launch`, `say`, `command`, \
