@@ -570,13 +570,7 @@ pub fn repro(
     // A pristine copy of the user's database beside the recordings: what the expectation was
     // projected from (the report's stored rows, a maintainer's `inspect`).
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let from = PathBuf::from(format!("{}{suffix}", db.display()));
-        if from.is_file() {
-            std::fs::copy(&from, dir.join(format!("state.db{suffix}")))
-                .map_err(|e| format!("cannot copy `{}`: {e}", from.display()))?;
-        }
-    }
+    crate::store::copy_database(db, &dir.join("state.db")).map_err(|e| e.to_string())?;
     for (n, path) in REPRO_PATHS.iter().enumerate() {
         // Each path gets its own pristine copy: the client migrates and writes its database.
         let home = dir.join(format!("home-{}", n + 1));
@@ -586,13 +580,7 @@ pub fn repro(
             std::fs::create_dir_all(d)
                 .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
         }
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let from = PathBuf::from(format!("{}{suffix}", db.display()));
-            if from.is_file() {
-                std::fs::copy(&from, home.join(format!("state.db{suffix}")))
-                    .map_err(|e| format!("cannot copy `{}`: {e}", from.display()))?;
-            }
-        }
+        crate::store::copy_database(db, &home.join("state.db")).map_err(|e| e.to_string())?;
         client::write_config(&home, &client::base_config(&provider.base_url()))
             .map_err(|e| format!("cannot write the config in `{}`: {e}", home.display()))?;
         let args = if *path == "--resume" {

@@ -158,6 +158,31 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Copies the database `from` to `to`, with whichever of its `-wal`, `-shm` and `-journal`
+/// siblings exist (to `to` plus the same suffix): the file as SQLite would read it. Returns
+/// whether a sibling was copied. Only reads `from`; an error names the file that failed.
+pub fn copy_database(from: &Path, to: &Path) -> Result<bool, StoreError> {
+    let io_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StoreError::Io { path, source }
+    };
+    std::fs::copy(from, to).map_err(io_err(from))?;
+    let mut has_sibling = false;
+    for suffix in SIBLING_SUFFIXES {
+        let with = |p: &Path| {
+            let mut s = p.as_os_str().to_owned();
+            s.push(suffix);
+            PathBuf::from(s)
+        };
+        let sibling = with(from);
+        if sibling.is_file() {
+            std::fs::copy(&sibling, with(to)).map_err(io_err(&sibling))?;
+            has_sibling = true;
+        }
+    }
+    Ok(has_sibling)
+}
+
 impl Store {
     /// Copies `path` (and `-wal`/`-shm` if present) to a private directory and opens the copy
     /// read-only; detects the schema. Errors name `path` and say what was expected.
@@ -184,21 +209,7 @@ impl Store {
             .tempdir()
             .map_err(io_err)?;
         let copy = dir.path().join("state.db");
-        std::fs::copy(path, &copy).map_err(io_err)?;
-        let mut has_sibling = false;
-        for suffix in SIBLING_SUFFIXES {
-            let mut from = path.as_os_str().to_owned();
-            from.push(suffix);
-            let from = PathBuf::from(from);
-            if from.is_file() {
-                let to = dir.path().join(format!("state.db{suffix}"));
-                std::fs::copy(&from, &to).map_err(|source| StoreError::Io {
-                    path: from.clone(),
-                    source,
-                })?;
-                has_sibling = true;
-            }
-        }
+        let has_sibling = copy_database(path, &copy)?;
 
         let conn = match open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_ONLY) {
             Ok(conn) => conn,
