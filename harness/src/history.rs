@@ -248,13 +248,8 @@ impl History {
         for s in steps {
             match *s {
                 Step::Turn { user, reply } => {
-                    self.say("user", USER_WORDS[user].to_string(), USER_WORDS[user], true)?;
-                    self.say(
-                        "assistant",
-                        REPLY_WORDS[reply].into(),
-                        REPLY_WORDS[reply],
-                        true,
-                    )?;
+                    self.say_user(user)?;
+                    self.say_reply(reply)?;
                 }
                 Step::NoticeTurn { user, reply } => {
                     self.notices += 1;
@@ -264,16 +259,11 @@ impl History {
                     row.notice = true;
                     let i = self.insert(row)?;
                     self.live.push(i);
-                    self.say("user", USER_WORDS[user].to_string(), USER_WORDS[user], true)?;
-                    self.say(
-                        "assistant",
-                        REPLY_WORDS[reply].into(),
-                        REPLY_WORDS[reply],
-                        true,
-                    )?;
+                    self.say_user(user)?;
+                    self.say_reply(reply)?;
                 }
                 Step::ToolTurn { user, calls, reply } => {
-                    self.say("user", USER_WORDS[user].to_string(), USER_WORDS[user], true)?;
+                    self.say_user(user)?;
                     let ids: Vec<String> = (0..calls.clamp(1, 3))
                         .map(|_| {
                             self.next_call += 1;
@@ -317,12 +307,7 @@ impl History {
                         let i = self.insert(row)?;
                         self.live.push(i);
                     }
-                    self.say(
-                        "assistant",
-                        REPLY_WORDS[reply].into(),
-                        REPLY_WORDS[reply],
-                        true,
-                    )?;
+                    self.say_reply(reply)?;
                 }
                 Step::Compact(c) => self.compact(c)?,
             }
@@ -345,6 +330,17 @@ impl History {
         )?;
         self.sessions.push(id);
         Ok(())
+    }
+
+    /// The user says `USER_WORDS[user]`.
+    fn say_user(&mut self, user: usize) -> rusqlite::Result<()> {
+        self.say("user", USER_WORDS[user].to_string(), USER_WORDS[user], true)
+    }
+
+    /// The model replies `REPLY_WORDS[reply]`.
+    fn say_reply(&mut self, reply: usize) -> rusqlite::Result<()> {
+        let text = REPLY_WORDS[reply];
+        self.say("assistant", text.to_string(), text, true)
     }
 
     /// A new logical message stored as `stored` and displayed as `text`.
