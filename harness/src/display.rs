@@ -97,17 +97,25 @@ pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Exp
         .map(|s| s.id)
         .collect();
     let rows = store.rows(&lineage)?;
+    Ok(expected_from_rows(
+        store, session_id, lineage, &rows, surface,
+    ))
+}
+
+/// [`expected`] from rows already read: `rows` must be [`Store::rows`] of `lineage`, which must
+/// be [`Store::lineage`] of `session_id`. For callers that need the rows too, or several
+/// surfaces, without reading the database again.
+pub fn expected_from_rows(
+    store: &Store,
+    session_id: &str,
+    lineage: Vec<String>,
+    rows: &[Row],
+    surface: Surface,
+) -> Expected {
     let columns = Columns {
         compacted: store.has_message_column("compacted"),
     };
-    Ok(project(
-        session_id,
-        lineage,
-        &rows,
-        store.schema(),
-        columns,
-        surface,
-    ))
+    project(session_id, lineage, rows, store.schema(), columns, surface)
 }
 
 /// How the display contract reads one stored row: what it contributes (see [`classify`]).

@@ -175,8 +175,12 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
     let lineage_ids: Vec<String> = lineage_sessions.iter().map(|s| s.id.clone()).collect();
     let rows = store.rows(&lineage_ids)?;
     let classes = display::classify(store, &rows);
-    let all = display::expected(store, &session_id, Surface { tool_output: true })?;
-    let recap = display::expected(store, &session_id, Surface { tool_output: false })?;
+    // One read of the rows serves the classification and both surfaces.
+    let project = |surface| {
+        display::expected_from_rows(store, &session_id, lineage_ids.clone(), &rows, surface)
+    };
+    let all = project(Surface { tool_output: true });
+    let recap = project(Surface { tool_output: false });
 
     let message_of: HashMap<i64, usize> = all
         .messages
@@ -278,7 +282,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
                 })
                 .or_else(|| {
                     let uid = r.message_uid.as_deref()?;
-                    inspected_rows_before(&rows, r.id, uid)
+                    newest_row_before_with_uid(&rows, r.id, uid)
                 });
             Carrier {
                 row: r.id,
@@ -329,7 +333,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
 }
 
 /// The newest row before `id` with `message_uid = uid`.
-fn inspected_rows_before(rows: &[Row], id: i64, uid: &str) -> Option<i64> {
+fn newest_row_before_with_uid(rows: &[Row], id: i64, uid: &str) -> Option<i64> {
     rows.iter()
         .filter(|r| r.id < id && r.message_uid.as_deref() == Some(uid))
         .map(|r| r.id)
