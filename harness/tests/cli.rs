@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 use rusqlite::Connection;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
 
 fn fixture(name: &str) -> PathBuf {
@@ -336,17 +338,7 @@ fn repro_of_the_rotating_bug_report_in_the_real_client() {
         "repro changed the user's file"
     );
     // No process still runs with the private homes of this run in its environment.
-    let needle = out.to_str().unwrap().as_bytes().to_vec();
-    let mut left = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
-            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            left.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
-        }
-    }
+    let left = common::processes_under(&out);
     assert!(left.is_empty(), "orphans: {left:?}");
 }
 

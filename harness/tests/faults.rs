@@ -5,9 +5,11 @@
 //! Scenarios that pin how the real client handles a transient fault (and the bugs found) live in
 //! `scenarios/faults/`; these are about the harness itself, so they are built here.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::processes_under;
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::Scenario;
 
@@ -25,22 +27,6 @@ fn run(name: &str, text: &str) -> (runner::ScenarioResult, Duration, tempfile::T
     let started = Instant::now();
     let result = runner::run(&scenario, &options);
     (result, started.elapsed(), dir)
-}
-
-/// Command lines of live processes whose environment mentions `dir` (the run's private homes).
-fn processes_under(dir: &Path) -> Vec<String> {
-    let needle = dir.to_string_lossy().as_bytes().to_vec();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
-            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            found.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
-        }
-    }
-    found
 }
 
 fn faulty(fault: &str, deadline: u64) -> String {
