@@ -338,13 +338,24 @@ impl Driver {
     /// end of a turn whose reply never came (the client retried, then gave up with an error).
     pub fn wait_settled_idle(&mut self, deadline: Duration) -> Result<(), DriverError> {
         let start = Instant::now();
+        let what = "the idle prompt to settle after the failed turn";
+        // The inner waits get what is left of one deadline; a timeout in either is this wait's,
+        // reported against the whole deadline (which inner wait noticed it depends on timing:
+        // a client that keeps redrawing times out in the quiet wait, a silent one in the other).
+        let whole = |e: DriverError| match e {
+            DriverError::Timeout { screen, .. } => DriverError::Timeout {
+                what: what.to_owned(),
+                secs: deadline.as_secs_f64(),
+                screen,
+            },
+            other => other,
+        };
         loop {
             let left = deadline.saturating_sub(start.elapsed());
-            self.wait_until("the idle prompt after the failed turn", left, |s| {
-                is_idle(&s.viewport_rows())
-            })?;
+            self.wait_until(what, left, |s| is_idle(&s.viewport_rows()))
+                .map_err(whole)?;
             let left = deadline.saturating_sub(start.elapsed());
-            self.wait_quiet(SETTLE, left)?;
+            self.wait_quiet(SETTLE, left).map_err(whole)?;
             if is_idle(&self.screen().viewport_rows()) {
                 return Ok(());
             }
