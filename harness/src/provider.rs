@@ -45,6 +45,31 @@ pub struct Turn {
     /// How many answers get the fault before the reply is sent normally (`None`: every answer,
     /// so the client's retries fail too).
     pub fault_times: Option<u32>,
+    /// Tools the model calls before it replies: the first answer to this turn is these calls; the
+    /// answer to their results (role `tool`, matched by call id) is `reply`.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// One tool call a scripted turn makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The tool's function name, as the client offers it (e.g. `read_file`).
+    pub name: String,
+    /// Its arguments, a JSON object.
+    pub arguments: Value,
+}
+
+/// The id of the `index`-th call of the `turn`-th scripted turn. Deterministic, so that the answer
+/// to the tool results finds its turn by id even when compaction has summarised away the user
+/// message that asked for the calls.
+fn tool_call_id(turn: usize, index: usize) -> String {
+    format!("call_hermes_e2e_{turn}_{index}")
+}
+
+/// The turn index a [`tool_call_id`] names.
+fn turn_of_tool_call_id(id: &str) -> Option<usize> {
+    let rest = id.strip_prefix("call_hermes_e2e_")?;
+    rest.split_once('_')?.0.parse().ok()
 }
 
 /// A fault the fake model injects into a chat answer.
@@ -106,6 +131,9 @@ pub struct Exchange {
     /// The fault injected instead of (or into) the reply, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// Names of the tools called instead of a reply (empty for a text reply).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<String>,
 }
 
 /// The model id the fake serves; the client's config names it.
@@ -560,6 +588,7 @@ fn answer(
         prompt_tokens: 0,
         request: Value::Null,
         fault: None,
+        tool_calls: Vec::new(),
     };
     let reply = route(script, method, path, body, &mut exchange);
     exchange.status = reply.status;
@@ -657,15 +686,28 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
     };
 
     let kind = classify(&request);
+    let mut calls: &[ToolCall] = &[];
+    let mut call_turn = 0;
     let (text, user, unscripted) = match kind {
         Completion::Chat => {
             let user = last_user_text(&request);
-            match user.as_deref().and_then(|t| match_turn(&script.turns, t)) {
-                Some(turn) => (turn.reply.clone(), user, false),
-                None => match continuation(&request, &script.turns) {
-                    Some(rest) => (rest, user, false),
-                    None => (UNSCRIPTED_REPLY.to_owned(), user, true),
-                },
+            if let Some(turn) = answered_tool_calls(&request, &script.turns) {
+                // The results of a scripted turn's calls: its reply, whatever compaction did to
+                // the user message before them.
+                (turn.reply.clone(), Some(turn.user.clone()), false)
+            } else {
+                match user.as_deref().and_then(|t| match_turn(&script.turns, t)) {
+                    Some(turn) if !turn.tool_calls.is_empty() => {
+                        calls = &turn.tool_calls;
+                        call_turn = turn_index(&script.turns, turn);
+                        (String::new(), user, false)
+                    }
+                    Some(turn) => (turn.reply.clone(), user, false),
+                    None => match continuation(&request, &script.turns) {
+                        Some(rest) => (rest, user, false),
+                        None => (UNSCRIPTED_REPLY.to_owned(), user, true),
+                    },
+                }
             }
         }
         Completion::Title => (title_reply(&request, &script.title), None, false),
@@ -674,8 +716,19 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
         }
         Completion::Summary => (script.summary.clone(), None, false),
     };
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            json!({
+                "id": tool_call_id(call_turn, index),
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments.to_string()},
+            })
+        })
+        .collect();
 
-    let usage = Usage::new(raw.len(), &text);
+    let usage = Usage::new(&request, &text);
     let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
     let include_usage = request
         .pointer("/stream_options/include_usage")
@@ -690,9 +743,29 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
     exchange.prompt_tokens = usage.prompt;
     exchange.request = request;
 
-    let body = if stream {
-        Body::Events(stream_events(&head, &text, include_usage.then_some(usage)))
+    exchange.tool_calls = calls
+        .iter()
+        .filter_map(|c| c.pointer("/function/name").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    let finish = if calls.is_empty() {
+        "stop"
     } else {
+        "tool_calls"
+    };
+    let body = if stream {
+        Body::Events(stream_events(
+            &head,
+            &text,
+            &calls,
+            include_usage.then_some(usage),
+        ))
+    } else {
+        let mut message = json!({"role": "assistant", "content": text});
+        if !calls.is_empty() {
+            message["content"] = Value::Null;
+            message["tool_calls"] = Value::Array(calls);
+        }
         Body::Json(json!({
             "id": head.id,
             "object": "chat.completion",
@@ -700,15 +773,56 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
             "model": head.model,
             "choices": [{
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
+                "message": message,
                 "logprobs": null,
-                "finish_reason": "stop",
+                "finish_reason": finish,
             }],
             "usage": usage.to_json(),
         }))
     };
-    exchange.reply = Some(text);
+    if exchange.tool_calls.is_empty() {
+        exchange.reply = Some(text);
+    }
     Reply { status: 200, body }
+}
+
+/// The position of `turn` (a reference into `turns`) in the script.
+fn turn_index(turns: &[Turn], turn: &Turn) -> usize {
+    turns
+        .iter()
+        .position(|t| std::ptr::eq(t, turn))
+        .unwrap_or_default()
+}
+
+/// The scripted turn whose tool calls a request answers: its last message is a tool result
+/// (role `tool`) whose `tool_call_id` is one of ours.
+fn answered_tool_calls<'a>(request: &Value, turns: &'a [Turn]) -> Option<&'a Turn> {
+    let last = messages(request).last()?;
+    if role(last) != "tool" {
+        return None;
+    }
+    let id = last.get("tool_call_id").and_then(Value::as_str)?;
+    turns.get(turn_of_tool_call_id(id)?)
+}
+
+/// Bytes of a message's tool-call names and arguments (an assistant message that called tools).
+fn tool_call_bytes(message: &Value) -> usize {
+    message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map_or(0, |calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    let f = |k: &str| {
+                        c.pointer(&format!("/function/{k}"))
+                            .and_then(Value::as_str)
+                            .map_or(0, str::len)
+                    };
+                    f("name") + f("arguments")
+                })
+                .sum()
+        })
 }
 
 /// Recognises the kind of a completion request by its shape.
@@ -898,12 +1012,29 @@ struct Usage {
     completion: u64,
 }
 
+/// Tokens counted for the system prompt and tool schemas of every request, whatever they hold.
+///
+/// The client's system prompt and tool list differ between runs of the same scenario (measured:
+/// the same conversation's request varied by ~3 KB, ≈ 770 tokens), and the client decides
+/// automatic compaction on the provider's `prompt_tokens` (plus a rough estimate of what was
+/// appended since, `agent/usage_anchor.py`). Counting them as a constant makes the turn on which
+/// a `compression.threshold_tokens` is crossed a function of the conversation alone. The value is
+/// about what the real 0.22 client sends (≈ 50 KB of system prompt and 21 tool schemas).
+pub const PROMPT_OVERHEAD_TOKENS: u64 = 12_000;
+
 impl Usage {
-    /// About four bytes a token: realistic enough that the client's threshold-based
-    /// auto-compaction fires as the conversation grows (a constant count never would).
-    fn new(request_bytes: usize, reply: &str) -> Usage {
+    /// About four bytes a token of the conversation (every message but the system prompt, with
+    /// tool-call arguments), plus [`PROMPT_OVERHEAD_TOKENS`]: realistic enough that the client's
+    /// threshold-based auto-compaction fires as the conversation grows, and deterministic, so a
+    /// scenario can pin the turn on which it fires.
+    fn new(request: &Value, reply: &str) -> Usage {
+        let conversation: usize = messages(request)
+            .iter()
+            .filter(|m| !matches!(role(m), "system" | "developer"))
+            .map(|m| message_text(m).len() + tool_call_bytes(m))
+            .sum();
         Usage {
-            prompt: request_bytes as u64 / 4,
+            prompt: PROMPT_OVERHEAD_TOKENS + conversation as u64 / 4,
             completion: reply.chars().count() as u64 / 4,
         }
     }
@@ -957,14 +1088,41 @@ impl ChunkHead {
 
 /// The SSE events of a streamed reply: the role, the content in pieces, the stop, and the usage
 /// chunk (empty `choices`) when the request asked for it. `data: [DONE]` is added when sending.
-fn stream_events(head: &ChunkHead, text: &str, usage: Option<Usage>) -> Vec<Value> {
+fn stream_events(
+    head: &ChunkHead,
+    text: &str,
+    calls: &[Value],
+    usage: Option<Usage>,
+) -> Vec<Value> {
     let mut events = vec![head.chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
     let chars: Vec<char> = text.chars().collect();
     for piece in chars.chunks(SSE_PIECE_CHARS) {
         let piece: String = piece.iter().collect();
         events.push(head.chunk(json!({ "content": piece }), Value::Null));
     }
-    events.push(head.chunk(json!({}), json!("stop")));
+    // Each call as a real provider streams it: the id and name first, then the arguments.
+    for (index, call) in calls.iter().enumerate() {
+        let name = call.pointer("/function/name").cloned().unwrap_or_default();
+        let arguments = call
+            .pointer("/function/arguments")
+            .cloned()
+            .unwrap_or_default();
+        events.push(head.chunk(
+            json!({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                   "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        events.push(head.chunk(
+            json!({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]}),
+            Value::Null,
+        ));
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    events.push(head.chunk(json!({}), json!(finish)));
     if let Some(usage) = usage {
         events.push(json!({
             "id": head.id,
@@ -1323,6 +1481,15 @@ mod tests {
             ]),
             false,
         );
+        let conversation = [
+            "hi",
+            "Hello.",
+            "[System note: the user is on a PTY]\n\nTell me about the lighthouse keeper  ",
+        ]
+        .iter()
+        .map(|t| t.len() as u64)
+        .sum::<u64>();
+        let prompt = PROMPT_OVERHEAD_TOKENS + conversation / 4;
         for _ in 0..2 {
             let reply = http(&provider, "POST", "/v1/chat/completions", &body);
             assert_eq!(reply.status, 200);
@@ -1331,7 +1498,6 @@ mod tests {
             assert_eq!(value["choices"][0]["finish_reason"], "stop");
             assert_eq!(value["choices"][0]["message"]["role"], "assistant");
             assert_eq!(content(&reply), LIGHTHOUSE);
-            let prompt = body.len() as u64 / 4;
             let completion = LIGHTHOUSE.chars().count() as u64 / 4;
             assert_eq!(
                 value["usage"],
@@ -1343,7 +1509,7 @@ mod tests {
         assert_eq!(provider.chat_calls(), 2);
         assert_eq!(log[0].kind, CallKind::Chat);
         assert!(!log[0].unscripted && !log[0].stream);
-        assert_eq!(log[0].prompt_tokens, body.len() as u64 / 4);
+        assert_eq!(log[0].prompt_tokens, prompt);
         assert!(log[0]
             .user
             .as_deref()
@@ -1413,11 +1579,131 @@ mod tests {
         assert_eq!(stop["choices"][0]["finish_reason"], "stop");
         let usage = &chunks[chunks.len() - 1];
         assert_eq!(usage["choices"], json!([]));
+        // The conversation without the system prompt, plus the constant overhead.
+        let conversation = "Tell me about the lighthouse keeper".len() as u64;
         assert_eq!(
             usage["usage"]["prompt_tokens"],
-            json!(body.len() as u64 / 4)
+            json!(PROMPT_OVERHEAD_TOKENS + conversation / 4)
         );
         assert!(provider.log()[0].stream);
+    }
+
+    #[test]
+    fn prompt_tokens_ignore_the_system_prompt_and_count_tool_arguments() {
+        let turn = |system: &str| {
+            json!({"messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": "x".repeat(400)},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c", "type": "function",
+                     "function": {"name": "read_file", "arguments": "y".repeat(91)}}]},
+                {"role": "tool", "tool_call_id": "c", "content": "z".repeat(800)},
+            ]})
+        };
+        let short = Usage::new(&turn("You are Hermes Agent."), "");
+        let long = Usage::new(&turn(&"You are Hermes Agent. ".repeat(500)), "");
+        assert_eq!(short, long, "the system prompt is a constant");
+        assert_eq!(
+            short.prompt,
+            PROMPT_OVERHEAD_TOKENS + (400 + 9 + 91 + 800) / 4
+        );
+    }
+
+    fn tool_script() -> Script {
+        Script {
+            turns: vec![Turn {
+                user: "Read the log".to_owned(),
+                reply: LIGHTHOUSE.to_owned(),
+                tool_calls: vec![ToolCall {
+                    name: "read_file".to_owned(),
+                    arguments: json!({"path": "log.txt"}),
+                }],
+                ..Turn::default()
+            }],
+            ..script()
+        }
+    }
+
+    #[test]
+    fn a_turn_with_tool_calls_calls_them_then_replies_to_their_results() {
+        let provider = Provider::start(tool_script()).expect("start");
+        let ask = json!([{"role": "user", "content": "Read the log"}]);
+        let first = http(
+            &provider,
+            "POST",
+            "/v1/chat/completions",
+            &chat_body(ask, false),
+        );
+        let first: Value = serde_json::from_slice(&first.body).expect("JSON");
+        let choice = &first["choices"][0];
+        assert_eq!(choice["finish_reason"], "tool_calls");
+        assert_eq!(choice["message"]["content"], Value::Null);
+        let call = &choice["message"]["tool_calls"][0];
+        assert_eq!(call["function"]["name"], "read_file");
+        let arguments: Value =
+            serde_json::from_str(call["function"]["arguments"].as_str().expect("string"))
+                .expect("arguments are JSON text");
+        assert_eq!(arguments, json!({"path": "log.txt"}));
+
+        // The results, after compaction summarised the user message away: still the reply.
+        let results = json!([
+            {"role": "user", "content": "[CONTEXT COMPACTION] earlier turns summarised"},
+            {"role": "assistant", "content": null, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call["id"], "content": "12 March 1887 …"},
+        ]);
+        let second = http(
+            &provider,
+            "POST",
+            "/v1/chat/completions",
+            &chat_body(results, true),
+        );
+        let text: String = second
+            .events()
+            .iter()
+            .filter_map(|e| serde_json::from_str::<Value>(e).ok())
+            .filter_map(|c| {
+                c["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(text, LIGHTHOUSE);
+        let log = provider.log();
+        assert_eq!(log[0].tool_calls, vec!["read_file".to_owned()]);
+        assert_eq!(log[0].reply, None, "a tool call is not something said");
+        assert_eq!(log[1].user.as_deref(), Some("Read the log"));
+        assert_eq!(provider.said().assistant, vec![LIGHTHOUSE.to_owned()]);
+    }
+
+    #[test]
+    fn streamed_tool_calls_arrive_as_a_real_provider_sends_them() {
+        let provider = Provider::start(tool_script()).expect("start");
+        let ask = json!([{"role": "user", "content": "Read the log"}]);
+        let reply = http(
+            &provider,
+            "POST",
+            "/v1/chat/completions",
+            &chat_body(ask, true),
+        );
+        let chunks: Vec<Value> = reply
+            .events()
+            .iter()
+            .filter_map(|e| serde_json::from_str(e).ok())
+            .collect();
+        let deltas: Vec<&Value> = chunks
+            .iter()
+            .filter_map(|c| c["choices"][0]["delta"].get("tool_calls"))
+            .collect();
+        assert_eq!(deltas.len(), 2, "the head, then the arguments");
+        assert_eq!(deltas[0][0]["id"], "call_hermes_e2e_0_0");
+        assert_eq!(deltas[0][0]["function"]["name"], "read_file");
+        assert_eq!(
+            deltas[1][0]["function"]["arguments"],
+            "{\"path\":\"log.txt\"}"
+        );
+        assert!(chunks
+            .iter()
+            .any(|c| c["choices"][0]["finish_reason"] == "tool_calls"));
     }
 
     #[test]
@@ -1680,6 +1966,7 @@ mod tests {
                 reply: LIGHTHOUSE.to_owned(),
                 fault: Some(fault),
                 fault_times: times,
+                ..Turn::default()
             }],
             ..script()
         }

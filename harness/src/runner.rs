@@ -169,6 +169,15 @@ fn run_inner(
         std::fs::create_dir_all(d)
             .map_err(|e| fail(format!("cannot create `{}`: {e}", d.display())))?;
     }
+    for (relative, content) in &scenario.files {
+        let file = work.join(relative);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| fail(format!("cannot create `{}`: {e}", parent.display())))?;
+        }
+        std::fs::write(&file, content)
+            .map_err(|e| fail(format!("cannot write `{}`: {e}", file.display())))?;
+    }
     let provider = Provider::start(scenario.script())
         .map_err(|e| fail(format!("cannot start the fake model on 127.0.0.1: {e}")))?;
     let mut config = client::base_config(&provider.base_url());
@@ -243,6 +252,7 @@ fn run_inner(
                     reply,
                     fault,
                     fault_times,
+                    tool_calls: _,
                 } => {
                     let d = running(&mut driver).map_err(at)?;
                     d.type_line(text, deadline).map_err(|e| at(e.to_string()))?;

@@ -17,6 +17,9 @@
 //! [provider]
 //! summary = "…"                  # what the fake model answers to the compaction-summary call
 //!
+//! [files]                        # written into the client's working directory before launch
+//! "keeper_log.txt" = "…"
+//!
 //! [[step]]
 //! launch = []                    # start the client (arguments; `{session}` = newest session id)
 //! # client = "hermes-agent==0.19.0"   # optional: another client for this launch only
@@ -25,6 +28,8 @@
 //! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn
 //! # fault = "drop_stream"        # optional: http_500 | malformed_json | drop_stream | hang
 //! # fault_times = 1              # optional: only the first N answers (retries then succeed)
+//! # tools = [{ name = "read_file", arguments = { path = "keeper_log.txt" } }]
+//! #                              # optional: the model calls these first, then replies
 //! [[step]]
 //! command = "/compress"
 //! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)
@@ -115,6 +120,9 @@ pub struct Scenario {
     pub title: String,
     /// Steps in order.
     pub steps: Vec<Step>,
+    /// Files written into the client's working directory before the first launch (relative path,
+    /// content) — what the scripted tool calls read.
+    pub files: Vec<(PathBuf, String)>,
 }
 
 /// Parses `COLSxROWS` (e.g. `100x40`) into `(cols, rows)`.
@@ -156,6 +164,8 @@ pub enum Action {
         /// How many answers get the fault (`None`: all of them; the reply never arrives, and the
         /// step waits for the client to give up and show its prompt again).
         fault_times: Option<u32>,
+        /// Tools the model calls (and the client runs) before the reply.
+        tool_calls: Vec<crate::provider::ToolCall>,
     },
     /// Type a slash command, wait until `wait_for` is on screen and the prompt is idle.
     Command {
@@ -222,6 +232,8 @@ struct RawFile {
     provider: RawProvider,
     #[serde(default)]
     step: Vec<toml::Spanned<RawStep>>,
+    #[serde(default)]
+    files: std::collections::BTreeMap<String, String>,
 }
 
 impl RawStep {
@@ -286,6 +298,7 @@ struct RawStep {
     reply: Option<String>,
     fault: Option<crate::provider::Fault>,
     fault_times: Option<u32>,
+    tools: Option<Vec<RawToolCall>>,
     command: Option<String>,
     wait_for: Option<String>,
     resume: Option<String>,
@@ -296,6 +309,14 @@ struct RawStep {
     check: Option<String>,
     expect: Option<Expectation>,
     deadline_secs: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolCall {
+    name: String,
+    #[serde(default)]
+    arguments: toml::Table,
 }
 
 /// The summary the fake model returns when a scenario does not script one. Long enough that the
@@ -310,13 +331,7 @@ impl Scenario {
             path: path.to_owned(),
             source,
         })?;
-        let name = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .with_extension("")
-            .to_string_lossy()
-            .replace('\\', "/");
-        Scenario::parse(&text, path, name)
+        Scenario::parse(&text, path, scenario_name(path, root))
     }
 
     /// Parses scenario text; `path` is only used in messages.
@@ -420,6 +435,7 @@ impl Scenario {
             stray("reply", s.reply.is_none() || s.say.is_some())?;
             stray("fault", s.fault.is_none() || s.say.is_some())?;
             stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
+            stray("tools", s.tools.is_none() || s.say.is_some())?;
             stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
             stray("expect", s.expect.is_none() || s.check.is_some())?;
             stray("client", s.client.is_none() || s.launch.is_some())?;
@@ -439,11 +455,25 @@ impl Scenario {
                 if text.trim().is_empty() || reply.trim().is_empty() {
                     return Err(invalid(line, "`say` and `reply` must not be empty".into()));
                 }
+                let mut tool_calls = Vec::new();
+                for call in s.tools.iter().flatten() {
+                    if call.name.trim().is_empty() {
+                        return Err(invalid(line, "a tool call needs a `name`".into()));
+                    }
+                    let arguments = serde_json::to_value(&call.arguments).map_err(|e| {
+                        invalid(line, format!("tool `{}`: arguments: {e}", call.name))
+                    })?;
+                    tool_calls.push(crate::provider::ToolCall {
+                        name: call.name.clone(),
+                        arguments,
+                    });
+                }
                 Action::Say {
                     text: text.clone(),
                     reply,
                     fault: s.fault,
                     fault_times: s.fault_times,
+                    tool_calls,
                 }
             } else if let Some(text) = &s.command {
                 let wait_for = s.wait_for.clone().ok_or_else(|| {
@@ -546,6 +576,23 @@ impl Scenario {
                 "a scenario needs at least one `check` step".into(),
             ));
         }
+        let mut files = Vec::with_capacity(raw.files.len());
+        for (name, content) in raw.files {
+            let relative = PathBuf::from(&name);
+            let plain = relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if name.is_empty() || !plain {
+                return Err(invalid(
+                    line_of(text, "[files]"),
+                    format!(
+                        "`[files]` key `{name}`: expected a relative path inside the working \
+                         directory (no `..`, no leading `/`)"
+                    ),
+                ));
+            }
+            files.push((relative, content));
+        }
         Ok(Scenario {
             name,
             path: path.to_owned(),
@@ -566,6 +613,7 @@ impl Scenario {
                 .title
                 .unwrap_or_else(|| "hermes-e2e scenario".to_owned()),
             steps,
+            files,
         })
     }
 
@@ -581,11 +629,13 @@ impl Scenario {
                         reply,
                         fault,
                         fault_times,
+                        tool_calls,
                     } => Some(crate::provider::Turn {
                         user: text.clone(),
                         reply: reply.clone(),
                         fault: *fault,
                         fault_times: *fault_times,
+                        tool_calls: tool_calls.clone(),
                     }),
                     _ => None,
                 })
@@ -594,6 +644,22 @@ impl Scenario {
             title: self.title.clone(),
         }
     }
+}
+
+/// A scenario's name: its path below `root` without extension (`compress/rotating_resume`). A file
+/// outside `root` is named by its path without the root directory and `..` (`tmp/x/probe` for
+/// `/tmp/x/probe.toml`): the name is joined to the output directory, so it must never be absolute
+/// or climb out of it.
+fn scenario_name(path: &Path, root: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path).with_extension("");
+    relative
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Finds scenario files: each path is a file or a directory searched recursively for `*.toml`.
@@ -679,6 +745,42 @@ mod tests {
         assert_eq!(s.steps[1].line, 8);
         assert_eq!(s.summary, "pins nothing");
         assert_eq!(s.script().turns[0].reply, "hello");
+    }
+
+    #[test]
+    fn names_stay_inside_the_output_directory() {
+        let root = Path::new("/work/scenarios");
+        assert_eq!(
+            scenario_name(Path::new("/work/scenarios/compress/a.toml"), root),
+            "compress/a"
+        );
+        assert_eq!(
+            scenario_name(Path::new("/tmp/x/probe.toml"), root),
+            "tmp/x/probe"
+        );
+        assert_eq!(scenario_name(Path::new("../up/b.toml"), root), "up/b");
+    }
+
+    #[test]
+    fn tool_calls_and_files_are_parsed_and_checked() {
+        let text = OK.replace(
+            "reply = \"hello\"",
+            "reply = \"hello\"\ntools = [{ name = \"read_file\", arguments = { path = \"a.txt\" } }]",
+        ) + "\n[files]\n\"a.txt\" = \"abc\"\n";
+        let s = parse(&text).unwrap();
+        let turn = &s.script().turns[0];
+        assert_eq!(turn.tool_calls[0].name, "read_file");
+        assert_eq!(turn.tool_calls[0].arguments["path"], "a.txt");
+        assert_eq!(s.files, vec![(PathBuf::from("a.txt"), "abc".to_owned())]);
+        let escape = OK.to_owned() + "\n[files]\n\"../a.txt\" = \"abc\"\n";
+        let err = parse(&escape).unwrap_err().to_string();
+        assert!(err.contains("relative path inside"), "{err}");
+        let stray = OK.replace(
+            "check = \"end\"",
+            "check = \"end\"\ntools = [{ name = \"read_file\" }]",
+        );
+        let err = parse(&stray).unwrap_err().to_string();
+        assert!(err.contains("`tools` does not belong"), "{err}");
     }
 
     #[test]
