@@ -23,6 +23,49 @@ use nix::unistd::Pid;
 
 use crate::screen::Screen;
 
+/// The client's interactive interface.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ui {
+    /// The classic prompt_toolkit CLI (`hermes`).
+    #[default]
+    Classic,
+    /// The Ink TUI (`hermes --tui`, hermes-agent 0.19.0; needs `node` on `PATH`), run inline
+    /// (`HERMES_TUI_INLINE=1`): it draws into the terminal's main screen, whose scrollback the
+    /// emulator keeps, instead of a full-screen alternate screen that has none.
+    Tui,
+}
+
+impl Ui {
+    /// Arguments put before a launch's own.
+    pub fn args(self) -> &'static [&'static str] {
+        match self {
+            Ui::Classic => &[],
+            Ui::Tui => &["--tui"],
+        }
+    }
+
+    /// Text that the interface draws once it has started (a fresh or a resumed session), beside
+    /// its idle prompt. The resumed TUI first draws the transcript from the summary carrier on,
+    /// with `ready`, and only later (0.2–0.5 s) redraws everything under its session banner,
+    /// whose last line ends `… skills · /help for commands` (compared squashed, so not just
+    /// `/help for commands`: one of the prompt's placeholders is `Try "/help" for commands`).
+    pub fn started_marker(self) -> Option<&'static str> {
+        match self {
+            Ui::Classic => None,
+            Ui::Tui => Some("skills · /help for commands"),
+        }
+    }
+
+    /// Environment added to the client's.
+    pub fn env(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Ui::Classic => &[],
+            Ui::Tui => &[("HERMES_TUI_INLINE", "1")],
+        }
+    }
+}
+
 /// How to start the client.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -40,6 +83,8 @@ pub struct Launch {
     pub cols: u16,
     /// Where to write the asciicast v2 recording.
     pub cast: PathBuf,
+    /// The interface `program` starts (what its idle prompt looks like).
+    pub ui: Ui,
 }
 
 /// The harness could not drive the client as asked; carries the last screen for the report.
@@ -153,6 +198,11 @@ const SETTLE: Duration = Duration::from_secs(3);
 /// How long the output must be quiet after the echo before Enter (the client's paste window is 50 ms).
 const ENTER_PAUSE: Duration = Duration::from_millis(120);
 
+/// How long the output must be quiet, with the idle prompt shown, before a command counts as
+/// done: several frames of the TUI (which redraws ~50 ms after showing `ready`), and well under the
+/// one-second tick of its status-bar clock, which never lets the output be quiet for a second.
+pub const COMMAND_SETTLE: Duration = Duration::from_millis(300);
+
 /// A running client in a PTY with its emulated screen.
 pub struct Driver {
     session: OsSession,
@@ -163,6 +213,8 @@ pub struct Driver {
     status: Option<String>,
     /// Total bytes read from the PTY.
     bytes: usize,
+    /// The interface running (what its idle prompt looks like).
+    ui: Ui,
 }
 
 impl Driver {
@@ -199,6 +251,7 @@ impl Driver {
             eof: false,
             status: None,
             bytes: 0,
+            ui: launch.ui,
         })
     }
 
@@ -329,16 +382,32 @@ impl Driver {
         } else {
             format!("the idle prompt with `{}` on screen", excerpt(text))
         };
+        let ui = self.ui;
         self.wait_until(&what, deadline, |s| {
-            is_idle(&s.viewport_rows()) && squash(&s.viewport_rows().join("")).contains(&needle)
+            is_idle(ui, &s.viewport_rows()) && squash(&s.viewport_rows().join("")).contains(&needle)
         })
     }
 
     /// Waits until the idle prompt is shown and the output has been quiet for 3 s: the
     /// end of a turn whose reply never came (the client retried, then gave up with an error).
     pub fn wait_settled_idle(&mut self, deadline: Duration) -> Result<(), DriverError> {
+        self.wait_idle_quiet(
+            "the idle prompt to settle after the failed turn",
+            SETTLE,
+            deadline,
+        )
+    }
+
+    /// Waits until the idle prompt is shown and stays shown through `quiet` without output: the
+    /// client has finished drawing, not just drawn its prompt (the TUI shows `ready` one frame
+    /// before it redraws the rest of the screen after `/compress`).
+    pub fn wait_idle_quiet(
+        &mut self,
+        what: &str,
+        quiet: Duration,
+        deadline: Duration,
+    ) -> Result<(), DriverError> {
         let start = Instant::now();
-        let what = "the idle prompt to settle after the failed turn";
         // The inner waits get what is left of one deadline; a timeout in either is this wait's,
         // reported against the whole deadline (which inner wait noticed it depends on timing:
         // a client that keeps redrawing times out in the quiet wait, a silent one in the other).
@@ -352,11 +421,12 @@ impl Driver {
         };
         loop {
             let left = deadline.saturating_sub(start.elapsed());
-            self.wait_until(what, left, |s| is_idle(&s.viewport_rows()))
+            let ui = self.ui;
+            self.wait_until(what, left, |s| is_idle(ui, &s.viewport_rows()))
                 .map_err(whole)?;
             let left = deadline.saturating_sub(start.elapsed());
-            self.wait_quiet(SETTLE, left).map_err(whole)?;
-            if is_idle(&self.screen().viewport_rows()) {
+            self.wait_quiet(quiet, left).map_err(whole)?;
+            if is_idle(self.ui, &self.screen().viewport_rows()) {
                 return Ok(());
             }
         }
@@ -409,6 +479,11 @@ impl Driver {
                 });
             }
         }
+    }
+
+    /// The interface running.
+    pub fn ui(&self) -> Ui {
+        self.ui
     }
 
     /// Resizes the PTY and the emulated screen together.
@@ -515,19 +590,39 @@ impl Drop for Driver {
     }
 }
 
-/// True when the bottom of the screen shows the idle prompt: a line that is exactly `❯` below a
-/// horizontal rule and above another rule (see `reference/hermes-client.md`, "Driving the classic
-/// CLI in a PTY") — or above nothing but blank rows: on a short terminal (20 rows) the client
-/// leaves the lower rule out.
-pub fn is_idle(rows: &[String]) -> bool {
+/// True when the bottom of the screen shows the idle prompt.
+///
+/// - Classic CLI: a line that is exactly `❯` below a horizontal rule and above another rule (see
+///   `reference/hermes-client.md`, "Driving the classic CLI in a PTY") — or above nothing but
+///   blank rows: on a short terminal (20 rows) the client leaves the lower rule out.
+/// - Ink TUI (`hermes --tui`, 0.19.0): the status bar says `─ ready │ …` and the line below it is
+///   the prompt `❯` — with a placeholder picked at random (`❯ Try "…"`, `❯ Ask me anything…`), so
+///   the prompt's text is not looked at (text being typed counts as idle too; the waits after
+///   typing look for more than the prompt). While a turn or a command runs the status bar says
+///   something else (`─ summoning hermes…`, `─ ⠋ compressing …`).
+pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
     let rule = |s: &str| s.trim_start().starts_with('─');
-    (1..rows.len()).any(|i| {
-        rule(&rows[i - 1])
-            && rows[i].trim() == "❯"
-            && rows
-                .get(i + 1)
-                .is_none_or(|next| rule(next) || rows[i + 1..].iter().all(|r| r.trim().is_empty()))
-    })
+    let classic = || {
+        (1..rows.len()).any(|i| {
+            rule(&rows[i - 1])
+                && rows[i].trim() == "❯"
+                && rows.get(i + 1).is_none_or(|next| {
+                    rule(next) || rows[i + 1..].iter().all(|r| r.trim().is_empty())
+                })
+        })
+    };
+    let tui = || {
+        (1..rows.len()).any(|i| {
+            rows[i - 1].trim_start().starts_with("─ ready │")
+                && rows[i].trim_start().starts_with('❯')
+        })
+    };
+    match ui {
+        Ui::Classic => classic(),
+        // The TUI's status bar starts with `─` and has the prompt below it even while busy, so
+        // the classic rule would call a running `/compress` idle.
+        Ui::Tui => tui(),
+    }
 }
 
 /// Letters and digits only, lower-cased: compares text across wrapping, panel borders and styling.
@@ -553,20 +648,48 @@ mod tests {
     #[test]
     fn idle_needs_the_prompt_between_rules() {
         let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(is_idle(&rows(&["x", "────────", "❯", "────────", ""])));
-        assert!(!is_idle(&rows(&["────────", "❯ typing", "────────"])));
+        assert!(is_idle(
+            Ui::Classic,
+            &rows(&["x", "────────", "❯", "────────", ""])
+        ));
+        assert!(!is_idle(
+            Ui::Classic,
+            &rows(&["────────", "❯ typing", "────────"])
+        ));
         // A short terminal: no lower rule, blank rows below the prompt.
-        assert!(is_idle(&rows(&["x", "────────", "❯", "", ""])));
-        assert!(!is_idle(&rows(&[
-            "────────",
-            "❯",
-            "cli.chat.initializing_agent"
-        ])));
-        assert!(!is_idle(&rows(&[
-            "● hi",
-            "cli.chat.initializing_agent",
-            "────"
-        ])));
+        assert!(is_idle(Ui::Classic, &rows(&["x", "────────", "❯", "", ""])));
+        assert!(!is_idle(
+            Ui::Classic,
+            &rows(&["────────", "❯", "cli.chat.initializing_agent"])
+        ));
+        assert!(!is_idle(
+            Ui::Classic,
+            &rows(&["● hi", "cli.chat.initializing_agent", "────"])
+        ));
+    }
+
+    #[test]
+    fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
+        let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ready = " ─ ready │ fake model │ 23s │ voice off │ 1 session     ─ …/work";
+        assert!(is_idle(
+            Ui::Tui,
+            &rows(&[ready, " ❯ Try \"explain this codebase\"", ""])
+        ));
+        assert!(is_idle(Ui::Tui, &rows(&[ready, " ❯", ""])));
+        assert!(is_idle(Ui::Tui, &rows(&[ready, " ❯ Ask me anything…", ""])));
+        let busy = " ─ summoning hermes… │  │ voice off      ─ …/work";
+        assert!(!is_idle(
+            Ui::Tui,
+            &rows(&[busy, " ❯ Try \"explain this codebase\"", ""])
+        ));
+        // The TUI's busy status bar above its prompt is not the classic idle prompt either way.
+        let compressing = " ─ ⠋ compressing 12 messages (~17,297 tok)… │ fake model";
+        assert!(!is_idle(Ui::Tui, &rows(&[compressing, " ❯", "", ""])));
+        assert!(!is_idle(
+            Ui::Classic,
+            &rows(&[ready, " ❯ Try \"explain\"", ""])
+        ));
     }
 
     /// A shell standing in for the client (a test double of the harness's own machinery).
@@ -579,6 +702,7 @@ mod tests {
             rows: 24,
             cols: 80,
             cast: dir.join("t.cast"),
+            ui: Ui::Classic,
         }
     }
 
@@ -621,7 +745,7 @@ mod tests {
         let mut d = Driver::spawn(&shell("echo still booting; sleep 300", dir.path())).unwrap();
         let err = d
             .wait_until("the prompt", Duration::from_millis(500), |s| {
-                is_idle(&s.viewport_rows())
+                is_idle(Ui::Classic, &s.viewport_rows())
             })
             .unwrap_err()
             .to_string();
@@ -638,7 +762,7 @@ mod tests {
         let mut d = Driver::spawn(&shell("echo crashed; exit 3", dir.path())).unwrap();
         let err = d
             .wait_until("the prompt", Duration::from_secs(10), |s| {
-                is_idle(&s.viewport_rows())
+                is_idle(Ui::Classic, &s.viewport_rows())
             })
             .unwrap_err()
             .to_string();

@@ -231,19 +231,44 @@ fn run_inner(
                             "`launch` while the client is running: `quit` first".into()
                         ));
                     }
-                    let args = substitute_session(args, &home).map_err(at)?;
+                    if scenario.ui == crate::driver::Ui::Tui && !on_path(&env, "node") {
+                        return Err(at(format!(
+                            "the Ink TUI (`ui = \"tui\"`) needs `node` (Node.js 20 or newer) on the \
+                             client's PATH `{}`",
+                            env_value(&env, "PATH")
+                        )));
+                    }
+                    let mut args = substitute_session(args, &home).map_err(at)?;
+                    args.splice(0..0, scenario.ui.args().iter().map(|a| a.to_string()));
+                    let mut env = env.clone();
+                    env.extend(
+                        scenario
+                            .ui
+                            .env()
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string())),
+                    );
                     launches += 1;
                     let launch = Launch {
                         program,
                         args,
-                        env: env.clone(),
+                        env,
                         cwd: work.clone(),
                         rows: scenario.rows,
                         cols: scenario.cols,
                         cast: dir.join(format!("session-{launches}.cast")),
+                        ui: scenario.ui,
                     };
                     let mut d = Driver::spawn(&launch).map_err(|e| at(e.to_string()))?;
-                    d.wait_idle_with("", deadline)
+                    if let Some(marker) = scenario.ui.started_marker() {
+                        let needle = crate::driver::squash(marker);
+                        d.wait_until(&format!("`{marker}` on screen"), deadline, |s| {
+                            crate::driver::squash(&s.history_lines().join("")).contains(&needle)
+                        })
+                        .map_err(|e| at(e.to_string()))?;
+                    }
+                    // Settled, not just idle: the TUI draws `ready` a frame before the rest.
+                    d.wait_idle_quiet("the idle prompt", crate::driver::COMMAND_SETTLE, deadline)
                         .map_err(|e| at(e.to_string()))?;
                     driver = Some(d);
                 }
@@ -271,23 +296,35 @@ fn run_inner(
                         .map_err(at)?
                         .remove(0);
                     let d = running(&mut driver).map_err(at)?;
+                    let ui = d.ui();
                     d.type_line(&text, deadline)
                         .map_err(|e| at(e.to_string()))?;
                     // `wait_for` must appear BELOW the echoed command: text an earlier run of the
-                    // same command left on screen (a second `/compress`) proves nothing.
+                    // same command left on screen (a second `/compress`) proves nothing. Once seen
+                    // it counts even if redrawn away: the TUI's `compressing …` progress line is
+                    // gone, with the rest of its screen, when `/compress` is done.
                     let needle = crate::driver::squash(wait_for);
+                    let mut seen = false;
                     d.wait_until(
                         &format!("`{wait_for}` below `{text}` and the idle prompt"),
                         deadline,
                         |s| {
-                            let lines = s.history_lines();
-                            let below = lines
-                                .iter()
-                                .rposition(|l| l.contains(text.as_str()))
-                                .map(|at| crate::driver::squash(&lines[at + 1..].join("")));
-                            crate::driver::is_idle(&s.viewport_rows())
-                                && below.is_some_and(|b| b.contains(&needle))
+                            if !seen {
+                                let lines = s.history_lines();
+                                seen = lines
+                                    .iter()
+                                    .rposition(|l| l.contains(text.as_str()))
+                                    .map(|at| crate::driver::squash(&lines[at + 1..].join("")))
+                                    .is_some_and(|below| below.contains(&needle));
+                            }
+                            seen && crate::driver::is_idle(ui, &s.viewport_rows())
                         },
+                    )
+                    .map_err(|e| at(e.to_string()))?;
+                    d.wait_idle_quiet(
+                        &format!("the idle prompt to settle after `{text}`"),
+                        crate::driver::COMMAND_SETTLE,
+                        deadline,
                     )
                     .map_err(|e| at(e.to_string()))?;
                 }
@@ -606,6 +643,7 @@ pub fn repro(
             rows,
             cols,
             cast: dir.join(format!("path-{}.cast", n + 1)),
+            ui: crate::driver::Ui::Classic,
         };
         let t = Instant::now();
         let drawn = (|| -> Result<Transcript, String> {
@@ -646,14 +684,31 @@ pub fn repro(
     Ok(result)
 }
 
+/// The value of `key` in a client environment ("" when unset).
+fn env_value<'a>(env: &'a [(String, String)], key: &str) -> &'a str {
+    env.iter()
+        .find(|(k, _)| k == key)
+        .map_or("", |(_, v)| v.as_str())
+}
+
+/// Whether an executable `name` is in one of the directories of the environment's `PATH`.
+fn on_path(env: &[(String, String)], name: &str) -> bool {
+    env_value(env, "PATH")
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .any(|d| Path::new(d).join(name).is_file())
+}
+
 /// Types `/resume ID` and waits until its output is drawn: `/resume` prints a one-line notice,
 /// then the recap panel; the history is complete once the panel below the echoed command has
 /// closed and the prompt is back.
 fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Result<(), String> {
     let echo = format!("/resume {id}");
     d.type_line(&echo, deadline).map_err(|e| e.to_string())?;
+    let ui = d.ui();
     d.wait_until("the recap panel of `/resume` to close", deadline, |s| {
-        crate::driver::is_idle(&s.viewport_rows()) && recap_closed_after(&s.history_lines(), &echo)
+        crate::driver::is_idle(ui, &s.viewport_rows())
+            && recap_closed_after(&s.history_lines(), &echo)
     })
     .map_err(|e| e.to_string())
 }
@@ -921,4 +976,17 @@ fn export_transcript(out: &Path, stdout: &str) -> Result<Transcript, String> {
     }
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     Ok(Transcript::from_history_lines(&lines))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_path_looks_only_in_the_client_environment() {
+        let env = vec![("PATH".to_owned(), "/nonexistent:/bin".to_owned())];
+        assert!(on_path(&env, "sh"));
+        assert!(!on_path(&env, "hermes-e2e-no-such-program"));
+        assert!(!on_path(&[], "sh"), "no PATH, nothing found");
+    }
 }

