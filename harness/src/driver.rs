@@ -37,6 +37,14 @@ pub enum Ui {
 }
 
 impl Ui {
+    /// The name scenarios and the command line use (`classic`, `tui`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Ui::Classic => "classic",
+            Ui::Tui => "tui",
+        }
+    }
+
     /// Arguments put before a launch's own.
     pub fn args(self) -> &'static [&'static str] {
         match self {
@@ -215,6 +223,8 @@ pub struct Driver {
     bytes: usize,
     /// The interface running (what its idle prompt looks like).
     ui: Ui,
+    /// Everything printed so far, squashed: text that was drawn even if it was since erased.
+    printed: Printed,
 }
 
 impl Driver {
@@ -252,6 +262,7 @@ impl Driver {
             status: None,
             bytes: 0,
             ui: launch.ui,
+            printed: Printed::default(),
         })
     }
 
@@ -316,6 +327,7 @@ impl Driver {
     fn ingest(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
         self.bytes += bytes.len();
         self.screen.feed(bytes);
+        self.printed.feed(bytes);
         self.cast.output(bytes).map_err(|source| DriverError::Io {
             what: "writing the recording".into(),
             source,
@@ -335,6 +347,53 @@ impl Driver {
                 what: "writing to the client".into(),
                 source,
             })
+    }
+
+    /// A mark in what the client has printed, for [`Driver::wait_printed_then_idle`].
+    pub fn printed_mark(&self) -> usize {
+        self.printed.text.len()
+    }
+
+    /// Waits until the client has printed `text` since `mark` — drawn, even if it was erased
+    /// again (compared as [`squash`] compares) — and then shows the idle prompt, quiet for
+    /// `quiet`. For a redraw whose only sign of completion is something it draws on the way.
+    pub fn wait_printed_then_idle(
+        &mut self,
+        text: &str,
+        mark: usize,
+        quiet: Duration,
+        deadline: Duration,
+    ) -> Result<(), DriverError> {
+        let start = Instant::now();
+        let needle = squash(text);
+        let what = format!("`{}` drawn, then the idle prompt", excerpt(text));
+        loop {
+            if self
+                .printed
+                .text
+                .get(mark..)
+                .is_some_and(|t| t.contains(&needle))
+            {
+                let left = deadline.saturating_sub(start.elapsed());
+                return self.wait_idle_quiet(&what, quiet, left);
+            }
+            let left = deadline.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(DriverError::Timeout {
+                    what,
+                    secs: start.elapsed().as_secs_f64(),
+                    screen: self.screen_text(),
+                });
+            }
+            if !self.pump(left.min(Duration::from_millis(250)))? {
+                let status = self.reap(Duration::from_secs(2));
+                return Err(DriverError::Exited {
+                    what,
+                    status,
+                    screen: self.screen_text(),
+                });
+            }
+        }
     }
 
     /// Pumps output until `cond` holds on the screen, or fails at `deadline` (with the last screen)
@@ -625,6 +684,74 @@ pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
     }
 }
 
+/// True when the screen says the client is working. Only the TUI says so (its status bar, e.g.
+/// `─ ⠋ compressing 12 messages … │ …`, instead of `─ ready │ …`); for the classic CLI this is
+/// always false.
+pub fn is_busy(ui: Ui, rows: &[String]) -> bool {
+    match ui {
+        Ui::Classic => false,
+        Ui::Tui => {
+            let status = |r: &&String| {
+                let r = r.trim_start();
+                r.starts_with("─ ") && r.contains(" │ ")
+            };
+            rows.iter()
+                .rev()
+                .find(status)
+                .is_some_and(|r| !r.trim_start().starts_with("─ ready │"))
+        }
+    }
+}
+
+/// The letters and digits a terminal program printed, lower-cased, with escape sequences (CSI,
+/// OSC, DCS and two-byte ones) left out — fed chunk by chunk, so a sequence split across reads is
+/// still recognised. Non-ASCII text split across reads may lose a character; nothing else is lost.
+#[derive(Debug, Default)]
+struct Printed {
+    text: String,
+    state: EscState,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum EscState {
+    #[default]
+    Ground,
+    /// After ESC.
+    Esc,
+    /// Inside `ESC [ …` until its final byte.
+    Csi,
+    /// Inside an OSC/DCS/APC string until BEL or `ESC \`.
+    Str,
+    /// ESC inside a string (the start of `ESC \`).
+    StrEsc,
+}
+
+impl Printed {
+    fn feed(&mut self, bytes: &[u8]) {
+        let text = String::from_utf8_lossy(bytes);
+        for c in text.chars() {
+            self.state = match (self.state, c) {
+                (EscState::Ground, '\x1b') => EscState::Esc,
+                (EscState::Ground, c) => {
+                    if c.is_alphanumeric() {
+                        self.text.extend(c.to_lowercase());
+                    }
+                    EscState::Ground
+                }
+                (EscState::Esc, '[') => EscState::Csi,
+                (EscState::Esc, ']' | 'P' | '_' | '^' | 'X') => EscState::Str,
+                (EscState::Esc, _) => EscState::Ground,
+                (EscState::Csi, '\u{40}'..='\u{7e}') => EscState::Ground,
+                (EscState::Csi, _) => EscState::Csi,
+                (EscState::Str, '\x07') => EscState::Ground,
+                (EscState::Str, '\x1b') => EscState::StrEsc,
+                (EscState::Str, _) => EscState::Str,
+                (EscState::StrEsc, _) => EscState::Ground,
+            };
+        }
+    }
+}
+
 /// Letters and digits only, lower-cased: compares text across wrapping, panel borders and styling.
 pub fn squash(text: &str) -> String {
     text.chars()
@@ -669,6 +796,15 @@ mod tests {
     }
 
     #[test]
+    fn printed_text_leaves_escape_sequences_out_even_split_across_reads() {
+        let mut p = Printed::default();
+        p.feed(b"\x1b[1;31mHel");
+        p.feed(b"lo\x1b[2");
+        p.feed(b"Cwor\x1b]0;title\x07ld \x1b]8;;http://x\x1b\\link\x1bM!");
+        assert_eq!(p.text, "helloworldlink");
+    }
+
+    #[test]
     fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
         let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let ready = " ─ ready │ fake model │ 23s │ voice off │ 1 session     ─ …/work";
@@ -686,6 +822,9 @@ mod tests {
         // The TUI's busy status bar above its prompt is not the classic idle prompt either way.
         let compressing = " ─ ⠋ compressing 12 messages (~17,297 tok)… │ fake model";
         assert!(!is_idle(Ui::Tui, &rows(&[compressing, " ❯", "", ""])));
+        assert!(is_busy(Ui::Tui, &rows(&[compressing, " ❯", "", ""])));
+        assert!(!is_busy(Ui::Tui, &rows(&[ready, " ❯", ""])));
+        assert!(!is_busy(Ui::Classic, &rows(&[compressing, " ❯", "", ""])));
         assert!(!is_idle(
             Ui::Classic,
             &rows(&[ready, " ❯ Try \"explain\"", ""])

@@ -35,6 +35,10 @@ enum Command {
         /// any size).
         #[arg(long, value_parser = parse_size)]
         size: Option<(u16, u16)>,
+        /// The client's interface, overriding the scenarios': `classic` (the prompt_toolkit CLI)
+        /// or `tui` (the Ink TUI, `hermes --tui`; hermes-agent 0.19.0 and Node.js 20+).
+        #[arg(long, value_parser = parse_ui)]
+        ui: Option<scenario::Ui>,
         /// Also write an HTML report into this directory (`index.html`).
         #[arg(long)]
         report: Option<PathBuf>,
@@ -122,8 +126,9 @@ fn main() -> ExitCode {
             client,
             out,
             size,
+            ui,
             report,
-        } => run(paths, json, client, out, size, report),
+        } => run(paths, json, client, out, size, ui, report),
         Command::Repro {
             db,
             session,
@@ -257,6 +262,7 @@ fn run(
     client: Option<String>,
     out: Option<PathBuf>,
     size: Option<(u16, u16)>,
+    ui: Option<scenario::Ui>,
     report_dir: Option<PathBuf>,
 ) -> ExitCode {
     let root = scenarios_root();
@@ -280,6 +286,11 @@ fn run(
                     s.cols = cols;
                     s.rows = rows;
                     s.name = format!("{}@{cols}x{rows}", s.name);
+                }
+                if let Some(ui) = ui.filter(|ui| *ui != s.ui) {
+                    // Another interface draws another screen: its own artefact directory.
+                    s.ui = ui;
+                    s.name = format!("{}@{}", s.name, ui.name());
                 }
                 loaded.push(s)
             }
@@ -424,6 +435,14 @@ fn clear_progress(json: bool) {
     use std::io::{IsTerminal, Write};
     if !json && std::io::stderr().is_terminal() {
         let _ = write!(std::io::stderr(), "\r\x1b[2K");
+    }
+}
+
+fn parse_ui(text: &str) -> Result<scenario::Ui, String> {
+    match text {
+        "classic" => Ok(scenario::Ui::Classic),
+        "tui" => Ok(scenario::Ui::Tui),
+        _ => Err(format!("expected `classic` or `tui`, got `{text}`")),
     }
 }
 

@@ -304,6 +304,9 @@ fn run_inner(
                     // it counts even if redrawn away: the TUI's `compressing …` progress line is
                     // gone, with the rest of its screen, when `/compress` is done.
                     let needle = crate::driver::squash(wait_for);
+                    // The TUI says when it is working in its status bar: that it left `ready`
+                    // after the command was typed proves the command ran, whatever it printed
+                    // (a scenario's `wait_for` is usually the classic CLI's wording).
                     let mut seen = false;
                     d.wait_until(
                         &format!("`{wait_for}` below `{text}` and the idle prompt"),
@@ -315,7 +318,8 @@ fn run_inner(
                                     .iter()
                                     .rposition(|l| l.contains(text.as_str()))
                                     .map(|at| crate::driver::squash(&lines[at + 1..].join("")))
-                                    .is_some_and(|below| below.contains(&needle));
+                                    .is_some_and(|below| below.contains(&needle))
+                                    || crate::driver::is_busy(ui, &s.viewport_rows());
                             }
                             seen && crate::driver::is_idle(ui, &s.viewport_rows())
                         },
@@ -704,8 +708,18 @@ fn on_path(env: &[(String, String)], name: &str) -> bool {
 /// closed and the prompt is back.
 fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Result<(), String> {
     let echo = format!("/resume {id}");
-    d.type_line(&echo, deadline).map_err(|e| e.to_string())?;
     let ui = d.ui();
+    if let Some(marker) = ui.started_marker() {
+        // The TUI draws no recap panel: it redraws the resumed transcript twice — the session's
+        // own rows first, with `ready`, then (0.2 s or more later) everything again under the
+        // session banner. Done is the banner drawn after the command, then a settled prompt.
+        let mark = d.printed_mark();
+        d.type_line(&echo, deadline).map_err(|e| e.to_string())?;
+        return d
+            .wait_printed_then_idle(marker, mark, crate::driver::COMMAND_SETTLE, deadline)
+            .map_err(|e| e.to_string());
+    }
+    d.type_line(&echo, deadline).map_err(|e| e.to_string())?;
     d.wait_until("the recap panel of `/resume` to close", deadline, |s| {
         crate::driver::is_idle(ui, &s.viewport_rows())
             && recap_closed_after(&s.history_lines(), &echo)
