@@ -70,9 +70,14 @@ enum Command {
         /// One JSON object on stdout, in the shape of `run --json`.
         #[arg(long)]
         json: bool,
-        /// Terminal size `COLSxROWS`.
-        #[arg(long, default_value = "100x40", value_parser = parse_size)]
-        size: (u16, u16),
+        /// The client's interface: `classic` (default) or `tui` (the Ink TUI, `hermes --tui`;
+        /// hermes-agent 0.19.0 and Node.js 20+).
+        #[arg(long, default_value = "classic", value_parser = parse_ui)]
+        ui: scenario::Ui,
+        /// Terminal size `COLSxROWS` (default: 100x40; 100x300 for the TUI, whose resumed
+        /// screen on a terminal shorter than the conversation depends on Ink's redraws).
+        #[arg(long, value_parser = parse_size)]
+        size: Option<(u16, u16)>,
         /// Also write an HTML report into this directory (`index.html`).
         #[arg(long)]
         report: Option<PathBuf>,
@@ -134,12 +139,17 @@ fn main() -> ExitCode {
             session,
             client,
             json,
+            ui,
             size,
             out,
             report: report_dir,
         } => {
             let out = out.unwrap_or_else(runner::default_out_root);
-            match runner::repro(&db, session.as_deref(), &client, size.1, size.0, &out) {
+            let (cols, rows) = size.unwrap_or(match ui {
+                scenario::Ui::Classic => (100, 40),
+                scenario::Ui::Tui => (100, 300),
+            });
+            match runner::repro(&db, session.as_deref(), &client, ui, rows, cols, &out) {
                 Ok(result) => {
                     if let Some(dir) = &report_dir {
                         if let Err(e) =

@@ -231,45 +231,19 @@ fn run_inner(
                             "`launch` while the client is running: `quit` first".into()
                         ));
                     }
-                    if scenario.ui == crate::driver::Ui::Tui && !on_path(&env, "node") {
-                        return Err(at(format!(
-                            "the Ink TUI (`ui = \"tui\"`) needs `node` (Node.js 20 or newer) on the \
-                             client's PATH `{}`",
-                            env_value(&env, "PATH")
-                        )));
-                    }
-                    let mut args = substitute_session(args, &home).map_err(at)?;
-                    args.splice(0..0, scenario.ui.args().iter().map(|a| a.to_string()));
-                    let mut env = env.clone();
-                    env.extend(
-                        scenario
-                            .ui
-                            .env()
-                            .iter()
-                            .map(|(k, v)| (k.to_string(), v.to_string())),
-                    );
+                    let args = substitute_session(args, &home).map_err(at)?;
                     launches += 1;
                     let launch = Launch {
                         program,
                         args,
-                        env,
+                        env: env.clone(),
                         cwd: work.clone(),
                         rows: scenario.rows,
                         cols: scenario.cols,
                         cast: dir.join(format!("session-{launches}.cast")),
                         ui: scenario.ui,
                     };
-                    let mut d = Driver::spawn(&launch).map_err(|e| at(e.to_string()))?;
-                    if let Some(marker) = scenario.ui.started_marker() {
-                        let needle = crate::driver::squash(marker);
-                        d.wait_until(&format!("`{marker}` on screen"), deadline, |s| {
-                            crate::driver::squash(&s.history_lines().join("")).contains(&needle)
-                        })
-                        .map_err(|e| at(e.to_string()))?;
-                    }
-                    // Settled, not just idle: the TUI draws `ready` a frame before the rest.
-                    d.wait_idle_quiet("the idle prompt", crate::driver::COMMAND_SETTLE, deadline)
-                        .map_err(|e| at(e.to_string()))?;
+                    let d = start_client(launch, deadline).map_err(at)?;
                     driver = Some(d);
                 }
                 Action::Say {
@@ -574,6 +548,7 @@ pub fn repro(
     db: &Path,
     session: Option<&str>,
     client_spec: &str,
+    ui: crate::driver::Ui,
     rows: u16,
     cols: u16,
     out_root: &Path,
@@ -613,9 +588,10 @@ pub fn repro(
         steps: Vec::new(),
         kept: dir.clone(),
         rerun: format!(
-            "cargo run -p hermes-e2e -- repro {} --session {} --client {client_spec}",
+            "cargo run -p hermes-e2e -- repro {} --session {} --client {client_spec} --ui {} --size {cols}x{rows}",
             db.display(),
-            session.id
+            session.id,
+            ui.name()
         ),
     };
     // A pristine copy of the user's database beside the recordings: what the expectation was
@@ -647,13 +623,12 @@ pub fn repro(
             rows,
             cols,
             cast: dir.join(format!("path-{}.cast", n + 1)),
-            ui: crate::driver::Ui::Classic,
+            ui,
         };
         let t = Instant::now();
         let drawn = (|| -> Result<Transcript, String> {
             let deadline = Duration::from_secs(60);
-            let mut d = Driver::spawn(&launch).map_err(|e| e.to_string())?;
-            d.wait_idle_with("", deadline).map_err(|e| e.to_string())?;
+            let mut d = start_client(launch, deadline)?;
             if *path == "/resume" {
                 slash_resume(&mut d, &session.id, deadline)?;
             }
@@ -686,6 +661,37 @@ pub fn repro(
     result.wall_secs = started.elapsed().as_secs_f64();
     result.passed = result.error.is_none() && result.checks.iter().all(|c| c.mismatches.is_empty());
     Ok(result)
+}
+
+/// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
+/// launch's own and its environment is added — and waits until it is ready for input: the idle
+/// prompt, quiet for [`crate::driver::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
+/// rest), and for the TUI its session banner (a resumed TUI first draws a partial transcript).
+fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, String> {
+    let ui = launch.ui;
+    if ui == crate::driver::Ui::Tui && !on_path(&launch.env, "node") {
+        return Err(format!(
+            "the Ink TUI (`ui = \"tui\"`) needs `node` (Node.js 20 or newer) on the client's PATH `{}`",
+            env_value(&launch.env, "PATH")
+        ));
+    }
+    launch
+        .args
+        .splice(0..0, ui.args().iter().map(|a| a.to_string()));
+    launch
+        .env
+        .extend(ui.env().iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let mut d = Driver::spawn(&launch).map_err(|e| e.to_string())?;
+    if let Some(marker) = ui.started_marker() {
+        let needle = crate::driver::squash(marker);
+        d.wait_until(&format!("`{marker}` on screen"), deadline, |s| {
+            crate::driver::squash(&s.history_lines().join("")).contains(&needle)
+        })
+        .map_err(|e| e.to_string())?;
+    }
+    d.wait_idle_quiet("the idle prompt", crate::driver::COMMAND_SETTLE, deadline)
+        .map_err(|e| e.to_string())?;
+    Ok(d)
 }
 
 /// The value of `key` in a client environment ("" when unset).

@@ -134,6 +134,23 @@ fn unknown_session_is_refused_naming_file_and_session() {
 }
 
 #[test]
+fn an_unknown_interface_is_refused_with_the_choices() {
+    let db = rotating_db();
+    for args in [
+        vec!["repro", db.to_str().unwrap(), "--ui", "web"],
+        vec!["run", "--ui", "web"],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("`classic` or `tui`") && err.contains("`web`"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn bad_recordings_are_refused_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = rotating_db();
