@@ -54,8 +54,8 @@ impl Ui {
     }
 
     /// Text that the interface draws once it has started (a fresh or a resumed session), beside
-    /// its idle prompt. The resumed TUI first draws the transcript from the summary carrier on,
-    /// with `ready`, and only later (0.2–0.5 s) redraws everything under its session banner,
+    /// its idle prompt. A resumed TUI first draws only the resumed session's own rows, with
+    /// `ready`, and only later (0.2 s or more) redraws everything under its session banner,
     /// whose last line ends `… skills · /help for commands` (compared squashed, so not just
     /// `/help for commands`: one of the prompt's placeholders is `Try "/help" for commands`).
     pub fn started_marker(self) -> Option<&'static str> {
