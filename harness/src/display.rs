@@ -1094,13 +1094,31 @@ fn group_by_alignment(views: &[RowView], rows: &[Row]) -> Vec<Vec<usize>> {
             head_len += 1;
         }
         // The tail is the longest run at the start of the rest that equals the previous
-        // generation's suffix (after the head copies matched above).
+        // generation's suffix (after the head copies matched above). When the summary is a
+        // carrier, the run may also end before that suffix: the carried reply is a copy of an
+        // earlier message, which places the run. Case (hermes-agent 0.19.0, measured):
+        // `/compress here 2` writes head copies, a carrier of the third reply and copies of the
+        // fourth exchange, and leaves the last two exchanges out of the child.
         let room = prev_msgs.len() - head_len;
-        if let Some(k) = (1..=tail.len().min(room)).rev().find(|&k| {
+        let ends_at_suffix = (1..=tail.len().min(room)).rev().find_map(|k| {
             let base = prev_msgs.len() - k;
-            (0..k).all(|j| same(tail[j], prev_msgs[base + j], batch))
-        }) {
-            let base = prev_msgs.len() - k;
+            (0..k)
+                .all(|j| same(tail[j], prev_msgs[base + j], batch))
+                .then_some((k, base))
+        });
+        let carrier_tail = || {
+            let owner = generation.owner.map(|o| generation.members[o])?;
+            if tail.first() != Some(&owner) || views[owner].form != Form::Carrier {
+                return None;
+            }
+            (1..=tail.len().min(room)).rev().find_map(|k| {
+                (head_len..=prev_msgs.len() - k)
+                    .rev()
+                    .find(|&base| (0..k).all(|j| same(tail[j], prev_msgs[base + j], batch)))
+                    .map(|base| (k, base))
+            })
+        };
+        if let Some((k, base)) = ends_at_suffix.or_else(carrier_tail) {
             for j in 0..k {
                 matched.insert(tail[j], prev_msgs[base + j]);
             }
@@ -1751,6 +1769,69 @@ mod tests {
         assert_eq!(texts, ["hi", "Hello!", "ok", "A", "ok", "B", "ok"]);
         assert_eq!(ids_of(&e.messages[1]), vec![parent[1], carrier]);
         assert_eq!(e.messages[1].shown, carrier);
+    }
+
+    #[test]
+    fn legacy_compress_here_tail_copies_from_the_middle_collapse() {
+        // hermes-agent 0.19.0 `/compress here 2`, as measured: the child holds copies of the first
+        // exchange and a half, a carrier of the third reply, a copy of the fourth exchange — all
+        // with fresh batch timestamps — and not the last two exchanges.
+        let mut db = TestDb::new(Schema::Legacy);
+        db.session("p", None, 1.0, Some("compression"));
+        db.session("c", Some("p"), 2.0, None);
+        let said = [
+            ("user", "q1"),
+            ("assistant", "a1"),
+            ("user", "q2"),
+            ("assistant", "a2"),
+            ("user", "q3"),
+            ("assistant", "a3"),
+            ("user", "q4"),
+            ("assistant", "a4"),
+            ("user", "q5"),
+            ("assistant", "a5"),
+            ("user", "q6"),
+            ("assistant", "a6"),
+        ];
+        let parent: Vec<i64> = said
+            .iter()
+            .map(|(r, t)| db.msg(&Msg::new("p", r, t)).0)
+            .collect();
+        clone_rows(&db, &parent[..3], "c", Some(9_000.0));
+        let (carrier, _) = db.msg(&Msg::new("c", "assistant", &carrier_text("a3", 1)));
+        let tail = clone_rows(&db, &parent[6..8], "c", Some(9_000.0));
+        let e = expected(&db.open(), "c", CLASSIC).unwrap();
+        let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4", "q5", "a5", "q6", "a6"]
+        );
+        assert_eq!(ids_of(&e.messages[5]), vec![parent[5], carrier]);
+        assert_eq!(ids_of(&e.messages[7]), vec![parent[7], tail[1]]);
+    }
+
+    #[test]
+    fn legacy_rows_after_a_plain_summary_are_not_matched_inside_the_parent() {
+        // Without a carrier nothing places a run in the middle: a rotated child whose first new
+        // message repeats one from the middle of the parent keeps it as a new message.
+        let mut db = TestDb::new(Schema::Legacy);
+        db.session("p", None, 1.0, Some("compression"));
+        db.session("c", Some("p"), 2.0, None);
+        let parent: Vec<i64> = [
+            ("user", "ok"),
+            ("assistant", "A"),
+            ("user", "q"),
+            ("assistant", "B"),
+        ]
+        .iter()
+        .map(|(r, t)| db.msg(&Msg::new("p", r, t)).0)
+        .collect();
+        let _ = parent;
+        db.msg(&Msg::new("c", "assistant", &summary_text(1)));
+        db.msg(&Msg::new("c", "user", "ok"));
+        let e = expected(&db.open(), "c", CLASSIC).unwrap();
+        let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["ok", "A", "q", "B", "ok"]);
     }
 
     #[test]
