@@ -54,10 +54,28 @@ fn main() {
                 }));
             }
         }
+        // The TUI runs on Node.js; without it on the client's PATH the trial is skipped with a
+        // note (as the tmux and Chromium tests are), not failed.
+        let needs_node = Scenario::load(&file, &root).is_ok_and(|s| s.ui == Ui::Tui);
+        let skip = needs_node && !node_on_client_path();
+        if skip {
+            eprintln!(
+                "note: {name} skipped: the Ink TUI needs `node` (Node.js 20+) on the client's PATH"
+            );
+        }
         let root = root.clone();
-        trials.push(Trial::test(name, move || run_one(&file, &root)));
+        trials.push(Trial::test(name, move || run_one(&file, &root)).with_ignored_flag(skip));
     }
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// Whether `node` is in a directory of the PATH the harness gives the client.
+fn node_on_client_path() -> bool {
+    let env = hermes_e2e::client::environment(Path::new("/"), Path::new("/"));
+    env.iter()
+        .filter(|(k, _)| k == "PATH")
+        .flat_map(|(_, v)| v.split(':'))
+        .any(|dir| Path::new(dir).join("node").is_file())
 }
 
 /// Scenarios swept over terminal sizes by default: a clean one and a known bug.
