@@ -173,3 +173,84 @@ fn cross_version_resume_draws_the_0_19_copies_twice() {
             .collect::<Vec<_>>()
     );
 }
+
+/// Automatic (preflight) compaction on 0.22.2.post1 writes a standalone summary row and no
+/// carrier: the resumed recap repeats nothing but lists the summary as an assistant message.
+#[test]
+fn automatic_compaction_resume_shows_the_summary_and_nothing_twice() {
+    let (transcript, expected) =
+        load_cast("iot-0.22.2.post1-auto-threshold-resume", "session-2.cast");
+    assert_eq!((expected.stored_rows, expected.messages.len()), (21, 14));
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 0);
+    assert_eq!(c.findings.missing_messages, 0);
+    assert_eq!(c.findings.internal_text_shown, 495);
+    assert_eq!(c.findings.out_of_order, 0);
+}
+
+/// Compaction inside a tool loop (between the tool result and the reply) writes a carrier like
+/// `/compress`: the carried sixth reply is drawn twice. The tool call and its result are stored
+/// (twice: parent and child) but are not messages of the classic recap.
+#[test]
+fn compaction_mid_tool_turn_resume_draws_the_carried_reply_twice() {
+    let (transcript, expected) =
+        load_cast("iot-0.22.2.post1-mid-tool-turn-resume", "session-2.cast");
+    assert_eq!((expected.stored_rows, expected.messages.len()), (23, 14));
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 124);
+    assert_eq!(c.findings.missing_messages, 0);
+    assert_eq!(c.findings.internal_text_shown, 512);
+    let repeats: Vec<(Vec<i64>, usize, Cause)> = c
+        .repeats
+        .iter()
+        .map(|r| (r.rows.clone(), r.words, r.cause))
+        .collect();
+    assert_eq!(repeats, [(vec![12, 19], 124, Cause::Display)]);
+    let export = {
+        let dir = fixture("iot-0.22.2.post1-mid-tool-turn-resume");
+        let store = Store::open(&dir.join("state.db")).unwrap();
+        let session = store.latest_session_with_messages().unwrap().unwrap();
+        display::expected(&store, &session.id, Surface { tool_output: true }).unwrap()
+    };
+    assert_eq!(
+        export.messages.len(),
+        16,
+        "the export surface adds the tool call and its result"
+    );
+}
+
+/// hermes-agent 0.19.0 `/compress here 2`: the child holds head copies, a carrier of the THIRD
+/// reply and a copy of the fourth exchange (fresh timestamps, no uid), and not the last two
+/// exchanges. The display model aligns the copies with the parent (12 logical messages, not 15),
+/// so the live screen is complete and the resumed one misses the six messages the child lacks.
+#[test]
+fn v0_19_compress_here_copies_from_the_middle_are_recognised() {
+    let (live, expected) = load_cast("0.19.0-compress-here-resume", "session-1.cast");
+    assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
+    let carried: Vec<i64> = expected.messages[5].rows.iter().map(|r| r.id).collect();
+    assert_eq!(carried, [6, 16], "the carrier is a copy of the third reply");
+    let c = check(&live, &expected);
+    assert_eq!(
+        (
+            c.findings.words_rendered_more_than_once,
+            c.findings.missing_messages
+        ),
+        (0, 0)
+    );
+    let (resumed, expected) = load_cast("0.19.0-compress-here-resume", "session-2.cast");
+    let c = check(&resumed, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 0);
+    assert_eq!(c.findings.missing_messages, 6);
+    assert_eq!(c.findings.internal_text_shown, 346);
+}
+
+/// The Ink TUI of 0.19.0 (inline, 300 rows), in-place compaction: the resumed TUI misses the
+/// compacted middle and draws the summary, as the classic CLI does.
+#[test]
+fn v0_19_tui_inplace_resume_loses_the_compacted_middle() {
+    let (transcript, expected) = load_cast("0.19.0-tui-inplace-resume", "session-2.cast");
+    let c = check(&transcript, &expected);
+    assert_eq!(c.findings.words_rendered_more_than_once, 0);
+    assert_eq!(c.findings.missing_messages, 6);
+    assert_eq!(c.findings.internal_text_shown, 344);
+}
