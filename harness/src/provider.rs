@@ -454,11 +454,7 @@ impl Shared {
         let user = exchange.user.as_deref()?;
         let turn = match_turn(&self.script.turns, user)?;
         let fault = turn.fault?;
-        let index = self
-            .script
-            .turns
-            .iter()
-            .position(|t| std::ptr::eq(t, turn))?;
+        let index = turn_index(&self.script.turns, turn);
         let mut sent = self
             .faults_sent
             .lock()
