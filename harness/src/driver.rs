@@ -497,10 +497,12 @@ impl Driver {
         // prompt is already drawn while the reply panel's closing border is still on its way;
         // keys typed then are echoed into the scrollback at the cursor, before the border, and the
         // user's message appears twice in the history.
-        self.wait_quiet(ENTER_PAUSE, deadline)?;
+        let start = Instant::now();
+        let left = || deadline.saturating_sub(start.elapsed());
+        self.wait_quiet(ENTER_PAUSE, left())?;
         self.write_raw(text.as_bytes())?;
         let needle = squash(text);
-        self.wait_until(&format!("the echo of `{}`", excerpt(text)), deadline, |s| {
+        self.wait_until(&format!("the echo of `{}`", excerpt(text)), left(), |s| {
             squash(&s.viewport_rows().join("")).contains(&needle)
         })?;
         // The client reads an Enter that comes less than 50 ms after the last change of the input
@@ -508,7 +510,7 @@ impl Driver {
         // wait until the client has drawn nothing for `ENTER_PAUSE` (a quiet-output condition with
         // the step's deadline, not a fixed sleep).
         // See: hermes_cli/cli_tui_mixin.py `_RAPID_INPUT_ENTER_WINDOW_S` (#10994 upstream).
-        self.wait_quiet(ENTER_PAUSE, deadline)?;
+        self.wait_quiet(ENTER_PAUSE, left())?;
         self.write_raw(b"\r")
     }
 

@@ -210,6 +210,8 @@ fn run_inner(
                 ));
             }
             let deadline = Duration::from_secs(step.deadline_secs);
+            // The waits of one step share its deadline: what is left of it after the earlier ones.
+            let left = || deadline.saturating_sub(t.elapsed());
             let waits_on_client = !matches!(step.action, Action::Check { .. });
             match &step.action {
                 Action::Launch {
@@ -254,15 +256,16 @@ fn run_inner(
                     tool_calls: _,
                 } => {
                     let d = running(&mut driver).map_err(at)?;
-                    d.type_line(text, deadline).map_err(|e| at(e.to_string()))?;
+                    d.type_line(text, deadline)
+                        .map_err(|e| at(whole_step(e, deadline)))?;
                     if fault.is_some() && fault_times.is_none() {
                         // The reply never arrives: the turn is over when the client has given
                         // up — its output settles with the idle prompt back.
-                        d.wait_settled_idle(deadline)
-                            .map_err(|e| at(e.to_string()))?;
+                        d.wait_settled_idle(left())
+                            .map_err(|e| at(whole_step(e, deadline)))?;
                     } else {
-                        d.wait_idle_with(&reply_tail(reply), deadline)
-                            .map_err(|e| at(e.to_string()))?;
+                        d.wait_idle_with(&reply_tail(reply), left())
+                            .map_err(|e| at(whole_step(e, deadline)))?;
                     }
                 }
                 Action::Command { text, wait_for } => {
@@ -272,7 +275,7 @@ fn run_inner(
                     let d = running(&mut driver).map_err(at)?;
                     let ui = d.ui();
                     d.type_line(&text, deadline)
-                        .map_err(|e| at(e.to_string()))?;
+                        .map_err(|e| at(whole_step(e, deadline)))?;
                     // `wait_for` must appear BELOW the echoed command: text an earlier run of the
                     // same command left on screen (a second `/compress`) proves nothing. Once seen
                     // it counts even if redrawn away: the TUI's `compressing …` progress line is
@@ -284,7 +287,7 @@ fn run_inner(
                     let mut seen = false;
                     d.wait_until(
                         &format!("`{wait_for}` below `{text}` and the idle prompt"),
-                        deadline,
+                        left(),
                         |s| {
                             if !seen {
                                 let lines = s.history_lines();
@@ -298,13 +301,13 @@ fn run_inner(
                             seen && crate::driver::is_idle(ui, &s.viewport_rows())
                         },
                     )
-                    .map_err(|e| at(e.to_string()))?;
+                    .map_err(|e| at(whole_step(e, deadline)))?;
                     d.wait_idle_quiet(
                         &format!("the idle prompt to settle after `{text}`"),
                         crate::driver::COMMAND_SETTLE,
-                        deadline,
+                        left(),
                     )
-                    .map_err(|e| at(e.to_string()))?;
+                    .map_err(|e| at(whole_step(e, deadline)))?;
                 }
                 Action::Resume(id) => {
                     let id = substitute_session(std::slice::from_ref(id), &home)
@@ -315,19 +318,21 @@ fn run_inner(
                 }
                 Action::Resize { rows, cols } => {
                     let d = running(&mut driver).map_err(at)?;
-                    d.resize(*rows, *cols).map_err(|e| at(e.to_string()))?;
-                    d.wait_quiet(Duration::from_millis(300), deadline)
-                        .map_err(|e| at(e.to_string()))?;
-                    d.wait_idle_with("", deadline)
-                        .map_err(|e| at(e.to_string()))?;
+                    d.resize(*rows, *cols)
+                        .map_err(|e| at(whole_step(e, deadline)))?;
+                    d.wait_quiet(Duration::from_millis(300), left())
+                        .map_err(|e| at(whole_step(e, deadline)))?;
+                    d.wait_idle_with("", left())
+                        .map_err(|e| at(whole_step(e, deadline)))?;
                 }
                 Action::Quit => {
                     let mut d = driver
                         .take()
                         .ok_or_else(|| at("`quit` with no client running".into()))?;
                     d.type_line("/quit", deadline)
-                        .map_err(|e| at(e.to_string()))?;
-                    d.wait_exit(deadline).map_err(|e| at(e.to_string()))?;
+                        .map_err(|e| at(whole_step(e, deadline)))?;
+                    d.wait_exit(left())
+                        .map_err(|e| at(whole_step(e, deadline)))?;
                     d.finish_recording();
                 }
                 Action::Check { name, expect } => {
@@ -668,6 +673,8 @@ pub fn repro(
 /// prompt, quiet for [`crate::driver::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
 /// rest), and for the TUI its session banner (a resumed TUI first draws a partial transcript).
 fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, String> {
+    let start = Instant::now();
+    let left = || deadline.saturating_sub(start.elapsed());
     let ui = launch.ui;
     if ui == crate::driver::Ui::Tui && !on_path(&launch.env, "node") {
         return Err(format!(
@@ -681,17 +688,33 @@ fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, String
     launch
         .env
         .extend(ui.env().iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let mut d = Driver::spawn(&launch).map_err(|e| e.to_string())?;
+    let mut d = Driver::spawn(&launch).map_err(|e| whole_step(e, deadline))?;
     if let Some(marker) = ui.started_marker() {
         let needle = crate::driver::squash(marker);
-        d.wait_until(&format!("`{marker}` on screen"), deadline, |s| {
+        d.wait_until(&format!("`{marker}` on screen"), left(), |s| {
             crate::driver::squash(&s.history_lines().join("")).contains(&needle)
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| whole_step(e, deadline))?;
     }
-    d.wait_idle_quiet("the idle prompt", crate::driver::COMMAND_SETTLE, deadline)
-        .map_err(|e| e.to_string())?;
+    d.wait_idle_quiet("the idle prompt", crate::driver::COMMAND_SETTLE, left())
+        .map_err(|e| whole_step(e, deadline))?;
     Ok(d)
+}
+
+/// A driver error as the step reports it: a timeout in any of the step's waits (which share the
+/// step's deadline) is reported against the whole deadline, not the remainder that wait had left.
+fn whole_step(e: crate::driver::DriverError, deadline: Duration) -> String {
+    match e {
+        crate::driver::DriverError::Timeout { what, screen, .. } => {
+            crate::driver::DriverError::Timeout {
+                what,
+                secs: deadline.as_secs_f64(),
+                screen,
+            }
+            .to_string()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The value of `key` in a client environment ("" when unset).
@@ -713,6 +736,8 @@ fn on_path(env: &[(String, String)], name: &str) -> bool {
 /// then the recap panel; the history is complete once the panel below the echoed command has
 /// closed and the prompt is back.
 fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Result<(), String> {
+    let start = Instant::now();
+    let left = || deadline.saturating_sub(start.elapsed());
     let echo = format!("/resume {id}");
     let ui = d.ui();
     if let Some(marker) = ui.started_marker() {
@@ -720,17 +745,19 @@ fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Result<(), Stri
         // own rows first, with `ready`, then (0.2 s or more later) everything again under the
         // session banner. Done is the banner drawn after the command, then a settled prompt.
         let mark = d.printed_mark();
-        d.type_line(&echo, deadline).map_err(|e| e.to_string())?;
+        d.type_line(&echo, deadline)
+            .map_err(|e| whole_step(e, deadline))?;
         return d
-            .wait_printed_then_idle(marker, mark, crate::driver::COMMAND_SETTLE, deadline)
-            .map_err(|e| e.to_string());
+            .wait_printed_then_idle(marker, mark, crate::driver::COMMAND_SETTLE, left())
+            .map_err(|e| whole_step(e, deadline));
     }
-    d.type_line(&echo, deadline).map_err(|e| e.to_string())?;
-    d.wait_until("the recap panel of `/resume` to close", deadline, |s| {
+    d.type_line(&echo, deadline)
+        .map_err(|e| whole_step(e, deadline))?;
+    d.wait_until("the recap panel of `/resume` to close", left(), |s| {
         crate::driver::is_idle(ui, &s.viewport_rows())
             && recap_closed_after(&s.history_lines(), &echo)
     })
-    .map_err(|e| e.to_string())
+    .map_err(|e| whole_step(e, deadline))
 }
 
 /// Whether a panel (a line starting with `╰`) closes below the last line showing `echo`.
