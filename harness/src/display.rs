@@ -2,8 +2,11 @@
 //!
 //! Input: rows from [`crate::store`]. Output: [`Expected`] — the logical messages in display order,
 //! each with every stored row that is a copy of it, plus the internal texts (summaries, handoff
-//! markers) that must NOT be shown. This is the display contract of `DESIGN.md`; it is not a copy of
-//! the client's code. Each rule is documented where it is applied, with the case that motivates it.
+//! markers) that must NOT be shown. This is the harness's display contract, not a copy of the
+//! client's code. Each rule is documented where it is applied, with the case that motivates it.
+//!
+//! The display contract: [`docs/display-contract.md`](../../docs/display-contract.md) — rules 1–7,
+//! the client behaviour and database case behind each, and where this module applies it.
 //!
 //! The projection runs in three passes over the rows of the lineage, in `id` order:
 //! 1. `RowView`: what one row contributes — its displayed role and text, the internal text it
