@@ -43,6 +43,8 @@ pub struct RowRef {
     pub session_id: String,
     /// `messages.message_uid` (None on legacy databases).
     pub message_uid: Option<String>,
+    /// The row is a summary carrier: a carried reply wrapped with a compaction summary (rule 3).
+    pub carrier: bool,
 }
 
 /// One logical message: what the user must see exactly once.
@@ -412,7 +414,10 @@ fn project(
                 text,
                 rows: members
                     .iter()
-                    .map(|&v| row_ref(&rows[views[v].row]))
+                    .map(|&v| RowRef {
+                        carrier: views[v].form == Form::Carrier && views[v].role == Role::Assistant,
+                        ..row_ref(&rows[views[v].row])
+                    })
                     .collect(),
                 shown: rows[views[shown].row].id,
             },
@@ -751,6 +756,7 @@ fn row_ref(row: &Row) -> RowRef {
         id: row.id,
         session_id: row.session_id.clone(),
         message_uid: row.message_uid.clone(),
+        carrier: false,
     }
 }
 

