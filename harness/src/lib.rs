@@ -27,6 +27,8 @@
 //!   long-lived worker, and its comparison with [`display`] (the differential test).
 //! - [`report`]: human text and JSON verdicts.
 //! - [`runner`]: executes a scenario end to end and produces its verdict.
+//! - [`settings`]: the client's `display.resume_*` settings (from a `config.yaml`) and the classic
+//!   CLI's resume recap under them: which messages it shows, cut how, and what it prints for the rest.
 
 pub mod client;
 pub mod display;
@@ -41,5 +43,6 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod screen;
+pub mod settings;
 pub mod store;
 pub mod words;

@@ -327,7 +327,47 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
     }
     let kinds: Vec<SourceKind> = sources.iter().map(|s| s.0).collect();
     let texts = Texts::new(t_ids, sources);
-    let renderings = align::align(&texts, &allowance);
+    let mut renderings = align::align(&texts, &allowance);
+    // Messages with identical words are interchangeable on the screen: when each has a
+    // rendering, the n-th rendering of the text goes to its n-th holder in display order, so
+    // that order does not depend on the alignment's tie-breaks.
+    {
+        let mut source_of = vec![usize::MAX; messages.len()];
+        for (k, kind) in kinds.iter().enumerate() {
+            if let SourceKind::Message(m) = kind {
+                source_of[*m] = k;
+            }
+        }
+        let mut members: FastMap<usize, Vec<usize>> = FastMap::default();
+        for (m, &g) in message_group.iter().enumerate() {
+            if source_of[m] != usize::MAX {
+                members.entry(g).or_default().push(source_of[m]);
+            }
+        }
+        let mut of_group: FastMap<usize, Vec<usize>> = FastMap::default();
+        for (r, rendering) in renderings.iter().enumerate() {
+            if let SourceKind::Message(m) = kinds[rendering.source] {
+                if members.get(&message_group[m]).is_some_and(|v| v.len() > 1) {
+                    of_group.entry(message_group[m]).or_default().push(r);
+                }
+            }
+        }
+        for (g, rs) in of_group {
+            // With fewer renderings than holders, the alignment's choice (the holder next in
+            // display order after the previous rendering) already says which holder is missing.
+            if rs.len() < members[&g].len() {
+                continue;
+            }
+            for (&r, &source) in rs.iter().zip(&members[&g]) {
+                renderings[r].source = source;
+            }
+        }
+    }
+    if std::env::var_os("HERMES_E2E_DEBUG_ALIGN").is_some() {
+        for r in &renderings {
+            eprintln!("{:?} {:?}", kinds[r.source], r.pieces);
+        }
+    }
 
     let row_of = |pos: usize| -> usize {
         t_line
@@ -813,10 +853,11 @@ impl Hasher for FxHasher {
 
 type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    mod adversarial;
     use crate::display::{InternalText, LogicalMessage, Role, RowRef};
     use crate::screen::TranscriptLine;
     use proptest::prelude::*;

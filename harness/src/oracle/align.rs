@@ -22,8 +22,9 @@
 //! continuation rule until it cannot go on. A new rendering that interrupts the current one also
 //! earns the words of the current one it lets resume afterwards. The option explaining most words
 //! wins; ties go to continuing, then resuming, then (between new renderings) to a message over an
-//! internal text, to a source not yet rendered as often as it is allowed, to one whose walk
-//! reaches its end, to the message next in display order, and to the earlier source position.
+//! internal text, to a source not yet rendered as often as it is allowed (then: rendered fewer
+//! times), to a whole source drawn from its first word to its last, to a start at a source's first
+//! word, to the message next in display order, and to the earlier source position.
 //!
 //! # Why this finds the renderings
 //! A rendering of a message is a stretch of the screen equal to that message's words, up to chrome
@@ -187,7 +188,6 @@ pub(super) struct Texts {
 struct Walk {
     matched: usize,
     end_t: usize,
-    end_at: usize,
 }
 
 impl Texts {
@@ -322,8 +322,10 @@ impl Texts {
         None
     }
 
-    /// Words explained by following source `s` from (`t`, `at`) with the continuation rule.
-    fn walk(&self, mut t: usize, s: usize, mut at: usize) -> Walk {
+    /// Words explained by following source `s` from (`t`, `at`) with the continuation rule. With
+    /// `boundaries`, the walk stops where skipping screen words would run into a new rendering
+    /// that explains more (see [`Texts::starts_instead`]).
+    fn walk(&self, mut t: usize, s: usize, mut at: usize, boundaries: bool) -> Walk {
         let mut matched = 0;
         for _ in 0..WALK_PIECES {
             let run = self.lcp(t, s, at);
@@ -332,17 +334,42 @@ impl Texts {
             at += run;
             match self.reattach(t, s, at, 1) {
                 Some((dt, ds)) => {
+                    if boundaries && dt > 0 {
+                        let rest = self.walk(t + dt, s, at + ds, false).matched;
+                        if self.starts_instead(t, t + dt, rest).is_some() {
+                            break;
+                        }
+                    }
                     t += dt;
                     at += ds;
                 }
                 None => break,
             }
         }
-        Walk {
-            matched,
-            end_t: t,
-            end_at: at,
-        }
+        Walk { matched, end_t: t }
+    }
+
+    /// Where a new rendering begins among the screen words `from..=land` that a continuation
+    /// would skip to go on at `land` (explaining `rest` words from there), if one does: a whole
+    /// source drawn from its first word to its last, or a rendering that explains more of the
+    /// words from `land` on than the continuation (as many, when it starts at a source's first
+    /// word). Continuing after skipped screen words is how
+    /// a rendering crosses chrome; a message drawn among those words, or where the continuation
+    /// would land, is the likelier reading.
+    fn starts_instead(&self, from: usize, land: usize, rest: usize) -> Option<usize> {
+        (from..=land).find(|&t| {
+            self.candidates(t).into_iter().any(|(s, at)| {
+                if !self.start_matches(t, s, at) {
+                    return false;
+                }
+                let w = self.walk(t, s, at, false);
+                let whole = at == 0 && w.matched == self.s_len(s);
+                // Words explained from `land` on (the walk is contiguous in the common case).
+                let beyond = w.matched.saturating_sub(land - t);
+                // A source's first word is where renderings begin: there, as many words win.
+                whole || beyond > rest || (at == 0 && beyond > 0 && beyond == rest)
+            })
+        })
     }
 
     /// Source positions whose text may start a rendering at transcript position `t`.
@@ -423,7 +450,8 @@ pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
     let mut uses = vec![0usize; texts.sources.len()];
     let mut last_message = 0usize;
     let mut cur: Option<Open> = None;
-    let mut suspended: Option<Open> = None;
+    // A rendering interrupted by another one, and where it was interrupted.
+    let mut suspended: Option<(Open, usize)> = None;
     let mut t = 0;
     while t < n {
         if let Some(c) = &mut cur {
@@ -439,20 +467,25 @@ pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
                 continue;
             }
         }
-        // A break: weigh continuing, resuming and starting anew.
+        // A break: weigh continuing, resuming and starting anew. Going on after skipped screen
+        // words is refused where a new rendering begins among them (`starts_instead`): the
+        // current one was cut (as a recap cuts a reply) and a message was drawn there.
         let unfinished = cur.filter(|c| c.at < texts.s_len(c.s));
-        let cont = unfinished.and_then(|c| {
-            let (dt, ds) = texts.reattach(t, c.s, c.at, 1)?;
-            Some((dt, ds, texts.walk(t + dt, c.s, c.at + ds).matched))
-        });
-        let resume = suspended.and_then(|c| {
-            let (dt, ds) = texts.reattach(t, c.s, c.at, 0)?;
-            Some((dt, ds, texts.walk(t + dt, c.s, c.at + ds).matched))
-        });
-        let fresh = best_start(texts, t, unfinished, allowance, &uses, last_message);
+        let go_on = |c: Open, min_d: usize| -> Option<(usize, usize, usize)> {
+            let (dt, ds) = texts.reattach(t, c.s, c.at, min_d)?;
+            let score = texts.walk(t + dt, c.s, c.at + ds, true).matched;
+            if dt > 0 && texts.starts_instead(t, t + dt, score).is_some() {
+                return None;
+            }
+            Some((dt, ds, score))
+        };
+        let cont = unfinished.and_then(|c| go_on(c, 1));
+        let resume = suspended.and_then(|(c, _)| go_on(c, 0));
+        let pending = unfinished.or(suspended.map(|(c, _)| c));
+        let fresh = best_start(texts, t, pending, allowance, &uses, last_message);
         let cont_score = cont.map_or(0, |c| c.2);
         let resume_score = resume.map_or(0, |c| c.2);
-        let fresh_score = fresh.map_or(0, |f| f.2);
+        let fresh_score = fresh.map_or(0, |f| f.score);
         if cont_score > 0 && cont_score >= resume_score && cont_score >= fresh_score {
             let (dt, ds, _) = cont.expect("scored");
             let c = cur.as_mut().expect("unfinished");
@@ -460,13 +493,13 @@ pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
             c.at += ds;
         } else if resume_score > 0 && resume_score >= fresh_score {
             let (dt, ds, _) = resume.expect("scored");
-            let mut c = suspended.take().expect("suspended");
+            let (mut c, _) = suspended.take().expect("suspended");
             t += dt;
             c.at += ds;
             cur = Some(c);
-        } else if let Some((s, at, _)) = fresh {
-            if unfinished.is_some() {
-                suspended = unfinished;
+        } else if let Some(Start { s, at, .. }) = fresh {
+            if let Some(c) = unfinished {
+                suspended = Some((c, t));
             }
             out.push(Rendering {
                 source: s,
@@ -482,9 +515,15 @@ pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
                 at,
             });
         } else {
+            if let Some(c) = unfinished {
+                suspended = Some((c, t));
+            }
             cur = None;
-            suspended = None;
             t += 1;
+            // A suspended rendering goes on within a gap of screen words, or not at all.
+            if suspended.is_some_and(|(_, since)| t > since + 2 * GAP) {
+                suspended = None;
+            }
         }
     }
     out.retain(|r| !r.pieces.is_empty());
@@ -492,17 +531,28 @@ pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
 }
 
 /// How a new rendering is ranked: words explained, a message over internal text, a holder below
-/// its allowance, fewer renderings so far, a walk reaching the source's end, display order.
+/// its allowance, fewer renderings so far, the whole source drawn, a start at its first word,
+/// display order after the previous message.
 type StartKey = (
     usize,
     bool,
     bool,
     std::cmp::Reverse<usize>,
     bool,
+    bool,
     std::cmp::Reverse<usize>,
 );
 
-/// The best new rendering starting at `t`: (source, position, score).
+/// A new rendering weighed at a break.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    s: usize,
+    at: usize,
+    /// Words its walk explains (plus those of an interrupted rendering it lets resume).
+    score: usize,
+}
+
+/// The best new rendering starting at `t`.
 fn best_start(
     texts: &Texts,
     t: usize,
@@ -510,7 +560,7 @@ fn best_start(
     allowance: &[usize],
     uses: &[usize],
     last_message: usize,
-) -> Option<(usize, usize, usize)> {
+) -> Option<Start> {
     let messages = texts
         .kinds
         .iter()
@@ -521,12 +571,12 @@ fn best_start(
         if !texts.start_matches(t, s, at) {
             continue;
         }
-        let w = texts.walk(t, s, at);
+        let w = texts.walk(t, s, at, true);
         // Interrupting a rendering earns the words it lets resume afterwards.
         let resumed = interrupted
             .and_then(|c| {
                 let (dt, ds) = texts.reattach(w.end_t, c.s, c.at, 0)?;
-                Some(texts.walk(w.end_t + dt, c.s, c.at + ds).matched)
+                Some(texts.walk(w.end_t + dt, c.s, c.at + ds, true).matched)
             })
             .unwrap_or(0);
         let score = w.matched + resumed;
@@ -546,7 +596,8 @@ fn best_start(
             is_message,
             uses[s] < allowance[s],
             std::cmp::Reverse(uses[s]),
-            w.end_at == texts.s_len(s),
+            at == 0 && w.matched == texts.s_len(s),
+            at == 0,
             std::cmp::Reverse(order),
         );
         let better = match &best {
@@ -559,7 +610,7 @@ fn best_start(
             best = Some((key, s, at));
         }
     }
-    best.map(|(k, s, at)| (s, at, k.0))
+    best.map(|(k, s, at)| Start { s, at, score: k.0 })
 }
 
 /// How often each message's text was said: the number of utterances of its role (`roles[m]`:
