@@ -2,8 +2,9 @@
 //!
 //! Input: a [`Store`] and a session id. Output: an [`Inspection`] — the lineage, every stored row
 //! with its state, kind, compaction generation and the logical message it is a copy of, the summary
-//! carriers, the logical messages a correct display shows and the internal texts it must not show —
-//! rendered as text for a person triaging a bug report ([`Inspection::text`]) or as JSON.
+//! carriers, the logical messages a correct display shows, the internal texts it must not show and
+//! the data problems the rows show on their own ([`crate::integrity`]) — rendered as text for a
+//! person triaging a bug report ([`Inspection::text`]) or as JSON.
 //!
 //! Generations: compaction writes a new generation after the rows it summarizes — in place (same
 //! session, the old rows archived or superseded) or rotating (a child session). A generation starts
@@ -16,6 +17,7 @@ use std::fmt::Write as _;
 use crate::display::{
     self, InternalText, LogicalMessage, Role, RowClass, RowKind, RowState, Surface,
 };
+use crate::integrity::{self, DataProblem};
 use crate::store::{Row, Schema, Session, Store, StoreError};
 
 /// Characters of content shown per row in the text rendering.
@@ -151,6 +153,8 @@ pub struct Inspection {
     pub messages: Vec<InspectedMessage>,
     /// Text that must not be shown.
     pub internal: Vec<InternalText>,
+    /// What the stored rows and sessions alone show is wrong (empty for a healthy database).
+    pub data_problems: Vec<DataProblem>,
 }
 
 /// Inspects `session_id` (default: the most recently started session with messages, else the
@@ -170,7 +174,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
             })
         }
     };
-    let sessions_in_file = store.sessions()?.len();
+    let sessions = store.sessions()?;
     let lineage_sessions = store.lineage(&session_id)?;
     let lineage_ids: Vec<String> = lineage_sessions.iter().map(|s| s.id.clone()).collect();
     let rows = store.rows(&lineage_ids)?;
@@ -181,6 +185,8 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
     };
     let all = project(Surface { tool_output: true });
     let recap = project(Surface { tool_output: false });
+    let data_problems =
+        integrity::data_problems_from_rows(&sessions, &session_id, &rows, &classes, &all);
 
     let message_of: HashMap<i64, usize> = all
         .messages
@@ -316,7 +322,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
     Ok(Inspection {
         path: store.path().display().to_string(),
         schema: store.schema(),
-        sessions_in_file,
+        sessions_in_file: sessions.len(),
         latest: latest.is_some_and(|l| l.id == session_id),
         session_id,
         lineage,
@@ -329,6 +335,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
         carriers,
         messages,
         internal: all.internal,
+        data_problems,
     })
 }
 
@@ -424,8 +431,8 @@ fn short(id: &str) -> &str {
 }
 
 impl Inspection {
-    /// The human rendering: header, lineage, counts, rows, generations, carriers, messages and
-    /// internal texts.
+    /// The human rendering: header, lineage, counts, data problems, generations, carriers, rows,
+    /// messages and internal texts.
     pub fn text(&self) -> String {
         let mut o = String::new();
         let _ = writeln!(o, "{}", self.path);
@@ -480,6 +487,17 @@ impl Inspection {
             let _ = write!(states, ", {} rewound", s.rewound);
         }
         let _ = writeln!(o, "{states}");
+
+        let _ = writeln!(
+            o,
+            "\ndata problems (what the stored rows alone show is wrong)"
+        );
+        if self.data_problems.is_empty() {
+            let _ = writeln!(o, "  none");
+        }
+        for p in &self.data_problems {
+            let _ = writeln!(o, "  {}: {}", p.kind.name(), p.detail);
+        }
 
         let _ = writeln!(o, "\ngenerations");
         for g in &self.generations {
@@ -674,9 +692,14 @@ mod tests {
             vec![(10, Some(10)), (11, Some(11)), (12, Some(12))]
         );
         assert_eq!(i.internal.len(), 1);
+        assert_eq!(i.data_problems, vec![]);
         let text = i.text();
         assert!(
             text.contains("stored 18 rows / 12 logical messages"),
+            "{text}"
+        );
+        assert!(
+            text.contains("data problems (what the stored rows alone show is wrong)\n  none\n"),
             "{text}"
         );
         assert!(text.contains("row 16 (message_uid 1438f025)"), "{text}");

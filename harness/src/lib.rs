@@ -21,6 +21,8 @@
 //! - [`html`]: a browsable report (`--report DIR`): each check's screen with repeats highlighted
 //!   and linked to their stored rows, the recordings and the provider log.
 //! - [`inspect`]: what a `state.db` holds and what a correct display of it is (no client).
+//! - [`integrity`]: data problems the database alone shows (a reply stored before its question,
+//!   an utterance stored twice, a parent cycle or missing parent, ids against timestamps), by row.
 //! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings.
 //! - [`words`]: the word segmentation the oracle counts with (UAX-29, case-folded, CJK one each).
 //! - [`reference`](mod@reference): the client's own display read (`get_resume_conversations`) through one
@@ -36,6 +38,7 @@ pub mod driver;
 pub mod history;
 pub mod html;
 pub mod inspect;
+pub mod integrity;
 pub mod oracle;
 pub mod provider;
 pub mod reference;

@@ -244,6 +244,75 @@ fn database_in_use_with_wal_and_open_writer_reads_the_committed_state() {
     writer.execute_batch("ROLLBACK;").unwrap();
 }
 
+/// A reply stored before the question it answers (the question's row written after the reply's,
+/// with the earlier timestamp): `inspect` names both rows as a data problem, in text and in JSON;
+/// the recorded database it was added to has none.
+#[test]
+fn inspect_names_a_reply_stored_before_its_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::copy(rotating_db(), &path).unwrap();
+    let (reply, question) = {
+        let c = Connection::open(&path).unwrap();
+        c.execute(
+            "INSERT INTO sessions (id, source, started_at) VALUES ('reordered', 'cli', 1.0)",
+            [],
+        )
+        .unwrap();
+        let mut ins = c
+            .prepare(
+                "INSERT INTO messages (session_id, role, content, timestamp, active) \
+                 VALUES ('reordered', ?1, ?2, ?3, 1)",
+            )
+            .unwrap();
+        let mut say = |role: &str, text: &str, at: f64| {
+            ins.execute(rusqlite::params![role, text, 4e9 + at])
+                .unwrap();
+            c.last_insert_rowid()
+        };
+        say("user", "Tell me about the lighthouse.", 1.0);
+        say("assistant", "It stands on a rock.", 2.0);
+        // Asked at +3 s, answered at +4 s, but the answer's row comes first.
+        let reply = say(
+            "assistant",
+            "The keeper climbs the stairs every night.",
+            4.0,
+        );
+        let question = say("user", "Who keeps it?", 3.0);
+        (reply, question)
+    };
+    let p = path.to_str().unwrap();
+
+    let o = run(&["inspect", p, "--session", "reordered"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = format!(
+        "\n  reply_before_question: reply row {reply} is stored before the question it answers, \
+         row {question} (the question is timestamped 1.000 s earlier: 4000000003.000 < \
+         4000000004.000)\n"
+    );
+    assert!(
+        out.contains("\ndata problems (what the stored rows alone show is wrong)\n")
+            && out.contains(&line),
+        "{out}"
+    );
+
+    let o = run(&["inspect", p, "--session", "reordered", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let problems = v["data_problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["kind"], "reply_before_question");
+    assert_eq!(problems[0]["rows"], serde_json::json!([reply, question]));
+    assert_eq!(problems[0]["sessions"], serde_json::json!(["reordered"]));
+
+    // The recorded conversation in the same file (the latest session) is healthy.
+    let o = run(&["inspect", p, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_ne!(v["session_id"], "reordered");
+    assert_eq!(v["data_problems"], serde_json::json!([]));
+}
+
 /// Content a client or a model can store: terminal escape sequences, invalid UTF-8 (a BLOB where
 /// text is expected), NUL bytes, an 8 MiB message (a 1 GB one is measured in the README), a
 /// session id with a path and an escape sequence in it. The output never carries a raw control
