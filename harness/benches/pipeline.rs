@@ -114,6 +114,80 @@ fn oracle_check(c: &mut Criterion) {
     });
 }
 
+/// A one-million-word check: 10,000 messages of 100 words, each rendered once in a panel, with
+/// one reply rendered a second time (the shape of issue 15's `check --cast` measurement).
+fn oracle_check_million_words(c: &mut Criterion) {
+    use hermes_e2e::display::{Expected, LogicalMessage, Role, RowRef};
+    use hermes_e2e::screen::{Transcript, TranscriptLine};
+    const VOCAB: &[&str] = &[
+        "keeper", "lamp", "fog", "tide", "gull", "lens", "wick", "oil", "bell", "storm", "ship",
+        "rock", "pier", "net", "sail", "wind", "cliff", "wave", "beam", "log", "night", "dawn",
+        "stair", "glass", "brass", "boat", "shore", "ice", "smoke", "bread", "salt", "rope",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let messages: Vec<LogicalMessage> = (0..10_000)
+        .map(|i| {
+            let text = (0..100)
+                .map(|_| VOCAB[(next() % VOCAB.len() as u64) as usize])
+                .collect::<Vec<_>>()
+                .join(" ");
+            LogicalMessage {
+                role: if i % 2 == 0 { Role::User } else { Role::Assistant },
+                text,
+                rows: vec![RowRef {
+                    id: i,
+                    session_id: "s".to_string(),
+                    message_uid: None,
+                    carrier: false,
+                }],
+                shown: i,
+            }
+        })
+        .collect();
+    let mut lines = Vec::new();
+    let mut draw = |text: &str| {
+        lines.push(TranscriptLine {
+            row: lines.len(),
+            text: "Hermes".to_string(),
+        });
+        for chunk in text.split(' ').collect::<Vec<_>>().chunks(14) {
+            lines.push(TranscriptLine {
+                row: lines.len(),
+                text: chunk.join(" "),
+            });
+        }
+    };
+    for m in &messages {
+        draw(&m.text);
+    }
+    draw(&messages[4_999].text);
+    let transcript = Transcript { lines };
+    let expected = Expected {
+        session_id: "s".to_string(),
+        lineage: vec!["s".to_string()],
+        stored_rows: messages.len(),
+        messages,
+        internal: vec![],
+    };
+    let mut g = c.benchmark_group("oracle");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(1_000_100));
+    g.bench_function("check_1m_words", |b| {
+        b.iter(|| {
+            let c = oracle::check("bench", &transcript, &expected, None);
+            assert_eq!(c.findings.words_rendered_more_than_once, 100);
+            black_box(c)
+        })
+    });
+    g.finish();
+}
+
 fn word_count(c: &mut Criterion) {
     let text = "The keeper trims the wick, polishes the lens — 灯塔の番人 — and logs the weather. "
         .repeat(12_000);
@@ -128,6 +202,7 @@ criterion_group!(
     screen_ingest,
     display_projection,
     oracle_check,
+    oracle_check_million_words,
     word_count
 );
 criterion_main!(benches);

@@ -2,13 +2,14 @@
 //!
 //! Input: [`ScenarioResult`]s. Output, under `DIR`: `index.html` (every scenario and check with its
 //! verdict), and per scenario a folder with one page per check — the captured screen, history
-//! included, with each repeated passage's lines highlighted (`<mark class="repeat">`) and linked to
+//! included, with each surplus rendering's lines highlighted (`<mark class="repeat surplus">`),
+//! the renderings it repeats marked apart (`<mark class="repeat allowed">`), each linked to
 //! the stored rows that hold it, the rows themselves (from the run's `state.db`), the missing
 //! messages — plus copies of the asciicast v2 recordings (`asciinema play session-1.cast`) and of
 //! the fake model's log.
 //!
 //! Highlighting is per line: a line is marked when its history row lies in one of the row ranges
-//! the oracle reports for a repeat's renderings. The page carries a small script that sums up what
+//! the oracle reports for a repeat's surplus or allowed renderings. The page carries a small script that sums up what
 //! is highlighted (`data-highlighted-words`, `data-highlighted-repeats` on `<body>`), so a test in
 //! a real browser can check what a person would see.
 
@@ -133,19 +134,26 @@ fn check_page(result: &ScenarioResult, check: &CheckResult, kept: &[String]) -> 
                 .iter()
                 .map(|id| format!("<a href=\"#row-{id}\">row {id}</a>"))
                 .collect();
-            let places: Vec<String> = r
-                .screen_rows
-                .iter()
-                .map(|(a, b)| format!("<a href=\"#line-{a}\">history rows {a}–{b}</a>"))
-                .collect();
+            let link = |&(a, b): &(usize, usize)| {
+                format!("<a href=\"#line-{a}\">history rows {a}–{b}</a>")
+            };
+            let allowed: Vec<String> = r.allowed_rows.iter().map(link).collect();
             let _ = writeln!(
                 o,
-                "<li id=\"repeat-{k}\">{} words “{}” rendered {}× ({}), cause <b>{:?}</b>; stored in {}; \
+                "<li id=\"repeat-{k}\">{} words “{}”: surplus rendering at {} ({}); allowed \
+                 rendering{} at {}; rendered {}× in all, cause <b>{:?}</b>; stored in {}; \
                  message_uid {}</li>",
                 r.words,
                 esc(&r.excerpt),
+                link(&r.surplus_rows),
+                esc(&crate::oracle::diagnosis(r)),
+                if r.allowed_rows.len() == 1 { "" } else { "s" },
+                if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed.join(", ")
+                },
                 r.times,
-                places.join(", "),
                 r.cause,
                 rows.join(", "),
                 esc(&r.message_uids.join(", "))
@@ -191,23 +199,38 @@ fn check_page(result: &ScenarioResult, check: &CheckResult, kept: &[String]) -> 
     }
 
     // The screen, history included.
-    o.push_str("<h2>Rendered history</h2>\n<pre class=\"screen\">");
+    o.push_str(
+        "<h2>Rendered history</h2>\n<p class=\"legend\"><mark class=\"repeat surplus\">surplus \
+         rendering</mark> (counted in the finding) · <mark class=\"repeat allowed\">allowed \
+         rendering</mark> (the renderings a correct display draws)</p>\n<pre class=\"screen\">",
+    );
     for line in &check.transcript.lines {
-        let repeat = c.repeats.iter().position(|r| {
-            r.screen_rows
-                .iter()
-                .any(|&(a, b)| (a..=b).contains(&line.row))
-        });
+        let within = |&(a, b): &(usize, usize)| (a..=b).contains(&line.row);
+        // The surplus rendering of a repeat wins over an allowed rendering of another one.
+        let surplus = c.repeats.iter().position(|r| within(&r.surplus_rows));
+        let allowed = c
+            .repeats
+            .iter()
+            .position(|r| r.allowed_rows.iter().any(within));
         let text = esc(&line.text);
-        match repeat {
-            Some(k) => {
+        match (surplus, allowed) {
+            (Some(k), _) => {
                 let _ = writeln!(
                     o,
-                    "<span id=\"line-{}\"><mark class=\"repeat\" data-repeat=\"{k}\">{text}</mark></span>",
+                    "<span id=\"line-{}\"><mark class=\"repeat surplus\" data-repeat=\"{k}\" \
+                     title=\"surplus rendering (counted)\">{text}</mark></span>",
                     line.row
                 );
             }
-            None => {
+            (None, Some(k)) => {
+                let _ = writeln!(
+                    o,
+                    "<span id=\"line-{}\"><mark class=\"repeat allowed\" data-repeat=\"{k}\" \
+                     title=\"allowed rendering (not counted)\">{text}</mark></span>",
+                    line.row
+                );
+            }
+            (None, None) => {
                 let _ = writeln!(o, "<span id=\"line-{}\">{text}</span>", line.row);
             }
         }
@@ -280,7 +303,8 @@ fn page_head(title: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
          <style>\nbody {{ font-family: sans-serif; margin: 1em 2em; }}\n\
          pre.screen {{ background: #111; color: #ddd; padding: 1em; line-height: 1.25; }}\n\
-         mark.repeat {{ background: #b58900; color: #000; }}\n\
+         mark.repeat.surplus {{ background: #dc322f; color: #fff; }}\n\
+         mark.repeat.allowed {{ background: #b58900; color: #000; }}\n\
          .fail {{ color: #b00; }} .ok {{ color: #070; }}\n\
          table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: 2px 6px; \
          vertical-align: top; }}\n\

@@ -403,9 +403,9 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
                 let allow = allowance[rendering.source] as u32;
                 let mut runs: Vec<Range<usize>> = Vec::new();
                 for p in &rendering.pieces {
-                    for j in p.at..p.at + p.len {
-                        cover[m][j] += 1;
-                        if cover[m][j] > allow {
+                    for (j, c) in cover[m].iter_mut().enumerate().skip(p.at).take(p.len) {
+                        *c += 1;
+                        if *c > allow {
                             match runs.last_mut() {
                                 Some(run) if run.end == j => run.end = j + 1,
                                 _ => runs.push(j..j + 1),

@@ -123,13 +123,10 @@ fn kept_entries(dir: &std::path::Path) -> Vec<String> {
 }
 
 fn describe_repeat(r: &Repeat) -> String {
-    let ranges: Vec<String> = r
-        .screen_rows
-        .iter()
-        .map(|(a, b)| format!("{a}–{b}"))
-        .collect();
+    let range = |&(a, b): &(usize, usize)| format!("{a}–{b}");
+    let allowed: Vec<String> = r.allowed_rows.iter().map(range).collect();
     format!(
-        "{} words \"{}\" rendered {}× (history rows {})",
+        "{} words \"{}\" rendered {}× (surplus: history rows {}; allowed: {})",
         r.words,
         if r.excerpt.ends_with('…') {
             r.excerpt.clone()
@@ -137,7 +134,12 @@ fn describe_repeat(r: &Repeat) -> String {
             format!("{} …", r.excerpt)
         },
         r.times,
-        ranges.join(" and ")
+        range(&r.surplus_rows),
+        if allowed.is_empty() {
+            "none".to_string()
+        } else {
+            format!("history rows {}", allowed.join(" and "))
+        }
     )
 }
 
