@@ -138,7 +138,11 @@ fn oracle_check_million_words(c: &mut Criterion) {
                 .collect::<Vec<_>>()
                 .join(" ");
             LogicalMessage {
-                role: if i % 2 == 0 { Role::User } else { Role::Assistant },
+                role: if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
                 text,
                 rows: vec![RowRef {
                     id: i,

@@ -200,8 +200,8 @@ fn check_page(result: &ScenarioResult, check: &CheckResult, kept: &[String]) -> 
 
     // The screen, history included.
     o.push_str(
-        "<h2>Rendered history</h2>\n<p class=\"legend\"><mark class=\"repeat surplus\">surplus \
-         rendering</mark> (counted in the finding) · <mark class=\"repeat allowed\">allowed \
+        "<h2>Rendered history</h2>\n<p class=\"legend\"><mark class=\"surplus\">surplus \
+         rendering</mark> (counted in the finding) · <mark class=\"allowed\">allowed \
          rendering</mark> (the renderings a correct display draws)</p>\n<pre class=\"screen\">",
     );
     for line in &check.transcript.lines {
@@ -303,8 +303,8 @@ fn page_head(title: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
          <style>\nbody {{ font-family: sans-serif; margin: 1em 2em; }}\n\
          pre.screen {{ background: #111; color: #ddd; padding: 1em; line-height: 1.25; }}\n\
-         mark.repeat.surplus {{ background: #dc322f; color: #fff; }}\n\
-         mark.repeat.allowed {{ background: #b58900; color: #000; }}\n\
+         mark.surplus {{ background: #dc322f; color: #fff; }}\n\
+         mark.allowed {{ background: #b58900; color: #000; }}\n\
          .fail {{ color: #b00; }} .ok {{ color: #070; }}\n\
          table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: 2px 6px; \
          vertical-align: top; }}\n\

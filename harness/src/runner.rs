@@ -17,8 +17,9 @@ use crate::display::{self, Surface};
 use crate::driver::{Driver, Launch};
 use crate::oracle::{self, Check};
 use crate::provider::Provider;
-use crate::scenario::{merge_json, Action, Expectation, Scenario, Step};
+use crate::scenario::{merge_json, Action, DisplayProfile, Expectation, Scenario, Step, Ui};
 use crate::screen::Transcript;
+use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
 
 /// How to run scenarios.
@@ -181,7 +182,16 @@ fn run_inner(
     let provider = Provider::start(scenario.script())
         .map_err(|e| fail(format!("cannot start the fake model on 127.0.0.1: {e}")))?;
     let mut config = client::base_config(&provider.base_url());
+    let version = ClientVersion::from_spec(client.label()).unwrap_or(ClientVersion::Iot0_22);
+    if scenario.display == DisplayProfile::Stock {
+        config["display"] = DisplaySettings::stock(version).to_config_json();
+    }
     merge_json(&mut config, &scenario.config);
+    // The recap the classic CLI draws on resume follows the settings it actually ran with.
+    let recap = (scenario.ui == Ui::Classic)
+        .then(|| DisplaySettings::from_yaml_str(&config.to_string(), "config.yaml", version))
+        .and_then(Result::ok)
+        .map(|settings| (settings, version));
     client::write_config(&home, &config).map_err(|e| {
         fail(format!(
             "cannot write `{}/config.yaml`: {e}",
@@ -343,9 +353,17 @@ fn run_inner(
                             (d.screen().transcript(), Surface::default())
                         }
                     };
-                    let checked =
-                        run_check(name, expect, step, transcript, surface, &home, &provider)
-                            .map_err(at)?;
+                    let checked = run_check(
+                        name,
+                        expect,
+                        step,
+                        transcript,
+                        surface,
+                        &home,
+                        &provider,
+                        recap.as_ref(),
+                    )
+                    .map_err(at)?;
                     result.checks.push(checked);
                 }
                 Action::Export(args) => {
@@ -428,6 +446,7 @@ fn substitute_session(args: &[String], home: &Path) -> Result<Vec<String>, Strin
         .collect())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_check(
     name: &str,
     expect: &Expectation,
@@ -436,6 +455,7 @@ fn run_check(
     surface: Surface,
     home: &Path,
     provider: &Provider,
+    recap: Option<&(DisplaySettings, ClientVersion)>,
 ) -> Result<CheckResult, String> {
     let store = Store::open(&home.join("state.db")).map_err(|e| e.to_string())?;
     // The session on screen: the newest one with messages (a fresh client that then ran
@@ -446,7 +466,20 @@ fn run_check(
         .ok_or("`check`: `state.db` has no session with messages")?;
     let expected = display::expected(&store, &session.id, surface).map_err(|e| e.to_string())?;
     let said = provider.said();
-    let check = oracle::check(name, &transcript, &expected, Some(&said));
+    let data = crate::integrity::data_problems(&store, &session.id).unwrap_or_default();
+    let optional = recap
+        .map(|(settings, version)| crate::settings::not_on_recap(settings, *version, &expected))
+        .unwrap_or_default();
+    let check = oracle::check_in(
+        name,
+        &transcript,
+        &expected,
+        &oracle::Context {
+            said: Some(&said),
+            data_problems: &data,
+            optional: &optional,
+        },
+    );
     let mismatches = compare(expect, &check);
     Ok(CheckResult {
         verdict: oracle::verdict_sentence(&check),
@@ -549,6 +582,7 @@ fn path_safe(id: &str) -> String {
 /// path of [`REPRO_PATHS`], and runs the oracle on what each drew. The expectation is projected
 /// from the user's file itself (read from a private copy; the file is never written).
 /// Every check expects all findings to be 0, so `passed` means "displayed correctly".
+#[allow(clippy::too_many_arguments)]
 pub fn repro(
     db: &Path,
     session: Option<&str>,
@@ -557,6 +591,7 @@ pub fn repro(
     rows: u16,
     cols: u16,
     out_root: &Path,
+    user_config: Option<&Path>,
 ) -> Result<ScenarioResult, String> {
     let started = Instant::now();
     let store = Store::open(db).map_err(|e| e.to_string())?;
@@ -574,8 +609,23 @@ pub fn repro(
     };
     let expected =
         display::expected(&store, &session.id, Surface::default()).map_err(|e| e.to_string())?;
+    let data_problems = crate::integrity::data_problems(&store, &session.id).unwrap_or_default();
     drop(store);
     let client = client::resolve(client_spec).map_err(|e| e.to_string())?;
+    // The user's display settings (`--config`): the client runs with them, and the expectation
+    // follows them (which messages the recap leaves out). Without: the harness's wide settings.
+    let version = ClientVersion::from_spec(client.label()).unwrap_or(ClientVersion::Iot0_22);
+    let settings = match user_config {
+        Some(path) => {
+            DisplaySettings::from_config_yaml(path, version).map_err(|e| e.to_string())?
+        }
+        None => DisplaySettings::wide(),
+    };
+    let optional = if ui == Ui::Classic {
+        crate::settings::not_on_recap(&settings, version, &expected)
+    } else {
+        Vec::new()
+    };
     let dir = out_root.join("repro").join(path_safe(&session.id));
     let _ = std::fs::remove_dir_all(&dir);
     let provider = Provider::start(crate::provider::Script::default())
@@ -593,10 +643,13 @@ pub fn repro(
         steps: Vec::new(),
         kept: dir.clone(),
         rerun: format!(
-            "cargo run -p hermes-e2e -- repro {} --session {} --client {client_spec} --ui {} --size {cols}x{rows}",
+            "cargo run -p hermes-e2e -- repro {} --session {} --client {client_spec} --ui {} --size {cols}x{rows}{}",
             db.display(),
             session.id,
-            ui.name()
+            ui.name(),
+            user_config
+                .map(|c| format!(" --config {}", c.display()))
+                .unwrap_or_default()
         ),
     };
     // A pristine copy of the user's database beside the recordings: what the expectation was
@@ -613,7 +666,9 @@ pub fn repro(
                 .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
         }
         crate::store::copy_database(db, &home.join("state.db")).map_err(|e| e.to_string())?;
-        client::write_config(&home, &client::base_config(&provider.base_url()))
+        let mut config = client::base_config(&provider.base_url());
+        config["display"] = settings.to_config_json();
+        client::write_config(&home, &config)
             .map_err(|e| format!("cannot write the config in `{}`: {e}", home.display()))?;
         let args = if *path == "--resume" {
             vec!["--resume".to_owned(), session.id.clone()]
@@ -642,7 +697,16 @@ pub fn repro(
         result.client_secs += t.elapsed().as_secs_f64();
         match drawn {
             Ok(transcript) => {
-                let check = oracle::check(path, &transcript, &expected, None);
+                let check = oracle::check_in(
+                    path,
+                    &transcript,
+                    &expected,
+                    &oracle::Context {
+                        said: None,
+                        data_problems: &data_problems,
+                        optional: &optional,
+                    },
+                );
                 let expect = Expectation::default();
                 let mismatches = compare(&expect, &check);
                 result.checks.push(CheckResult {

