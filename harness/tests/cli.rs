@@ -428,6 +428,58 @@ fn repro_of_the_rotating_bug_report_in_the_real_client() {
     assert!(left.is_empty(), "orphans: {left:?}");
 }
 
+/// The same bug report with the user's own `config.yaml` (`--config`), which sets no `display:`
+/// keys: the client runs with its stock recap (earlier replies cut to 200 characters) and the
+/// expectation follows it — no message is missing for being cut, and the repeat is what a stock
+/// user sees: the archived reply cut to its first 34 words, drawn again inside the whole carrier.
+#[test]
+fn repro_with_the_users_stock_settings_counts_what_they_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("state.db");
+    std::fs::copy(rotating_db(), &user).unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "model:\n  default: some-model\ndisplay:\n  compact: false\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(BIN)
+        .args([
+            "repro",
+            user.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    for c in v["checks"].as_array().unwrap() {
+        let f = &c["findings"];
+        assert_eq!(f["words_rendered_more_than_once"], 34, "{c}");
+        assert_eq!(f["missing_messages"], 0, "{c}");
+        assert_eq!(f["internal_text_shown"], 502, "{c}");
+        assert_eq!(c["repeats"][0]["cause"], "display");
+    }
+    let left = common::processes_under(&out);
+    assert!(left.is_empty(), "orphans: {left:?}");
+    // A config that is not YAML is refused, naming the file.
+    std::fs::write(&config, "display: [unclosed\n").unwrap();
+    let o = run(&[
+        "repro",
+        user.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("config.yaml"), "{}", stderr(&o));
+}
+
 /// `run` with stderr not a terminal: no progress display (no cursor codes), and `--json` keeps
 /// stdout to one JSON object per scenario. The client is a test double (`/bin/false`, named as
 /// such): it exits at once, so the run is a quick verdict.
