@@ -192,6 +192,14 @@ fn conversation(text: &str) -> String {
     // Blank lines are dropped: where the client leaves them depends on output timing (spinner
     // clears, hermes-agent 0.19.0), and a snapshot pins what text is drawn, in order.
     // Rotating tips (`✦ Tip: …` and its wrapped lines up to the next blank line, 0.19.0) are random.
+    // The banner's right-hand column can run on below the anchor (the tail of an install notice,
+    // "… for supported install methods.", indented to that column) or not, depending on where
+    // the client's redraw cut it under load: those leading indented lines are not the conversation.
+    let start = start
+        + lines[start..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= BANNER_COLUMN)
+            .count();
     let mut out: Vec<&str> = Vec::new();
     let mut in_tip = false;
     for l in &lines[start..] {
@@ -211,6 +219,9 @@ fn conversation(text: &str) -> String {
     }
     out.join("\n")
 }
+
+/// Indentation from which a line below the banner is the banner's right-hand column.
+const BANNER_COLUMN: usize = 20;
 
 fn is_bare_key(line: &str) -> bool {
     let t = line.trim();
