@@ -42,6 +42,11 @@ enum Command {
         /// Also write an HTML report into this directory (`index.html`).
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Scenarios run at once (default: the number of cores, as `cargo test` does). Each has
+        /// its own client home, database, port and terminal; verdicts print in the scenarios'
+        /// order as soon as they and those before them are done.
+        #[arg(short = 'j', long)]
+        jobs: Option<std::num::NonZeroUsize>,
     },
     /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`
     /// recordings, the provider log and a `PROVENANCE.md`. A new bug becomes a fixture in one
@@ -141,7 +146,17 @@ fn main() -> ExitCode {
             size,
             ui,
             report,
-        } => run(paths, json, client, out, size, ui, report),
+            jobs,
+        } => run(RunArgs {
+            paths,
+            json,
+            client,
+            out,
+            size,
+            ui,
+            report_dir: report,
+            jobs,
+        }),
         Command::Repro {
             db,
             session,
@@ -293,7 +308,8 @@ fn scenarios_root() -> PathBuf {
     }
 }
 
-fn run(
+/// The arguments of `run`.
+struct RunArgs {
     paths: Vec<PathBuf>,
     json: bool,
     client: Option<String>,
@@ -301,7 +317,20 @@ fn run(
     size: Option<(u16, u16)>,
     ui: Option<scenario::Ui>,
     report_dir: Option<PathBuf>,
-) -> ExitCode {
+    jobs: Option<std::num::NonZeroUsize>,
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let RunArgs {
+        paths,
+        json,
+        client,
+        out,
+        size,
+        ui,
+        report_dir,
+        jobs,
+    } = args;
     let root = scenarios_root();
     let paths = if paths.is_empty() {
         vec![root.clone()]
@@ -337,29 +366,77 @@ fn run(
             }
         }
     }
-    let options = RunOptions {
-        client,
-        out_root: out.unwrap_or_else(runner::default_out_root),
-        progress: progress(json),
-    };
-    let mut failed = 0;
-    let mut results = Vec::new();
-    for s in &loaded {
+    let out_root = out.unwrap_or_else(runner::default_out_root);
+    let jobs = jobs
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(loaded.len().max(1));
+    // Each client is provisioned once, before the scenarios that need it (a first install takes
+    // ~35 s; parallel runs would otherwise queue on its lock with nothing to show).
+    let mut specs: Vec<&str> = loaded
+        .iter()
+        .map(|s| client.as_deref().unwrap_or(&s.client))
+        .collect();
+    specs.sort_unstable();
+    specs.dedup();
+    for spec in specs {
         if !json {
-            eprintln!("running {} …", report::printable(&s.name));
+            eprintln!("client {} …", report::printable(spec));
         }
-        let result = runner::run(s, &options);
-        clear_progress(json);
-        if !result.passed {
-            failed += 1;
-        }
-        if json {
-            println!("{}", report::json_line(&result));
-        } else {
-            print!("{}", report::printable(&report::text(&result)));
-        }
-        results.push(result);
+        // A failure here is reported by each scenario that needs the client.
+        let _ = hermes_e2e::client::resolve(spec);
     }
+    let board = Board::new(jobs, json);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<Option<runner::ScenarioResult>>> =
+        std::sync::Mutex::new((0..loaded.len()).map(|_| None).collect());
+    let printed = std::sync::atomic::AtomicUsize::new(0);
+    let print_ready = || {
+        // Verdicts in the scenarios' order: print every finished one whose predecessors are out.
+        let slots = done.lock().unwrap_or_else(|e| e.into_inner());
+        let mut k = printed.load(std::sync::atomic::Ordering::SeqCst);
+        while let Some(Some(result)) = slots.get(k) {
+            board.clear();
+            if json {
+                println!("{}", report::json_line(result));
+            } else {
+                print!("{}", report::printable(&report::text(result)));
+            }
+            k += 1;
+        }
+        printed.store(k, std::sync::atomic::Ordering::SeqCst);
+    };
+    std::thread::scope(|scope| {
+        for worker in 0..jobs {
+            let (board, next, done, loaded) = (&board, &next, &done, &loaded);
+            let (client, out_root, print_ready) = (&client, &out_root, &print_ready);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(s) = loaded.get(i) else {
+                    board.set(worker, None);
+                    break;
+                };
+                board.set(worker, Some(format!("{} …", s.name)));
+                let options = RunOptions {
+                    client: client.clone(),
+                    out_root: out_root.clone(),
+                    progress: board.progress(worker),
+                };
+                let result = runner::run(s, &options);
+                board.set(worker, None);
+                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                print_ready();
+            });
+        }
+    });
+    board.clear();
+    let results: Vec<runner::ScenarioResult> = done
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+        .collect();
+    let failed = results.iter().filter(|r| !r.passed).count();
     if let Some(dir) = report_dir {
         match hermes_e2e::html::write_report(&dir, &results) {
             Ok(index) if !json => println!("report: {}", index.display()),
@@ -489,6 +566,67 @@ fn progress(json: bool) -> Option<runner::Progress> {
         let _ = write!(err, "\r\x1b[2K{shown}");
         let _ = err.flush();
     }))
+}
+
+/// What every running scenario is doing, as one line on a terminal (silent off a terminal and
+/// with `--json`): `[2 running] compress/rotating_resume: step 5 … │ v0_19/inplace_resume: …`.
+struct Board {
+    lines: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
+    live: bool,
+}
+
+impl Board {
+    fn new(workers: usize, json: bool) -> Board {
+        use std::io::IsTerminal;
+        Board {
+            lines: std::sync::Arc::new(std::sync::Mutex::new(vec![None; workers])),
+            live: !json && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Sets what `worker` is doing and redraws.
+    fn set(&self, worker: usize, line: Option<String>) {
+        Self::update(&self.lines, self.live, worker, line);
+    }
+
+    fn update(
+        lines: &std::sync::Mutex<Vec<Option<String>>>,
+        live: bool,
+        worker: usize,
+        line: Option<String>,
+    ) {
+        use std::io::Write;
+        let mut lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+        lines[worker] = line;
+        if !live {
+            return;
+        }
+        let running: Vec<&str> = lines.iter().flatten().map(String::as_str).collect();
+        let text = format!("[{} running] {}", running.len(), running.join(" │ "));
+        let shown: String = report::printable(&text).chars().take(160).collect();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{shown}");
+        let _ = err.flush();
+    }
+
+    /// The progress callback of `worker`'s current run.
+    fn progress(&self, worker: usize) -> Option<runner::Progress> {
+        if !self.live {
+            return None;
+        }
+        let lines = self.lines.clone();
+        Some(std::sync::Arc::new(move |line: &str| {
+            Board::update(&lines, true, worker, Some(line.to_owned()));
+        }))
+    }
+
+    /// Clears the line before something is printed.
+    fn clear(&self) {
+        use std::io::Write;
+        if self.live {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
 }
 
 /// Clears the progress line (see [`progress`]).

@@ -138,16 +138,70 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
             scenario.name
         ),
     };
-    if let Err((line, message)) = run_inner(scenario, &dir, &mut result, options.progress.as_ref())
+    // Every run works in a private directory and publishes it at the end, so two runs of one
+    // scenario at once (two terminals, `cargo test` beside `run`) never share a client home or a
+    // database; the last one to finish is what `target/hermes-e2e/<scenario>/` holds.
+    let private = private_run_dir(&options.out_root, &scenario.name);
+    if let Err((line, message)) =
+        run_inner(scenario, &private, &mut result, options.progress.as_ref())
     {
         result.error = Some(message);
         result.error_line = line;
+    }
+    match publish(&private, &dir) {
+        Ok(()) => result.kept = dir,
+        Err(e) => {
+            result.kept = private;
+            if result.error.is_none() {
+                result.error = Some(format!(
+                    "cannot publish the run's artefacts to `{}`: {e}",
+                    result.kept.display()
+                ));
+            }
+        }
     }
     result.wall_secs = started.elapsed().as_secs_f64();
     result.passed = result.error.is_none()
         && !result.checks.is_empty()
         && result.checks.iter().all(|c| c.mismatches.is_empty());
     result
+}
+
+/// A directory no other run uses: `OUT/.runs/<pid>-<n>/<scenario>`. It ends in the scenario's
+/// own path, as the published one does, so what the client shows of its working directory (the
+/// TUI's status bar: `…rotating_resume/work`) is the same in both.
+fn private_run_dir(out_root: &Path, name: &str) -> PathBuf {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    out_root
+        .join(".runs")
+        .join(format!("{}-{n}", std::process::id()))
+        .join(name)
+}
+
+/// Moves a finished run's directory to where its scenario's artefacts are kept, replacing what an
+/// earlier run left there. Another run publishing at the same moment may win the race; then this
+/// one tries again, so the last to finish is kept.
+fn publish(private: &Path, dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut last = None;
+    for _ in 0..8 {
+        let _ = std::fs::remove_dir_all(dir);
+        match std::fs::rename(private, dir) {
+            Ok(()) => {
+                // The now empty `.runs/<pid>-<n>/…` parents (and `.runs` when no run is left).
+                let mut up = private.parent();
+                while let Some(p) = up.filter(|p| std::fs::remove_dir(p).is_ok()) {
+                    up = p.parent();
+                }
+                return Ok(());
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("rename failed")))
 }
 
 type StepError = (Option<usize>, String);

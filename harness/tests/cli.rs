@@ -480,6 +480,47 @@ fn repro_with_the_users_stock_settings_counts_what_they_show() {
     assert!(stderr(&o).contains("config.yaml"), "{}", stderr(&o));
 }
 
+/// Two runs of one scenario at once, sharing the artefact directory (two terminals, or
+/// `cargo test` beside `run`): each works in a private client home and database, so both give
+/// the scenario's verdict, and the published directory holds one complete run.
+#[test]
+fn two_runs_of_one_scenario_at_once_both_pass() {
+    use hermes_e2e::runner::{self, RunOptions};
+    use hermes_e2e::scenario::Scenario;
+    let root = runner::workspace_root().join("scenarios");
+    let file = root.join("faults/http_500_once.toml");
+    let out = tempfile::tempdir().unwrap();
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let scenario = Scenario::load(&file, &root).unwrap();
+                    let options = RunOptions {
+                        client: None,
+                        out_root: out.path().to_path_buf(),
+                        progress: None,
+                    };
+                    runner::run(&scenario, &options)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in &results {
+        assert!(r.passed, "{}", hermes_e2e::report::text(r));
+        assert_eq!(r.kept, out.path().join("faults/http_500_once"));
+    }
+    let kept = out.path().join("faults/http_500_once");
+    assert!(kept.join("state.db").is_file() && kept.join("session-1.cast").is_file());
+    // Nothing private is left behind, and no client outlives the runs.
+    let runs: Vec<_> = std::fs::read_dir(out.path().join(".runs"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(runs.is_empty(), "{runs:?}");
+    let left = common::processes_under(out.path());
+    assert!(left.is_empty(), "orphans: {left:?}");
+}
+
 /// `run` with stderr not a terminal: no progress display (no cursor codes), and `--json` keeps
 /// stdout to one JSON object per scenario. The client is a test double (`/bin/false`, named as
 /// such): it exits at once, so the run is a quick verdict.
