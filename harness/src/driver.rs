@@ -225,6 +225,8 @@ pub struct Driver {
     ui: Ui,
     /// Everything printed so far, squashed: text that was drawn even if it was since erased.
     printed: Printed,
+    /// The client's process group, killed by [`crate::interrupt`] if the harness is interrupted.
+    _registered: crate::interrupt::Registered,
 }
 
 impl Driver {
@@ -247,6 +249,7 @@ impl Driver {
             .map_err(|e| spawn_err(format!("cannot set the window size: {e}")))?;
         // ptyprocess uses an older `nix`; convert its pid to ours.
         let pid = Pid::from_raw(session.get_process().pid().as_raw());
+        let registered = crate::interrupt::register(pid.as_raw());
         let cast = Cast::create(&launch.cast, launch.rows, launch.cols, &launch.env).map_err(
             |source| DriverError::Io {
                 what: format!("creating `{}`", launch.cast.display()),
@@ -263,6 +266,7 @@ impl Driver {
             bytes: 0,
             ui: launch.ui,
             printed: Printed::default(),
+            _registered: registered,
         })
     }
 

@@ -39,6 +39,7 @@ pub mod history;
 pub mod html;
 pub mod inspect;
 pub mod integrity;
+pub mod interrupt;
 pub mod oracle;
 pub mod provider;
 pub mod reference;

@@ -137,6 +137,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // An interrupted run stops its clients (their process groups) and says what it kept.
+    let out_root = match &cli.command {
+        Command::Run { out, .. } | Command::Repro { out, .. } => out.clone(),
+        _ => None,
+    };
+    hermes_e2e::interrupt::install(&out_root.unwrap_or_else(runner::default_out_root));
     match cli.command {
         Command::Run {
             paths,

@@ -1029,6 +1029,7 @@ fn run_cli(
         .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run `{} {}`: {e}", program.display(), args.join(" ")))?;
+    let _registered = crate::interrupt::register(child.id() as i32);
     // Drain both pipes on threads so a chatty client cannot block on a full pipe.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {

@@ -521,6 +521,69 @@ fn two_runs_of_one_scenario_at_once_both_pass() {
     assert!(left.is_empty(), "orphans: {left:?}");
 }
 
+/// SIGINT and SIGTERM in the middle of a scenario: the harness kills its client's process group,
+/// says so and where what it recorded is kept, exits with 128 + the signal, and no process of the
+/// run is left.
+#[test]
+fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
+    use std::time::{Duration, Instant};
+    let file = hermes_e2e::runner::workspace_root().join("scenarios/faults/http_500_once.toml");
+    for (signal, code) in [
+        (nix::sys::signal::Signal::SIGINT, 130),
+        (nix::sys::signal::Signal::SIGTERM, 143),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                out.path().to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until a client of this run is up (its environment names the run's directory).
+        let started = Instant::now();
+        while common::processes_under(out.path()).is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "no client started"
+            );
+            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(code), "{signal:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+        let started = Instant::now();
+        loop {
+            let left = common::processes_under(out.path());
+            if left.is_empty() {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{signal:?} left {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // What was recorded is kept in the run's private directory.
+        let casts = std::fs::read_dir(out.path().join(".runs"))
+            .unwrap()
+            .flatten()
+            .any(|run| {
+                run.path()
+                    .join("faults/http_500_once/session-1.cast")
+                    .is_file()
+            });
+        assert!(casts, "{signal:?}: no recording kept");
+    }
+}
+
 /// `run` with stderr not a terminal: no progress display (no cursor codes), and `--json` keeps
 /// stdout to one JSON object per scenario. The client is a test double (`/bin/false`, named as
 /// such): it exits at once, so the run is a quick verdict.
