@@ -79,7 +79,14 @@ fn node_on_client_path() -> bool {
 }
 
 /// Scenarios swept over terminal sizes by default: a clean one and a known bug.
-const SWEPT: &[&str] = &["compress/rotating_resume", "compress/inplace_resume"];
+const SWEPT: &[&str] = &[
+    "compress/rotating_resume",
+    "compress/inplace_resume",
+    // Shared and repeated text (a code block, a table, Chinese) wraps differently at every width:
+    // the count of the carried reply must not change.
+    "compress/rotating_resume_repetitive",
+    "compress/rotating_resume_tables",
+];
 
 /// The geometry sweep: `HERMES_E2E_SWEEP` unset — the [`SWEPT`] scenarios at a narrow/short and a
 /// wide/tall size; `full` — every scenario at four sizes; `off` — none.
