@@ -78,7 +78,8 @@ fn node_on_client_path() -> bool {
         .any(|dir| Path::new(dir).join("node").is_file())
 }
 
-/// Scenarios swept over terminal sizes by default: a clean one and a known bug.
+/// Scenarios swept over terminal sizes by default: a clean one, a known bug, and the known bug on
+/// conversations that share and repeat text.
 const SWEPT: &[&str] = &[
     "compress/rotating_resume",
     "compress/inplace_resume",
