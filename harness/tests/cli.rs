@@ -381,6 +381,21 @@ fn hostile_content_gives_a_verdict_and_no_raw_control_characters() {
     assert!(std::fs::read(&path).unwrap() == before);
 }
 
+/// `repro DB ARGS… --json --out OUT` that finds the bug (exit 1): its JSON verdict.
+fn repro_json(db: &Path, args: &[&str], out: &Path) -> serde_json::Value {
+    let o = Command::new(BIN)
+        .arg("repro")
+        .arg(db)
+        .args(args)
+        .args(["--json", "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
+    serde_json::from_str(text.trim()).unwrap()
+}
+
 /// A recorded bug report, resumed by the real client through both paths: the known duplicate is
 /// reported with its exact numbers on each path, the user's file is untouched, and no client
 /// process outlives the run.
@@ -392,19 +407,7 @@ fn repro_of_the_rotating_bug_report_in_the_real_client() {
     std::fs::copy(rotating_db(), &user).unwrap();
     let before = std::fs::read(&user).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(BIN)
-        .args([
-            "repro",
-            user.to_str().unwrap(),
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let v = repro_json(&user, &[], &out);
     assert_eq!(v["passed"], false);
     let checks = v["checks"].as_array().unwrap();
     let at: Vec<&str> = checks.iter().map(|c| c["at"].as_str().unwrap()).collect();
@@ -444,21 +447,7 @@ fn repro_with_the_users_stock_settings_counts_what_they_show() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(BIN)
-        .args([
-            "repro",
-            user.to_str().unwrap(),
-            "--config",
-            config.to_str().unwrap(),
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let v = repro_json(&user, &["--config", config.to_str().unwrap()], &out);
     for c in v["checks"].as_array().unwrap() {
         let f = &c["findings"];
         assert_eq!(f["words_rendered_more_than_once"], 34, "{c}");
