@@ -265,303 +265,55 @@ pub struct Context<'a> {
 
 /// [`check`] with everything else that is known.
 pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Context<'_>) -> Check {
-    let (said, data_problems) = (cx.said, cx.data_problems);
-    // Words as ids; the vocabulary is the expectation's.
-    let mut vocab: FastMap<String, u32> = FastMap::default();
-    let mut tokenize = |text: &str| {
-        let mut ids = Vec::new();
-        let mut spans = Vec::new();
-        for (range, word) in word_spans(text) {
-            let next = u32::try_from(vocab.len())
-                .unwrap_or(UNKNOWN - 1)
-                .min(UNKNOWN - 1);
-            ids.push(*vocab.entry(word).or_insert(next));
-            spans.push(range);
-        }
-        Tokens { ids, spans }
-    };
-    let messages: Vec<Tokens> = expected
-        .messages
-        .iter()
-        .map(|m| tokenize(&m.text))
-        .collect();
-    let internal: Vec<Tokens> = expected
-        .internal
-        .iter()
-        .map(|t| tokenize(&t.text))
-        .collect();
-    let lookup = |text: &str| -> Vec<u32> {
-        word_spans(text)
-            .into_iter()
-            .map(|(_, w)| vocab.get(&w).copied().unwrap_or(UNKNOWN))
-            .collect()
-    };
-    let mut t_ids = Vec::new();
-    let mut t_line = Vec::new();
-    for (k, line) in transcript.lines.iter().enumerate() {
-        for id in lookup(&line.text) {
-            t_ids.push(id);
-            t_line.push(k);
-        }
-    }
-
-    // Identical texts: the first message (internal text) with the same words.
-    let same_as = |tokens: &[Tokens]| -> Vec<usize> {
-        let mut first: FastMap<&[u32], usize> = FastMap::default();
-        tokens
-            .iter()
-            .enumerate()
-            .map(|(i, t)| *first.entry(&t.ids).or_insert(i))
-            .collect()
-    };
-    let message_group = same_as(&messages);
-    let internal_group = same_as(&internal);
-
-    // Allowances: one rendering per message, none for a data duplicate beyond what was said.
-    let stored: Vec<usize> = {
-        let mut count = vec![0usize; messages.len()];
-        for &g in &message_group {
-            count[g] += 1;
-        }
-        message_group.iter().map(|&g| count[g]).collect()
-    };
-    let said_counts: Option<Vec<usize>> = said.map(|s| {
-        let roles: Vec<Option<bool>> = expected
-            .messages
-            .iter()
-            .map(|m| match m.role {
-                Role::User => Some(true),
-                Role::Assistant => Some(false),
-                _ => None,
-            })
-            .collect();
-        let user: Vec<Vec<u32>> = s.user.iter().map(|t| lookup(t)).collect();
-        let assistant: Vec<Vec<u32>> = s.assistant.iter().map(|t| lookup(t)).collect();
-        let ids: Vec<&[u32]> = messages.iter().map(|t| t.ids.as_slice()).collect();
-        align::said_counts(&ids, &roles, &user, &assistant)
-    });
-    // Utterances the database stores twice: the messages holding each problem's rows.
-    let mut stored_twice: Vec<usize> = vec![0; messages.len()]; // copies, on the first holder
-    let mut db_duplicate: Vec<bool> = vec![false; messages.len()];
-    {
-        let mut message_of: FastMap<i64, usize> = FastMap::default();
-        for (m, msg) in expected.messages.iter().enumerate() {
-            for r in &msg.rows {
-                message_of.insert(r.id, m);
-            }
-        }
-        for p in data_problems
-            .iter()
-            .filter(|p| p.kind == DataProblemKind::StoredTwice)
-        {
-            let mut holders: Vec<usize> = p
-                .rows
-                .iter()
-                .filter_map(|id| message_of.get(id).copied())
-                .collect();
-            holders.sort_unstable();
-            holders.dedup();
-            let Some(&first) = holders.first() else {
-                continue;
-            };
-            // One logical message made of nothing but the stored copies: a second rendering of
-            // it is what the data holds. When the message has other copies too (an archived
-            // original, a carrier in another session), a second rendering may as well be the
-            // display's doing (e.g. 0.22's `/compress here 2` stores its carrier twice, and the
-            // carrier is drawn beside the parent's original): the screen cannot tell, so the
-            // display keeps the blame.
-            if holders.len() == 1
-                && expected.messages[first]
-                    .rows
-                    .iter()
-                    .all(|r| p.rows.contains(&r.id))
-            {
-                stored_twice[first] = stored_twice[first].max(p.rows.len());
-            }
-            for &h in &holders[1..] {
-                if messages[h].ids == messages[first].ids {
-                    db_duplicate[h] = true;
-                }
-            }
-        }
-    }
-    let data_duplicate: Vec<bool> = {
-        let mut rank = vec![0usize; messages.len()];
-        let mut seen: FastMap<usize, usize> = FastMap::default();
-        for (m, &g) in message_group.iter().enumerate() {
-            let k = seen.entry(g).or_insert(0);
-            rank[m] = *k;
-            *k += 1;
-        }
-        (0..messages.len())
-            .map(|m| {
-                db_duplicate[m]
-                    || match &said_counts {
-                        Some(counts) => {
-                            let said = counts[m];
-                            said >= 1 && said < stored[m] && rank[m] >= said
-                        }
-                        None => false,
-                    }
-            })
-            .collect()
-    };
-
+    let words = Words::new(transcript, expected);
+    let holders = Holders::new(&words, expected, cx);
     // Sources: messages, then internal texts (those with words).
     let mut sources: Vec<(SourceKind, Vec<u32>)> = Vec::new();
     let mut allowance: Vec<usize> = Vec::new();
-    for (m, t) in messages.iter().enumerate() {
+    for (m, t) in words.messages.iter().enumerate() {
         if !t.ids.is_empty() {
             sources.push((SourceKind::Message(m), t.ids.clone()));
-            allowance.push(usize::from(!data_duplicate[m]));
+            allowance.push(usize::from(!holders.data_duplicate[m]));
         }
     }
-    for (x, t) in internal.iter().enumerate() {
+    for (x, t) in words.internal.iter().enumerate() {
         if !t.ids.is_empty() {
             sources.push((SourceKind::Internal(x), t.ids.clone()));
             allowance.push(1);
         }
     }
     let kinds: Vec<SourceKind> = sources.iter().map(|s| s.0).collect();
-    let texts = Texts::new(t_ids, sources);
+    let texts = Texts::new(words.transcript.clone(), sources);
     let mut renderings = align::align(&texts, &allowance);
-    // Messages with identical words are interchangeable on the screen: when each has a
-    // rendering, the n-th rendering of the text goes to its n-th holder in display order, so
-    // that order does not depend on the alignment's tie-breaks.
-    {
-        let mut source_of = vec![usize::MAX; messages.len()];
-        for (k, kind) in kinds.iter().enumerate() {
-            if let SourceKind::Message(m) = kind {
-                source_of[*m] = k;
-            }
-        }
-        let mut members: FastMap<usize, Vec<usize>> = FastMap::default();
-        for (m, &g) in message_group.iter().enumerate() {
-            if source_of[m] != usize::MAX {
-                members.entry(g).or_default().push(source_of[m]);
-            }
-        }
-        let mut of_group: FastMap<usize, Vec<usize>> = FastMap::default();
-        for (r, rendering) in renderings.iter().enumerate() {
-            if let SourceKind::Message(m) = kinds[rendering.source] {
-                if members.get(&message_group[m]).is_some_and(|v| v.len() > 1) {
-                    of_group.entry(message_group[m]).or_default().push(r);
-                }
-            }
-        }
-        for (g, rs) in of_group {
-            // With fewer renderings than holders, the alignment's choice (the holder next in
-            // display order after the previous rendering) already says which holder is missing.
-            if rs.len() < members[&g].len() {
-                continue;
-            }
-            for (&r, &source) in rs.iter().zip(&members[&g]) {
-                renderings[r].source = source;
-            }
-        }
-    }
-    if std::env::var_os("HERMES_E2E_DEBUG_ALIGN").is_some() {
-        for r in &renderings {
-            eprintln!("{:?} {:?}", kinds[r.source], r.pieces);
-        }
-    }
+    identical_holders_in_order(&mut renderings, &kinds, &holders.group);
+    let cov = Coverage::new(
+        &renderings,
+        &kinds,
+        &words,
+        &holders.group_internal,
+        &allowance,
+    );
+    let causes = holders.causes(&cov.by_message, &renderings, &words);
 
     let row_of = |pos: usize| -> usize {
-        t_line
+        words
+            .line_of
             .get(pos)
             .and_then(|&line| transcript.lines.get(line))
             .map_or(0, |l| l.row)
     };
     let rows_of = |(a, b): (usize, usize)| (row_of(a), row_of(b));
-
-    // Renderings per message, in screen order; coverage and surplus.
-    let mut by_message: Vec<Vec<usize>> = vec![Vec::new(); messages.len()];
-    let mut cover: Vec<Vec<u32>> = messages.iter().map(|t| vec![0; t.ids.len()]).collect();
-    let mut internal_cover: Vec<Vec<bool>> =
-        internal.iter().map(|t| vec![false; t.ids.len()]).collect();
-    // (rendering, surplus runs) for the repeats.
-    let mut surplus: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
-    for (r, rendering) in renderings.iter().enumerate() {
-        match kinds[rendering.source] {
-            SourceKind::Internal(x) => {
-                let g = internal_group[x];
-                for p in &rendering.pieces {
-                    internal_cover[g][p.at..p.at + p.len]
-                        .iter_mut()
-                        .for_each(|c| *c = true);
-                }
-            }
-            SourceKind::Message(m) => {
-                by_message[m].push(r);
-                let len = messages[m].ids.len();
-                if rendering.words() < SHINGLE_WORDS.min(len) {
-                    continue; // weak: rendered, but never a repeat
-                }
-                let allow = allowance[rendering.source] as u32;
-                let mut runs: Vec<Range<usize>> = Vec::new();
-                for p in &rendering.pieces {
-                    for (j, c) in cover[m].iter_mut().enumerate().skip(p.at).take(p.len) {
-                        *c += 1;
-                        if *c > allow {
-                            match runs.last_mut() {
-                                Some(run) if run.end == j => run.end = j + 1,
-                                _ => runs.push(j..j + 1),
-                            }
-                        }
-                    }
-                }
-                if !runs.is_empty() {
-                    surplus.push((r, runs));
-                }
-            }
-        }
-    }
-
-    // Causes per group of identical messages.
-    let group_cause: Vec<Cause> = {
-        let mut rendered = vec![0usize; messages.len()];
-        for (m, rs) in by_message.iter().enumerate() {
-            rendered[message_group[m]] += rs
-                .iter()
-                .filter(|&&r| renderings[r].words() >= SHINGLE_WORDS.min(messages[m].ids.len()))
-                .count();
-        }
-        let db_group: Vec<bool> = {
-            let mut any = vec![false; messages.len()];
-            for (m, &g) in message_group.iter().enumerate() {
-                any[g] |= db_duplicate[m];
-            }
-            message_group.iter().map(|&g| any[g]).collect()
-        };
-        (0..messages.len())
-            .map(|m| {
-                let g = message_group[m];
-                let said_data = said_counts
-                    .as_ref()
-                    .is_some_and(|c| c[m] >= 1 && c[m] < stored[m]);
-                if stored_twice[m] > 1 && stored[m] == 1 {
-                    // One logical message over copies the database stores twice.
-                    return if rendered[g] <= stored_twice[m] {
-                        Cause::Data
-                    } else {
-                        Cause::Both
-                    };
-                }
-                match (said_data || db_group[m], rendered[g] > stored[m]) {
-                    (false, _) => Cause::Display,
-                    (true, false) => Cause::Data,
-                    (true, true) => Cause::Both,
-                }
-            })
-            .collect()
-    };
-
     let mut repeats = Vec::new();
-    for (r, runs) in &surplus {
-        let rendering = &renderings[*r];
-        let SourceKind::Message(m) = kinds[rendering.source] else {
+    for (r, runs) in &cov.surplus {
+        let SourceKind::Message(m) = kinds[renderings[*r].source] else {
             continue;
         };
+        let members = holders.members(m);
+        let mut of_text: Vec<usize> = members
+            .iter()
+            .flat_map(|&k| cov.by_message[k].iter().copied())
+            .collect();
+        of_text.sort_unstable();
         for run in runs {
             repeats.push(repeat(RepeatInput {
                 expected,
@@ -569,43 +321,424 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
                 run: run.clone(),
                 rendering: *r,
                 renderings: &renderings,
-                by_message: {
-                    let mut rs: Vec<usize> = (0..messages.len())
-                        .filter(|&k| message_group[k] == message_group[m])
-                        .flat_map(|k| by_message[k].iter().copied())
-                        .collect();
-                    rs.sort_unstable();
-                    rs
-                },
-                cover: &cover,
-                tokens: &messages[m],
-                cause: group_cause[m],
-                stored: stored[m],
-                said: said_counts.as_ref().map(|c| c[m]),
-                group_members: (0..messages.len())
-                    .filter(|&k| message_group[k] == message_group[m])
-                    .collect(),
+                by_message: of_text.clone(),
+                cover: &cov.cover,
+                tokens: &words.messages[m],
+                cause: causes[m],
+                stored: holders.stored[m],
+                said: holders.said.as_ref().map(|c| c[m]),
+                group_members: members.clone(),
                 rows_of: &rows_of,
             }));
         }
     }
     repeats.sort_by_key(|r| r.surplus_rows);
 
-    // Missing messages and order.
+    let (missing, positions) =
+        missing_and_positions(expected, &words, &holders, cx.optional, &cov, &renderings);
+    let findings = Findings {
+        words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
+        missing_messages: missing.len(),
+        internal_text_shown: cov
+            .internal
+            .iter()
+            .map(|c| c.iter().filter(|b| **b).count())
+            .sum(),
+        out_of_order: positions.len() - longest_non_decreasing(&positions),
+    };
+    Check {
+        at: at.to_string(),
+        findings,
+        repeats,
+        missing,
+        data_problems: cx.data_problems.to_vec(),
+    }
+}
+
+/// Both sides as word ids; the vocabulary is the expectation's (a transcript or provider word
+/// no expected text holds is [`UNKNOWN`]).
+struct Words {
+    vocab: FastMap<String, u32>,
+    messages: Vec<Tokens>,
+    internal: Vec<Tokens>,
+    /// The transcript as one word stream.
+    transcript: Vec<u32>,
+    /// The transcript line of each word of the stream.
+    line_of: Vec<usize>,
+}
+
+impl Words {
+    fn new(transcript: &Transcript, expected: &Expected) -> Words {
+        let mut words = Words {
+            vocab: FastMap::default(),
+            messages: Vec::new(),
+            internal: Vec::new(),
+            transcript: Vec::new(),
+            line_of: Vec::new(),
+        };
+        words.messages = expected
+            .messages
+            .iter()
+            .map(|m| words.tokenize(&m.text))
+            .collect();
+        words.internal = expected
+            .internal
+            .iter()
+            .map(|t| words.tokenize(&t.text))
+            .collect();
+        for (k, line) in transcript.lines.iter().enumerate() {
+            for id in words.lookup(&line.text) {
+                words.transcript.push(id);
+                words.line_of.push(k);
+            }
+        }
+        words
+    }
+
+    /// The words of an expected-side text, added to the vocabulary.
+    fn tokenize(&mut self, text: &str) -> Tokens {
+        let mut ids = Vec::new();
+        let mut spans = Vec::new();
+        for (range, word) in word_spans(text) {
+            let next = u32::try_from(self.vocab.len())
+                .unwrap_or(UNKNOWN - 1)
+                .min(UNKNOWN - 1);
+            ids.push(*self.vocab.entry(word).or_insert(next));
+            spans.push(range);
+        }
+        Tokens { ids, spans }
+    }
+
+    /// The words of a screen or provider text, as ids of the vocabulary.
+    fn lookup(&self, text: &str) -> Vec<u32> {
+        word_spans(text)
+            .into_iter()
+            .map(|(_, w)| self.vocab.get(&w).copied().unwrap_or(UNKNOWN))
+            .collect()
+    }
+}
+
+/// The first text (index) with the same words, for each text.
+fn same_as(tokens: &[Tokens]) -> Vec<usize> {
+    let mut first: FastMap<&[u32], usize> = FastMap::default();
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| *first.entry(&t.ids).or_insert(i))
+        .collect()
+}
+
+/// Who holds which text, and how often each text may be drawn.
+struct Holders {
+    /// For each message, the first message with identical words (its group).
+    group: Vec<usize>,
+    /// The same for internal texts.
+    group_internal: Vec<usize>,
+    /// Messages in each message's group (how many logical messages hold its words).
+    stored: Vec<usize>,
+    /// How often the provider said each message's words (with a provider log).
+    said: Option<Vec<usize>>,
+    /// A data duplicate: allowed no rendering (said fewer times than stored, or stored twice by
+    /// the database).
+    data_duplicate: Vec<bool>,
+    /// Copies of a message the database stores twice, when the message is nothing but them.
+    stored_twice: Vec<usize>,
+    /// A data duplicate known from the database alone.
+    db_duplicate: Vec<bool>,
+}
+
+impl Holders {
+    fn new(words: &Words, expected: &Expected, cx: &Context<'_>) -> Holders {
+        let n = words.messages.len();
+        let group = same_as(&words.messages);
+        let mut count = vec![0usize; n];
+        for &g in &group {
+            count[g] += 1;
+        }
+        let stored: Vec<usize> = group.iter().map(|&g| count[g]).collect();
+        let said = cx.said.map(|s| {
+            let roles: Vec<Option<bool>> = expected
+                .messages
+                .iter()
+                .map(|m| match m.role {
+                    Role::User => Some(true),
+                    Role::Assistant => Some(false),
+                    _ => None,
+                })
+                .collect();
+            let user: Vec<Vec<u32>> = s.user.iter().map(|t| words.lookup(t)).collect();
+            let assistant: Vec<Vec<u32>> = s.assistant.iter().map(|t| words.lookup(t)).collect();
+            let ids: Vec<&[u32]> = words.messages.iter().map(|t| t.ids.as_slice()).collect();
+            align::said_counts(&ids, &roles, &user, &assistant)
+        });
+        let (stored_twice, db_duplicate) = stored_twice(words, expected, cx.data_problems);
+        let mut rank = vec![0usize; n];
+        let mut seen = vec![0usize; n];
+        for (m, &g) in group.iter().enumerate() {
+            rank[m] = seen[g];
+            seen[g] += 1;
+        }
+        let data_duplicate = (0..n)
+            .map(|m| {
+                db_duplicate[m]
+                    || said.as_ref().is_some_and(|counts| {
+                        let said = counts[m];
+                        said >= 1 && said < stored[m] && rank[m] >= said
+                    })
+            })
+            .collect();
+        Holders {
+            group,
+            group_internal: same_as(&words.internal),
+            stored,
+            said,
+            data_duplicate,
+            stored_twice,
+            db_duplicate,
+        }
+    }
+
+    /// The messages holding `m`'s words (its group), in display order.
+    fn members(&self, m: usize) -> Vec<usize> {
+        (0..self.group.len())
+            .filter(|&k| self.group[k] == self.group[m])
+            .collect()
+    }
+
+    /// Why each message's surplus renderings happened (per group of identical messages).
+    fn causes(
+        &self,
+        by_message: &[Vec<usize>],
+        renderings: &[Rendering],
+        words: &Words,
+    ) -> Vec<Cause> {
+        let n = self.group.len();
+        let mut rendered = vec![0usize; n];
+        for (m, rs) in by_message.iter().enumerate() {
+            let strong = SHINGLE_WORDS.min(words.messages[m].ids.len());
+            rendered[self.group[m]] += rs
+                .iter()
+                .filter(|&&r| renderings[r].words() >= strong)
+                .count();
+        }
+        let mut db_group = vec![false; n];
+        for (m, &g) in self.group.iter().enumerate() {
+            db_group[g] |= self.db_duplicate[m];
+        }
+        (0..n)
+            .map(|m| {
+                let g = self.group[m];
+                if self.stored_twice[m] > 1 && self.stored[m] == 1 {
+                    // One logical message over copies the database stores twice.
+                    return if rendered[g] <= self.stored_twice[m] {
+                        Cause::Data
+                    } else {
+                        Cause::Both
+                    };
+                }
+                let said_data = self
+                    .said
+                    .as_ref()
+                    .is_some_and(|c| c[m] >= 1 && c[m] < self.stored[m]);
+                match (said_data || db_group[g], rendered[g] > self.stored[m]) {
+                    (false, _) => Cause::Display,
+                    (true, false) => Cause::Data,
+                    (true, true) => Cause::Both,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Utterances the database stores twice ([`DataProblemKind::StoredTwice`]): for each message,
+/// the number of stored copies when the message is nothing but them, and whether it is a second
+/// logical message holding an utterance the database stores twice (a data duplicate).
+fn stored_twice(
+    words: &Words,
+    expected: &Expected,
+    data_problems: &[DataProblem],
+) -> (Vec<usize>, Vec<bool>) {
+    let n = words.messages.len();
+    let mut copies = vec![0usize; n];
+    let mut duplicate = vec![false; n];
+    let mut message_of: FastMap<i64, usize> = FastMap::default();
+    for (m, msg) in expected.messages.iter().enumerate() {
+        for r in &msg.rows {
+            message_of.insert(r.id, m);
+        }
+    }
+    for p in data_problems
+        .iter()
+        .filter(|p| p.kind == DataProblemKind::StoredTwice)
+    {
+        let mut holders: Vec<usize> = p
+            .rows
+            .iter()
+            .filter_map(|id| message_of.get(id).copied())
+            .collect();
+        holders.sort_unstable();
+        holders.dedup();
+        let Some(&first) = holders.first() else {
+            continue;
+        };
+        // One logical message made of nothing but the stored copies: a second rendering of it is
+        // what the data holds. When the message has other copies too (an archived original, a
+        // carrier in another session), a second rendering may as well be the display's doing
+        // (e.g. 0.22's `/compress here 2` stores its carrier twice, and the carrier is drawn
+        // beside the parent's original): the screen cannot tell, so the display keeps the blame.
+        if holders.len() == 1
+            && expected.messages[first]
+                .rows
+                .iter()
+                .all(|r| p.rows.contains(&r.id))
+        {
+            copies[first] = copies[first].max(p.rows.len());
+        }
+        for &h in &holders[1..] {
+            if words.messages[h].ids == words.messages[first].ids {
+                duplicate[h] = true;
+            }
+        }
+    }
+    (copies, duplicate)
+}
+
+/// Messages with identical words are interchangeable on the screen: when each has a rendering,
+/// the n-th rendering of the text goes to its n-th holder in display order, so that order does
+/// not depend on the alignment's tie-breaks. With fewer renderings than holders, the alignment's
+/// choice (the holder next in display order after the previous rendering) already says which
+/// holder is missing.
+fn identical_holders_in_order(renderings: &mut [Rendering], kinds: &[SourceKind], group: &[usize]) {
+    let mut source_of = vec![usize::MAX; group.len()];
+    for (k, kind) in kinds.iter().enumerate() {
+        if let SourceKind::Message(m) = kind {
+            source_of[*m] = k;
+        }
+    }
+    let mut members: FastMap<usize, Vec<usize>> = FastMap::default();
+    for (m, &g) in group.iter().enumerate() {
+        if source_of[m] != usize::MAX {
+            members.entry(g).or_default().push(source_of[m]);
+        }
+    }
+    let mut of_group: FastMap<usize, Vec<usize>> = FastMap::default();
+    for (r, rendering) in renderings.iter().enumerate() {
+        if let SourceKind::Message(m) = kinds[rendering.source] {
+            if members.get(&group[m]).is_some_and(|v| v.len() > 1) {
+                of_group.entry(group[m]).or_default().push(r);
+            }
+        }
+    }
+    for (g, rs) in of_group {
+        if rs.len() < members[&g].len() {
+            continue;
+        }
+        for (&r, &source) in rs.iter().zip(&members[&g]) {
+            renderings[r].source = source;
+        }
+    }
+}
+
+/// What the renderings cover.
+struct Coverage {
+    /// Renderings of each message, in screen order.
+    by_message: Vec<Vec<usize>>,
+    /// How many strong renderings cover each word position of each message.
+    cover: Vec<Vec<u32>>,
+    /// Word positions of each internal text (per group of identical texts) drawn at least once.
+    internal: Vec<Vec<bool>>,
+    /// Each rendering with word positions beyond the allowance, and those positions as runs.
+    surplus: Vec<(usize, Vec<Range<usize>>)>,
+}
+
+impl Coverage {
+    fn new(
+        renderings: &[Rendering],
+        kinds: &[SourceKind],
+        words: &Words,
+        group_internal: &[usize],
+        allowance: &[usize],
+    ) -> Coverage {
+        let mut cov = Coverage {
+            by_message: vec![Vec::new(); words.messages.len()],
+            cover: words
+                .messages
+                .iter()
+                .map(|t| vec![0; t.ids.len()])
+                .collect(),
+            internal: words
+                .internal
+                .iter()
+                .map(|t| vec![false; t.ids.len()])
+                .collect(),
+            surplus: Vec::new(),
+        };
+        for (r, rendering) in renderings.iter().enumerate() {
+            match kinds[rendering.source] {
+                SourceKind::Internal(x) => {
+                    let g = group_internal[x];
+                    for p in &rendering.pieces {
+                        cov.internal[g][p.at..p.at + p.len]
+                            .iter_mut()
+                            .for_each(|c| *c = true);
+                    }
+                }
+                SourceKind::Message(m) => {
+                    cov.by_message[m].push(r);
+                    if rendering.words() < SHINGLE_WORDS.min(words.messages[m].ids.len()) {
+                        continue; // weak: rendered, but never a repeat
+                    }
+                    let allow = allowance[rendering.source] as u32;
+                    let mut runs: Vec<Range<usize>> = Vec::new();
+                    for p in &rendering.pieces {
+                        for (j, c) in cov.cover[m].iter_mut().enumerate().skip(p.at).take(p.len) {
+                            *c += 1;
+                            if *c > allow {
+                                match runs.last_mut() {
+                                    Some(run) if run.end == j => run.end = j + 1,
+                                    _ => runs.push(j..j + 1),
+                                }
+                            }
+                        }
+                    }
+                    if !runs.is_empty() {
+                        cov.surplus.push((r, runs));
+                    }
+                }
+            }
+        }
+        cov
+    }
+}
+
+/// The missing messages, and the screen position of every rendered message in expected order
+/// (for `out_of_order`).
+fn missing_and_positions(
+    expected: &Expected,
+    words: &Words,
+    holders: &Holders,
+    optional: &[usize],
+    cov: &Coverage,
+    renderings: &[Rendering],
+) -> (Vec<Missing>, Vec<usize>) {
+    let mut off_display = vec![false; words.messages.len()];
+    for &m in optional {
+        if let Some(o) = off_display.get_mut(m) {
+            *o = true;
+        }
+    }
     let mut missing = Vec::new();
     let mut positions = Vec::new();
     let mut previous = 0;
-    for (m, tokens) in messages.iter().enumerate() {
+    for (m, tokens) in words.messages.iter().enumerate() {
+        let rendered = &cov.by_message[m];
         // A data duplicate need not be drawn (showing the utterance once is what was said), nor
         // a message the display settings keep off the recap.
-        let optional = data_duplicate[m] || cx.optional.contains(&m);
-        if tokens.ids.is_empty() || (optional && by_message[m].is_empty()) {
+        let may_be_absent = holders.data_duplicate[m] || off_display[m];
+        if tokens.ids.is_empty() || (may_be_absent && rendered.is_empty()) {
             continue;
         }
-        let starts: Vec<usize> = by_message[m]
-            .iter()
-            .map(|&r| renderings[r].start())
-            .collect();
+        let starts: Vec<usize> = rendered.iter().map(|&r| renderings[r].start()).collect();
         if starts.is_empty() {
             let msg = &expected.messages[m];
             missing.push(Missing {
@@ -623,24 +756,7 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
         positions.push(q);
         previous = q;
     }
-
-    let internal_text_shown = internal_cover
-        .iter()
-        .map(|c| c.iter().filter(|b| **b).count())
-        .sum();
-    let findings = Findings {
-        words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
-        missing_messages: missing.len(),
-        internal_text_shown,
-        out_of_order: positions.len() - longest_non_decreasing(&positions),
-    };
-    Check {
-        at: at.to_string(),
-        findings,
-        repeats,
-        missing,
-        data_problems: data_problems.to_vec(),
-    }
+    (missing, positions)
 }
 
 /// What [`repeat`] needs to describe one surplus run of one rendering.
