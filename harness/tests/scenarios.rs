@@ -1,6 +1,7 @@
 //! One test per scenario file under `scenarios/` (libtest-mimic), named by its path without
 //! extension: `cargo test --test scenarios -- compress/` selects a group. The geometry sweep adds
-//! `NAME@COLSxROWS` trials (see [`sweep`]; `HERMES_E2E_SWEEP=full|off`).
+//! `NAME@COLSxROWS` trials (see [`sweep`]; `HERMES_E2E_SWEEP=full|off`); `HERMES_E2E_STRESS=N` runs
+//! every trial N times beside a CPU hog (see [`stress`]).
 //!
 //! Each test runs the scenario against the real client and fails with the report's text when an
 //! expectation differs; then each resumed checkpoint's rendered history (a check right after a
@@ -16,6 +17,44 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
     let args = Arguments::from_args();
+    let rounds = stress();
+    let mut trials = Vec::new();
+    for round in 1..=rounds {
+        trials.extend(scenario_trials(round));
+    }
+    if rounds > 1 {
+        // A CPU hog per core beside the trials, until the run exits: flakes show under load.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for _ in 0..cores {
+            std::thread::spawn(|| {
+                let mut x = 0u64;
+                loop {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            });
+        }
+        eprintln!("note: stress mode: every trial {rounds} times, {cores} CPU hog thread(s)");
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// `HERMES_E2E_STRESS=N`: every scenario trial N times (round k > 1 named `NAME#k`) with a CPU
+/// hog beside them, to find what is not deterministic under load. Unset: once, no hog.
+fn stress() -> usize {
+    std::env::var("HERMES_E2E_STRESS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// The trials of every scenario file (and the geometry sweep), for stress round `round`.
+fn scenario_trials(round: usize) -> Vec<Trial> {
+    let suffix = if round > 1 {
+        format!("#{round}")
+    } else {
+        String::new()
+    };
     let root = runner::workspace_root().join("scenarios");
     let files = match scenario::discover(std::slice::from_ref(&root)) {
         Ok(files) => files,
@@ -49,24 +88,28 @@ fn main() {
         if !own_geometry && (sweep_all || SWEPT.contains(&name.as_str())) {
             for &(cols, rows) in &sizes {
                 let (file, root) = (file.clone(), root.clone());
-                trials.push(Trial::test(format!("{name}@{cols}x{rows}"), move || {
-                    run_at(&file, &root, rows, cols)
-                }));
+                trials.push(Trial::test(
+                    format!("{name}@{cols}x{rows}{suffix}"),
+                    move || run_at(&file, &root, rows, cols),
+                ));
             }
         }
         // The TUI runs on Node.js; without it on the client's PATH the trial is skipped with a
         // note (as the tmux and Chromium tests are), not failed.
         let needs_node = Scenario::load(&file, &root).is_ok_and(|s| s.ui == Ui::Tui);
         let skip = needs_node && !node_on_client_path();
-        if skip {
+        if skip && round == 1 {
             eprintln!(
                 "note: {name} skipped: the Ink TUI needs `node` (Node.js 20+) on the client's PATH"
             );
         }
         let root = root.clone();
-        trials.push(Trial::test(name, move || run_one(&file, &root)).with_ignored_flag(skip));
+        trials.push(
+            Trial::test(format!("{name}{suffix}"), move || run_one(&file, &root))
+                .with_ignored_flag(skip),
+        );
     }
-    libtest_mimic::run(&args, trials).exit();
+    trials
 }
 
 /// Whether `node` is in a directory of the PATH the harness gives the client.
