@@ -180,7 +180,11 @@ fn index_page(
         "<h2>Scenarios</h2>\n<table class=\"scenarios\"><thead><tr><th>result</th><th>scenario</th>\
          <th>client</th><th>wall</th><th>client time</th><th>checks</th><th>kept</th></tr></thead>\n<tbody>\n",
     );
-    for (result, (folder, kept)) in results.iter().zip(scenarios) {
+    // Failing scenarios first, each group in run order.
+    let mut order: Vec<(&ScenarioResult, &(String, Vec<String>))> =
+        results.iter().zip(scenarios).collect();
+    order.sort_by_key(|(r, _)| r.passed);
+    for (result, (folder, kept)) in order {
         if failures_only && result.passed {
             continue;
         }
@@ -391,15 +395,6 @@ fn check_page(
     for m in &check.mismatches {
         let _ = writeln!(o, "<p class=\"mismatch\">{}</p>", esc(m));
     }
-    let f = &c.findings;
-    let _ = writeln!(
-        o,
-        "<table class=\"findings\"><caption>the verdict's numbers</caption>\
-         <tr><th>words rendered more than once</th><td>{}</td></tr>\
-         <tr><th>missing messages</th><td>{}</td></tr><tr><th>internal text shown</th><td>{}</td></tr>\
-         <tr><th>out of order</th><td>{}</td></tr></table>",
-        f.words_rendered_more_than_once, f.missing_messages, f.internal_text_shown, f.out_of_order
-    );
     let _ = writeln!(
         o,
         "<p>session <code>{}</code>: {} stored rows, {} logical messages. Recordings: {}. \
@@ -692,7 +687,8 @@ tr.has-order td.n { background: #2aa198; color: #fff; }
 .swatch.surplus { background: #dc322f; } .swatch.allowed { background: #b58900; }
 .swatch.missing { background: #6c71c4; } .swatch.internal { background: #d33682; }
 .swatch.order { background: #2aa198; }
-table.counted td[data-count] { font-weight: bold; text-align: right; }
+table.counted td { text-align: right; } table.counted td:last-child { text-align: left; }
+table.counted td[data-count] { font-weight: bold; }
 img.picture { max-width: 100%; border: 1px solid #444; }
 figure.recording { margin: .5em 0; max-width: 1100px; }
 table.scenarios td.kept, td.client { font-size: 85%; }

@@ -342,6 +342,11 @@ fn the_index_lists_failing_checks_first_and_filters_failures_without_script() {
     assert!(!text[first_failing..scenarios].contains("passing_copy"));
     assert!(text.contains("fixture/passing_copy") && text.contains("12.5 s"));
     assert!(text.contains("1 of 2 scenarios failed"));
+    // In the table of scenarios too, the failing one comes first.
+    assert!(
+        text[scenarios..].find("fixture/rotating_resume").unwrap()
+            < text[scenarios..].find("fixture/passing_copy").unwrap()
+    );
     // The filter is a page of its own: no script needed.
     assert!(text.contains("href=\"failures.html\""));
     assert!(!failures.contains("fixture/passing_copy"));

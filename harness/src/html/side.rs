@@ -49,8 +49,15 @@ use super::esc;
 /// Characters of a message's text shown on the left (the rest behind "more").
 const TEXT_PREVIEW: usize = 1200;
 
-/// Transcript lines shown per rendering on the right.
+/// Characters shown on the left for a message with nothing marked (the page stays short enough
+/// that the marked ones are found by scrolling, not searching).
+const QUIET_PREVIEW: usize = 280;
+
+/// Transcript lines shown per marked rendering on the right.
 const SNIPPET_LINES: usize = 6;
+
+/// Transcript lines shown per rendering with nothing marked.
+const QUIET_LINES: usize = 2;
 
 /// Word positions a located rendering may skip (chrome between its words) and stay one rendering.
 const GAP: usize = SHINGLE_WORDS;
@@ -471,7 +478,18 @@ pub(crate) fn side_by_side(
             m + 1,
             m + 1
         );
-        left_cell(&mut o, &format!("{:?}", msg.role), &ids(msg), &msg.text);
+        let preview = if classes.is_empty() {
+            QUIET_PREVIEW
+        } else {
+            TEXT_PREVIEW
+        };
+        left_cell(
+            &mut o,
+            &format!("{:?}", msg.role),
+            &ids(msg),
+            &msg.text,
+            preview,
+        );
         o.push_str("</td><td class=\"shown\">");
         right_cell(&mut o, &marks[m], transcript, &mut counted);
         o.push_str("</td></tr>\n");
@@ -486,7 +504,18 @@ pub(crate) fn side_by_side(
             x + 1
         );
         let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
-        left_cell(&mut o, "internal text (must not be shown)", &rows, &t.text);
+        let preview = if classes.is_empty() {
+            QUIET_PREVIEW
+        } else {
+            TEXT_PREVIEW
+        };
+        left_cell(
+            &mut o,
+            "internal text (must not be shown)",
+            &rows,
+            &t.text,
+            preview,
+        );
         o.push_str("</td><td class=\"shown\">");
         match mark {
             Some(mark) => right_cell(&mut o, &[mark], transcript, &mut counted),
@@ -508,26 +537,31 @@ pub(crate) fn side_by_side(
     }
     o.push_str("</tbody>\n</table>\n");
 
+    let f = &check.findings;
     let mut head = String::new();
     let _ = writeln!(
         head,
-        "<table class=\"counted\" id=\"counted\">\
-         <tr><th>words rendered more than once</th><td data-count=\"surplus-words\">{}</td>\
-         <td><span class=\"swatch surplus\"></span> {} surplus rendering{} marked</td></tr>\
-         <tr><th>missing messages</th><td data-count=\"missing\">{}</td>\
-         <td><span class=\"swatch missing\"></span> marked MISSING</td></tr>\
-         <tr><th>internal text shown (words)</th><td data-count=\"internal-words\">{}</td>\
-         <td><span class=\"swatch internal\"></span> marked INTERNAL TEXT SHOWN</td></tr>\
-         <tr><th>out of order</th><td data-count=\"out-of-order\">{}</td>\
-         <td><span class=\"swatch order\"></span> marked OUT OF ORDER</td></tr></table>",
+        "<table class=\"counted\" id=\"counted\"><tr><th></th><th>verdict</th><th>marked on \
+         this page</th><th>marks</th></tr>\
+         <tr><th>words rendered more than once</th><td>{}</td><td data-count=\"surplus-words\">{}</td>\
+         <td><span class=\"swatch surplus\"></span> {} SURPLUS rendering{}</td></tr>\
+         <tr><th>missing messages</th><td>{}</td><td data-count=\"missing\">{}</td>\
+         <td><span class=\"swatch missing\"></span> MISSING</td></tr>\
+         <tr><th>internal text shown (words)</th><td>{}</td><td data-count=\"internal-words\">{}</td>\
+         <td><span class=\"swatch internal\"></span> INTERNAL TEXT SHOWN</td></tr>\
+         <tr><th>out of order</th><td>{}</td><td data-count=\"out-of-order\">{}</td>\
+         <td><span class=\"swatch order\"></span> OUT OF ORDER</td></tr></table>",
+        f.words_rendered_more_than_once,
         counted.surplus_words,
         counted.surplus_marks,
         if counted.surplus_marks == 1 { "" } else { "s" },
+        f.missing_messages,
         counted.missing,
+        f.internal_text_shown,
         counted.internal_words,
+        f.out_of_order,
         counted.out_of_order
     );
-    let f = &check.findings;
     let agrees = counted.surplus_words == f.words_rendered_more_than_once
         && counted.missing == f.missing_messages
         && counted.internal_words == f.internal_text_shown
@@ -588,7 +622,7 @@ fn row_classes(marks: &[Mark]) -> String {
     c
 }
 
-fn left_cell(o: &mut String, role: &str, rows: &[i64], text: &str) {
+fn left_cell(o: &mut String, role: &str, rows: &[i64], text: &str, preview: usize) {
     let links: Vec<String> = rows
         .iter()
         .map(|id| format!("<a href=\"#row-{id}\">{id}</a>"))
@@ -601,23 +635,23 @@ fn left_cell(o: &mut String, role: &str, rows: &[i64], text: &str) {
         links.join(", ")
     );
     let chars = text.chars().count();
-    if chars <= TEXT_PREVIEW {
+    if chars <= preview {
         let _ = write!(o, "<pre class=\"text\">{}</pre>", esc(text));
     } else {
-        let head: String = text.chars().take(TEXT_PREVIEW).collect();
+        let head: String = text.chars().take(preview).collect();
         let _ = write!(
             o,
             "<pre class=\"text\">{}</pre><details><summary>{} more characters</summary>\
              <pre class=\"text\">{}</pre></details>",
             esc(&head),
-            chars - TEXT_PREVIEW,
-            esc(&text.chars().skip(TEXT_PREVIEW).collect::<String>())
+            chars - preview,
+            esc(&text.chars().skip(preview).collect::<String>())
         );
     }
 }
 
-/// The lines of `transcript` in history rows `rows`, at most [`SNIPPET_LINES`].
-fn snippet(transcript: &Transcript, (a, b): (usize, usize)) -> String {
+/// The lines of `transcript` in history rows `rows`, at most `max` of them.
+fn snippet(transcript: &Transcript, (a, b): (usize, usize), max: usize) -> String {
     let lines: Vec<&str> = transcript
         .lines
         .iter()
@@ -626,12 +660,12 @@ fn snippet(transcript: &Transcript, (a, b): (usize, usize)) -> String {
         .collect();
     let mut s: String = lines
         .iter()
-        .take(SNIPPET_LINES)
+        .take(max)
         .map(|l| esc(l))
         .collect::<Vec<_>>()
         .join("\n");
-    if lines.len() > SNIPPET_LINES {
-        let _ = write!(s, "\n… {} more lines", lines.len() - SNIPPET_LINES);
+    if lines.len() > max {
+        let _ = write!(s, "\n… {} more lines", lines.len() - max);
     }
     format!("<pre class=\"snip\">{s}</pre>")
 }
@@ -664,7 +698,7 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                      (<a href=\"#repeat-{repeat}\">repeat {}</a>){}</div>",
                     row_link(*rows),
                     repeat + 1,
-                    snippet(transcript, *rows)
+                    snippet(transcript, *rows, SNIPPET_LINES)
                 );
             }
             Mark::Allowed { repeat, rows } => {
@@ -674,7 +708,7 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                     "<div class=\"mark allowed\" data-repeat=\"{repeat}\"><span class=\"label\">\
                      allowed rendering (not counted)</span> {}{}</div>",
                     row_link(*rows),
-                    snippet(transcript, *rows)
+                    snippet(transcript, *rows, SNIPPET_LINES)
                 );
             }
             Mark::Shown { rows } => {
@@ -682,7 +716,7 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                     o,
                     "<div class=\"mark shown\"><span class=\"label\">shown</span> {}{}</div>",
                     row_link(*rows),
-                    snippet(transcript, *rows)
+                    snippet(transcript, *rows, QUIET_LINES)
                 );
             }
             Mark::AlsoMatches { rows } => {
@@ -691,7 +725,7 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                     "<div class=\"mark also\"><span class=\"label\">the same words again (not a \
                      rendering of this message for the oracle)</span> {}{}</div>",
                     row_link(*rows),
-                    snippet(transcript, *rows)
+                    snippet(transcript, *rows, QUIET_LINES)
                 );
             }
             Mark::Missing => {
@@ -716,7 +750,12 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                      INTERNAL TEXT SHOWN: {words} words counted</span>"
                 );
                 for r in rows {
-                    let _ = write!(o, " {}{}", row_link(*r), snippet(transcript, *r));
+                    let _ = write!(
+                        o,
+                        " {}{}",
+                        row_link(*r),
+                        snippet(transcript, *r, SNIPPET_LINES)
+                    );
                 }
                 o.push_str("</div>");
             }
@@ -759,6 +798,70 @@ mod tests {
         assert_eq!(spans[1].len(), 1);
         assert_eq!(spans[1][0].lines, (3, 3));
         assert!(spans[2].is_empty());
+    }
+
+    fn message(id: i64, role: crate::display::Role, text: &str) -> LogicalMessage {
+        LogicalMessage {
+            role,
+            text: text.to_string(),
+            rows: vec![crate::display::RowRef {
+                id,
+                session_id: "s".into(),
+                message_uid: None,
+                carrier: false,
+            }],
+            shown: id,
+        }
+    }
+
+    #[test]
+    fn the_marks_add_up_to_the_findings_for_every_kind_of_finding() {
+        use crate::display::{InternalText, Role};
+        let texts = [
+            "alpha bravo charlie delta echo foxtrot golf hotel india juliet",
+            "kilo lima mike november oscar papa quebec romeo sierra tango",
+            "uniform victor whiskey xray yankee zulu one two three four",
+            "five six seven eight nine ten eleven twelve thirteen fourteen",
+        ];
+        let summary = "summary of earlier turns fifteen sixteen seventeen eighteen nineteen";
+        let expected = Expected {
+            session_id: "s".into(),
+            lineage: vec!["s".into()],
+            stored_rows: 5,
+            messages: texts
+                .iter()
+                .enumerate()
+                .map(|(k, t)| message(k as i64 + 1, Role::Assistant, t))
+                .collect(),
+            internal: vec![InternalText {
+                rows: vec![],
+                text: summary.into(),
+            }],
+        };
+        // Message 2 drawn twice, message 3 missing, message 4 before message 1, the summary drawn.
+        let t = transcript(&[
+            texts[3], "chrome", texts[0], texts[1], "chrome", texts[1], summary,
+        ]);
+        let check = oracle::check("x", &t, &expected, None);
+        let f = check.findings;
+        assert!(f.words_rendered_more_than_once > 0 && f.missing_messages == 1);
+        assert!(f.internal_text_shown > 0 && f.out_of_order == 1, "{f:?}");
+        let side = side_by_side(&check, &t, Some(&expected));
+        let c = side.counted;
+        assert_eq!(c.surplus_words, f.words_rendered_more_than_once);
+        assert_eq!(c.missing, f.missing_messages);
+        assert_eq!(c.internal_words, f.internal_text_shown);
+        assert_eq!(c.out_of_order, f.out_of_order);
+        assert!(side.html.contains("MISSING: not on the screen"));
+        assert!(side.html.contains("OUT OF ORDER"));
+        assert!(side.html.contains("INTERNAL TEXT SHOWN"));
+        assert!(!side.html.contains("do not add up"));
+        // Without the database, the findings are still all marked.
+        let bare = side_by_side(&check, &t, None).counted;
+        assert_eq!(bare.surplus_words, f.words_rendered_more_than_once);
+        assert_eq!(bare.missing, f.missing_messages);
+        assert_eq!(bare.internal_words, f.internal_text_shown);
+        assert_eq!(bare.out_of_order, f.out_of_order);
     }
 
     #[test]
