@@ -211,6 +211,17 @@ pub struct Check {
     pub missing: Vec<Missing>,
     /// What the database alone shows is wrong (see [`crate::integrity`]); empty when not known.
     pub data_problems: Vec<DataProblem>,
+    /// Every rendering the alignment found, in screen order (for reports; not in `--json`).
+    #[serde(skip)]
+    pub drawn: Vec<Drawn>,
+    /// The messages counted in `out_of_order` (indexes into [`Expected::messages`]): those outside
+    /// one longest run of rendered messages in display order.
+    #[serde(skip)]
+    pub out_of_order_messages: Vec<usize>,
+    /// Words of each internal text counted in `internal_text_shown` (indexes into
+    /// [`Expected::internal`]; identical texts count at the first).
+    #[serde(skip)]
+    pub internal_words: Vec<usize>,
 }
 
 /// The words of one expected-side text as ids, with their byte ranges in the text.
@@ -336,15 +347,38 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
 
     let (missing, positions) =
         missing_and_positions(expected, &words, &holders, cx.optional, &cov, &renderings);
+    let at_positions: Vec<usize> = positions.iter().map(|p| p.1).collect();
+    let out_of_order_messages: Vec<usize> = outside_longest_run(&at_positions)
+        .into_iter()
+        .map(|i| positions[i].0)
+        .collect();
+    let internal_words: Vec<usize> = cov
+        .internal
+        .iter()
+        .map(|c| c.iter().filter(|b| **b).count())
+        .collect();
+    let drawn = renderings
+        .iter()
+        .filter_map(|r| {
+            let first = r.pieces.first()?;
+            let last = r.pieces.last()?;
+            let (message, internal) = match kinds[r.source] {
+                SourceKind::Message(m) => (Some(m), None),
+                SourceKind::Internal(x) => (None, Some(x)),
+            };
+            Some(Drawn {
+                message,
+                internal,
+                rows: rows_of((first.t, last.t + last.len - 1)),
+                words: r.words(),
+            })
+        })
+        .collect();
     let findings = Findings {
         words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
         missing_messages: missing.len(),
-        internal_text_shown: cov
-            .internal
-            .iter()
-            .map(|c| c.iter().filter(|b| **b).count())
-            .sum(),
-        out_of_order: positions.len() - longest_non_decreasing(&positions),
+        internal_text_shown: internal_words.iter().sum(),
+        out_of_order: out_of_order_messages.len(),
     };
     Check {
         at: at.to_string(),
@@ -352,7 +386,23 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
         repeats,
         missing,
         data_problems: cx.data_problems.to_vec(),
+        drawn,
+        out_of_order_messages,
+        internal_words,
     }
+}
+
+/// Where the screen draws a logical message or an internal text, as the alignment found it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Drawn {
+    /// The logical message drawn (index into [`Expected::messages`]).
+    pub message: Option<usize>,
+    /// The internal text drawn (index into [`Expected::internal`]).
+    pub internal: Option<usize>,
+    /// History rows (first, last; inclusive).
+    pub rows: (usize, usize),
+    /// Words of the text this rendering draws.
+    pub words: usize,
 }
 
 /// Both sides as word ids; the vocabulary is the expectation's (a transcript or provider word
@@ -711,8 +761,8 @@ impl Coverage {
     }
 }
 
-/// The missing messages, and the screen position of every rendered message in expected order
-/// (for `out_of_order`).
+/// The missing messages, and (message, screen position) of every rendered message in expected
+/// order (for `out_of_order`).
 fn missing_and_positions(
     expected: &Expected,
     words: &Words,
@@ -720,7 +770,7 @@ fn missing_and_positions(
     optional: &[usize],
     cov: &Coverage,
     renderings: &[Rendering],
-) -> (Vec<Missing>, Vec<usize>) {
+) -> (Vec<Missing>, Vec<(usize, usize)>) {
     let mut off_display = vec![false; words.messages.len()];
     for &m in optional {
         if let Some(o) = off_display.get_mut(m) {
@@ -753,7 +803,7 @@ fn missing_and_positions(
             .copied()
             .find(|&q| q >= previous)
             .unwrap_or(starts[0]);
-        positions.push(q);
+        positions.push((m, q));
         previous = q;
     }
     (missing, positions)
@@ -1051,19 +1101,28 @@ fn excerpt(text: &str, spans: &[Range<usize>], range: Range<usize>) -> String {
     out
 }
 
-/// Length of the longest non-decreasing subsequence (patience sorting, O(k log k)).
-fn longest_non_decreasing(seq: &[usize]) -> usize {
-    let mut tails: Vec<usize> = Vec::new();
-    for &x in seq {
-        // First tail strictly greater than x: equal positions may follow each other.
-        let at = tails.partition_point(|&t| t <= x);
+/// Indexes of `seq` outside one longest non-decreasing subsequence (patience sorting with back
+/// links, O(k log k)): equal positions may follow each other.
+fn outside_longest_run(seq: &[usize]) -> Vec<usize> {
+    let mut tails: Vec<usize> = Vec::new(); // indexes into seq
+    let mut back: Vec<Option<usize>> = vec![None; seq.len()];
+    for (i, &x) in seq.iter().enumerate() {
+        // First tail strictly greater than x.
+        let at = tails.partition_point(|&t| seq[t] <= x);
+        back[i] = at.checked_sub(1).map(|a| tails[a]);
         if at == tails.len() {
-            tails.push(x);
+            tails.push(i);
         } else {
-            tails[at] = x;
+            tails[at] = i;
         }
     }
-    tails.len()
+    let mut keep = vec![false; seq.len()];
+    let mut at = tails.last().copied();
+    while let Some(i) = at {
+        keep[i] = true;
+        at = back[i];
+    }
+    (0..seq.len()).filter(|&i| !keep[i]).collect()
 }
 
 /// A small, fast, non-cryptographic hasher (FxHash) for word-id slices: the keys are not
@@ -1810,6 +1869,9 @@ mod tests {
             repeats: vec![],
             missing: vec![],
             data_problems: vec![],
+            drawn: vec![],
+            out_of_order_messages: vec![],
+            internal_words: vec![],
         };
         assert_eq!(
             verdict_sentence(&c),
@@ -1819,11 +1881,12 @@ mod tests {
     }
 
     #[test]
-    fn longest_non_decreasing_subsequence() {
-        assert_eq!(longest_non_decreasing(&[]), 0);
-        assert_eq!(longest_non_decreasing(&[0, 20, 10, 30]), 3);
-        assert_eq!(longest_non_decreasing(&[5, 5, 5]), 3);
-        assert_eq!(longest_non_decreasing(&[3, 2, 1]), 1);
+    fn outside_one_longest_non_decreasing_run() {
+        assert!(outside_longest_run(&[]).is_empty());
+        assert_eq!(outside_longest_run(&[0, 20, 10, 30]).len(), 1);
+        assert!(outside_longest_run(&[5, 5, 5]).is_empty());
+        assert_eq!(outside_longest_run(&[3, 2, 1]).len(), 2);
+        assert_eq!(outside_longest_run(&[0, 1, 9, 2, 3]), vec![2]);
     }
 
     /// Texts from disjoint vocabularies with distinct words, so that no shingle of one occurs in

@@ -13,36 +13,25 @@
 //! - `internal`: internal text drawn, `data-internal-words` = its words counted by the oracle;
 //! - `order`: a message drawn out of order, `data-out-of-order="1"`.
 //!
-//! Unmarked, in neutral colours: `shown` (where this view locates a message the oracle found
-//! nothing wrong with) and `also` (the same words once more where the oracle sees no rendering of
-//! that message, e.g. a short question typed again).
+//! Unmarked, in a neutral colour: `shown`, a rendering of a message the oracle found nothing
+//! wrong with.
 //!
 //! The page's summary is [`Counted`], the sum of the marks emitted, so the numbers shown are by
 //! construction what is marked; the page's script counts the marks again in the browser
 //! (`data-counted-*` on `<body>`), which the Chromium test compares with the check's findings.
 //!
 //! # Placement
-//! Surplus, allowed and missing marks come from the oracle's [`Check`] exactly (rows and words).
-//! The oracle does not report where the other messages, the internal texts or the out-of-order
-//! messages are drawn, so this view locates them itself ([`locate`]: runs of
-//! [`SHINGLE_WORDS`] words in common, or a whole shorter text), a placement for reading, not a
-//! second oracle:
-//! - internal words per internal text are the oracle's own count with that text left out
-//!   (the drop in `internal_text_shown`); when those drops do not add up to the finding, one mark
-//!   carries the finding instead, placed on the first internal text drawn;
-//! - out-of-order messages are those outside a longest in-order sequence of the located first
-//!   renderings (the oracle's rule on the located positions); when that does not give the
-//!   oracle's number, one mark carries the finding, unplaced.
+//! Every mark comes from the oracle's [`Check`]: surplus, allowed and missing marks from its
+//! repeats and missing messages, the other renderings from [`Check::drawn`] (the alignment's own
+//! renderings), out-of-order marks from [`Check::out_of_order_messages`] and internal words from
+//! [`Check::internal_words`]. The view locates nothing itself, so it cannot place a rendering
+//! where the oracle did not see one.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::hash::{Hash, Hasher};
 
 use crate::display::{Expected, LogicalMessage};
-use crate::oracle::{self, Check, Repeat, SHINGLE_WORDS};
+use crate::oracle::{Check, Repeat};
 use crate::screen::Transcript;
-use crate::words::word_spans;
 
 use super::esc;
 
@@ -58,12 +47,6 @@ const SNIPPET_LINES: usize = 6;
 
 /// Transcript lines shown per rendering with nothing marked.
 const QUIET_LINES: usize = 2;
-
-/// Word positions a located rendering may skip (chrome between its words) and stay one rendering.
-const GAP: usize = SHINGLE_WORDS;
-
-/// Transcript positions followed per shingle (a text repeated hundreds of times lists the first).
-const MAX_HITS: usize = 64;
 
 /// What the marks of one page add up to: the page's summary numbers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -82,116 +65,10 @@ pub struct Counted {
     pub out_of_order: usize,
 }
 
-/// A stretch of the transcript that draws a text: transcript line indexes (first, last), and
-/// the first transcript word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Span {
-    pub lines: (usize, usize),
-    pub first_word: usize,
-}
-
 /// The view's HTML (a `<table class="side">` and a summary) and what its marks add up to.
 pub(crate) struct Side {
     pub html: String,
     pub counted: Counted,
-}
-
-fn word_hash(w: &str) -> u64 {
-    let mut h = DefaultHasher::new();
-    w.hash(&mut h);
-    h.finish()
-}
-
-fn gram_hash(words: &[u64]) -> u64 {
-    words.iter().fold(0xcbf2_9ce4_8422_2325u64, |acc, &w| {
-        (acc ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(7)
-    })
-}
-
-/// Where each of `texts` is drawn in `transcript` (see the module docs): renderings in screen
-/// order, each a run of shingles of the text found in order, or the whole text when it is
-/// shorter than a shingle.
-pub(crate) fn locate(transcript: &Transcript, texts: &[&str]) -> Vec<Vec<Span>> {
-    let mut t_words: Vec<u64> = Vec::new();
-    let mut t_line: Vec<usize> = Vec::new();
-    for (k, line) in transcript.lines.iter().enumerate() {
-        for (_, w) in word_spans(&line.text) {
-            t_words.push(word_hash(&w));
-            t_line.push(k);
-        }
-    }
-    let mut grams: HashMap<u64, Vec<usize>> = HashMap::new();
-    if t_words.len() >= SHINGLE_WORDS {
-        for p in 0..=t_words.len() - SHINGLE_WORDS {
-            grams
-                .entry(gram_hash(&t_words[p..p + SHINGLE_WORDS]))
-                .or_default()
-                .push(p);
-        }
-    }
-    let mut singles: HashMap<u64, Vec<usize>> = HashMap::new();
-    for (p, &w) in t_words.iter().enumerate() {
-        singles.entry(w).or_default().push(p);
-    }
-    texts
-        .iter()
-        .map(|text| {
-            let w: Vec<u64> = word_spans(text)
-                .into_iter()
-                .map(|(_, w)| word_hash(&w))
-                .collect();
-            if w.is_empty() {
-                return Vec::new();
-            }
-            // Hits: (transcript start, text start, length).
-            let mut hits: Vec<(usize, usize, usize)> = Vec::new();
-            if w.len() < SHINGLE_WORDS {
-                for &p in singles.get(&w[0]).map(Vec::as_slice).unwrap_or_default() {
-                    if t_words.get(p..p + w.len()) == Some(&w[..]) {
-                        hits.push((p, 0, w.len()));
-                    }
-                }
-            } else {
-                for j in 0..=w.len() - SHINGLE_WORDS {
-                    let key = gram_hash(&w[j..j + SHINGLE_WORDS]);
-                    for &p in grams.get(&key).map(Vec::as_slice).unwrap_or_default() {
-                        if hits.len() > MAX_HITS * w.len() {
-                            break;
-                        }
-                        hits.push((p, j, SHINGLE_WORDS));
-                    }
-                }
-            }
-            hits.sort_unstable();
-            hits.dedup_by_key(|h| h.0);
-            // Runs: consecutive hits close on the screen, going forward in the text.
-            let mut spans: Vec<Span> = Vec::new();
-            let mut current: Option<(usize, usize, usize)> = None; // (first, end, last text pos)
-            for (p, j, len) in hits {
-                match current {
-                    Some((first, end, last_j)) if p <= end + GAP && j > last_j => {
-                        current = Some((first, end.max(p + len), j.max(last_j)));
-                    }
-                    _ => {
-                        if let Some((first, end, _)) = current {
-                            spans.push(Span {
-                                lines: (t_line[first], t_line[end - 1]),
-                                first_word: first,
-                            });
-                        }
-                        current = Some((p, p + len, j));
-                    }
-                }
-            }
-            if let Some((first, end, _)) = current {
-                spans.push(Span {
-                    lines: (t_line[first], t_line[end - 1]),
-                    first_word: first,
-                });
-            }
-            spans
-        })
-        .collect()
 }
 
 /// One mark of the view, before it is written.
@@ -207,11 +84,6 @@ enum Mark {
         rows: (usize, usize),
     },
     Shown {
-        rows: (usize, usize),
-    },
-    /// The text's words once more, where the oracle sees no rendering of this message (a short
-    /// message typed again, quoted in a prompt).
-    AlsoMatches {
         rows: (usize, usize),
     },
     Missing,
@@ -234,72 +106,6 @@ fn message_of_repeat(expected: &Expected, r: &Repeat) -> Option<usize> {
                 .iter()
                 .position(|m| r.rows.iter().any(|&id| holds(m, id)))
         })
-}
-
-/// Indexes of `seq` outside one longest non-decreasing subsequence.
-fn outside_longest_run(seq: &[usize]) -> Vec<usize> {
-    // Patience sorting with back links.
-    let mut tails: Vec<usize> = Vec::new(); // indexes into seq
-    let mut back: Vec<Option<usize>> = vec![None; seq.len()];
-    for (i, &x) in seq.iter().enumerate() {
-        let at = tails.partition_point(|&t| seq[t] <= x);
-        back[i] = at.checked_sub(1).map(|a| tails[a]);
-        if at == tails.len() {
-            tails.push(i);
-        } else {
-            tails[at] = i;
-        }
-    }
-    let mut keep = vec![false; seq.len()];
-    let mut at = tails.last().copied();
-    while let Some(i) = at {
-        keep[i] = true;
-        at = back[i];
-    }
-    (0..seq.len()).filter(|&i| !keep[i]).collect()
-}
-
-/// Internal words per internal text (by the oracle, see the module docs), or `None` when the
-/// drops do not add up to the finding.
-fn internal_words(
-    check: &Check,
-    transcript: &Transcript,
-    expected: &Expected,
-) -> Option<Vec<usize>> {
-    let total = check.findings.internal_text_shown;
-    let base = oracle::check(&check.at, transcript, expected, None)
-        .findings
-        .internal_text_shown;
-    if base != total {
-        return None;
-    }
-    let mut out = vec![0; expected.internal.len()];
-    let mut done = vec![false; expected.internal.len()];
-    for x in 0..expected.internal.len() {
-        if done[x] {
-            continue;
-        }
-        // Identical internal texts count once: leave them all out together.
-        let same: Vec<usize> = (0..expected.internal.len())
-            .filter(|&y| expected.internal[y].text.trim() == expected.internal[x].text.trim())
-            .collect();
-        let mut without = expected.clone();
-        without.internal = expected
-            .internal
-            .iter()
-            .enumerate()
-            .filter(|(y, _)| !same.contains(y))
-            .map(|(_, t)| t.clone())
-            .collect();
-        let rest = oracle::check(&check.at, transcript, &without, None)
-            .findings
-            .internal_text_shown;
-        out[x] = base.saturating_sub(rest);
-        for y in same {
-            done[y] = true;
-        }
-    }
-    (out.iter().sum::<usize>() == total).then_some(out)
 }
 
 /// The view of `check` against `expected` (the display model of the checked session, when the
@@ -352,114 +158,52 @@ pub(crate) fn side_by_side(
         }
     }
 
-    // Where everything else is drawn, located here.
-    let texts: Vec<&str> = expected
-        .messages
+    // Where everything else is drawn: the oracle's own renderings.
+    let placed: Vec<bool> = marks
         .iter()
-        .map(|m| m.text.as_str())
-        .chain(expected.internal.iter().map(|t| t.text.as_str()))
+        .map(|ms| {
+            ms.iter().any(|x| {
+                matches!(
+                    x,
+                    Mark::Surplus { .. } | Mark::Allowed { .. } | Mark::Missing
+                )
+            })
+        })
         .collect();
-    let located = locate(transcript, &texts);
-    let row_of = |line: usize| transcript.lines.get(line).map_or(0, |l| l.row);
-    let rows_of = |s: &Span| (row_of(s.lines.0), row_of(s.lines.1));
-    // Rows other texts hold: the oracle's renderings of repeated messages, and internal texts
-    // drawn (a summary quoting the user's messages draws them once more, as internal text).
-    let mut held: Vec<(usize, usize)> = check
-        .repeats
-        .iter()
-        .flat_map(|r| r.screen_rows.iter().copied())
-        .collect();
-    if check.findings.internal_text_shown > 0 {
-        held.extend(located[n..].iter().flatten().map(&rows_of));
+    for d in &check.drawn {
+        if let Some(m) = d.message.filter(|&m| m < n && !placed[m]) {
+            marks[m].push(Mark::Shown { rows: d.rows });
+        }
     }
-    for m in 0..n {
-        let oracle_placed = marks[m].iter().any(|x| {
-            matches!(
-                x,
-                Mark::Surplus { .. } | Mark::Allowed { .. } | Mark::Missing
-            )
-        });
-        if oracle_placed {
+    // Out of order: the messages the oracle counted.
+    for &m in &check.out_of_order_messages {
+        if m < n {
+            marks[m].push(Mark::Order);
+        } else {
+            unplaced.push(("a message drawn out of order".into(), Mark::Order));
+        }
+    }
+    // Internal text drawn: the oracle's words per internal text, and where it drew each.
+    let mut internal_marks: Vec<Option<Mark>> = vec![None; expected.internal.len()];
+    for (x, &words) in check.internal_words.iter().enumerate() {
+        if words == 0 {
             continue;
         }
-        let mut first = true;
-        for s in &located[m] {
-            let rows = rows_of(s);
-            if held.iter().any(|&(a, b)| a <= rows.0 && rows.1 <= b) {
-                continue;
-            }
-            marks[m].push(if first {
-                Mark::Shown { rows }
-            } else {
-                Mark::AlsoMatches { rows }
-            });
-            first = false;
-        }
-    }
-
-    // Out of order: the oracle's rule on the located first renderings.
-    if check.findings.out_of_order > 0 {
-        let mut order: Vec<(usize, usize)> = Vec::new(); // (message, position)
-        let mut previous = 0;
-        for (m, spans) in located.iter().take(n).enumerate() {
-            if spans.is_empty() || marks[m].iter().any(|x| matches!(x, Mark::Missing)) {
-                continue;
-            }
-            let q = spans
-                .iter()
-                .map(|s| s.first_word)
-                .find(|&q| q >= previous)
-                .unwrap_or(spans[0].first_word);
-            order.push((m, q));
-            previous = q;
-        }
-        let positions: Vec<usize> = order.iter().map(|o| o.1).collect();
-        let out = outside_longest_run(&positions);
-        if out.len() == check.findings.out_of_order {
-            for i in out {
-                marks[order[i].0].push(Mark::Order);
-            }
-        } else {
-            for _ in 0..check.findings.out_of_order {
-                unplaced.push((
-                    "a message drawn out of order (the page could not tell which)".into(),
-                    Mark::Order,
-                ));
-            }
-        }
-    }
-
-    // Internal text drawn.
-    let mut internal_marks: Vec<Option<Mark>> = vec![None; expected.internal.len()];
-    if check.findings.internal_text_shown > 0 {
-        let spans_of =
-            |x: usize| -> Vec<(usize, usize)> { located[n + x].iter().map(&rows_of).collect() };
-        match internal_words(check, transcript, expected) {
-            Some(words) => {
-                for (x, &w) in words.iter().enumerate() {
-                    if w > 0 {
-                        internal_marks[x] = Some(Mark::Internal {
-                            rows: spans_of(x),
-                            words: w,
-                        });
-                    }
-                }
-            }
-            None => {
-                let mark = Mark::Internal {
-                    rows: Vec::new(),
-                    words: check.findings.internal_text_shown,
-                };
-                match (0..expected.internal.len()).find(|&x| !located[n + x].is_empty()) {
-                    Some(x) => {
-                        internal_marks[x] = Some(Mark::Internal {
-                            rows: spans_of(x),
-                            words: check.findings.internal_text_shown,
-                        })
-                    }
-                    None => unplaced.push(("internal text (not located)".into(), mark)),
-                }
-            }
+        // Identical internal texts are counted at the first; their renderings are listed there.
+        let same = |y: usize| {
+            expected.internal.get(y).map(|t| t.text.trim())
+                == expected.internal.get(x).map(|t| t.text.trim())
+        };
+        let rows: Vec<(usize, usize)> = check
+            .drawn
+            .iter()
+            .filter(|d| d.internal.is_some_and(same))
+            .map(|d| d.rows)
+            .collect();
+        let mark = Mark::Internal { rows, words };
+        match internal_marks.get_mut(x) {
+            Some(slot) => *slot = Some(mark),
+            None => unplaced.push(("internal text".into(), mark)),
         }
     }
 
@@ -719,15 +463,6 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                     snippet(transcript, *rows, QUIET_LINES)
                 );
             }
-            Mark::AlsoMatches { rows } => {
-                let _ = write!(
-                    o,
-                    "<div class=\"mark also\"><span class=\"label\">the same words again (not a \
-                     rendering of this message for the oracle)</span> {}{}</div>",
-                    row_link(*rows),
-                    snippet(transcript, *rows, QUIET_LINES)
-                );
-            }
             Mark::Missing => {
                 counted.missing += 1;
                 o.push_str(
@@ -781,25 +516,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn locate_finds_each_rendering_of_a_text_in_screen_order() {
-        let reply = "one two three four five six seven eight nine ten eleven twelve";
-        let t = transcript(&[
-            "banner",
-            "one two three four five six",
-            "seven eight nine ten eleven twelve",
-            "you: hi there",
-            "one two three four five six seven eight nine ten",
-        ]);
-        let spans = locate(&t, &[reply, "hi there", "absent words"]);
-        assert_eq!(spans[0].len(), 2, "{:?}", spans[0]);
-        assert_eq!(spans[0][0].lines, (1, 2));
-        assert_eq!(spans[0][1].lines, (4, 4));
-        assert_eq!(spans[1].len(), 1);
-        assert_eq!(spans[1][0].lines, (3, 3));
-        assert!(spans[2].is_empty());
-    }
-
     fn message(id: i64, role: crate::display::Role, text: &str) -> LogicalMessage {
         LogicalMessage {
             role,
@@ -842,7 +558,7 @@ mod tests {
         let t = transcript(&[
             texts[3], "chrome", texts[0], texts[1], "chrome", texts[1], summary,
         ]);
-        let check = oracle::check("x", &t, &expected, None);
+        let check = crate::oracle::check("x", &t, &expected, None);
         let f = check.findings;
         assert!(f.words_rendered_more_than_once > 0 && f.missing_messages == 1);
         assert!(f.internal_text_shown > 0 && f.out_of_order == 1, "{f:?}");
@@ -862,12 +578,5 @@ mod tests {
         assert_eq!(bare.missing, f.missing_messages);
         assert_eq!(bare.internal_words, f.internal_text_shown);
         assert_eq!(bare.out_of_order, f.out_of_order);
-    }
-
-    #[test]
-    fn out_of_order_is_what_lies_outside_a_longest_run() {
-        assert_eq!(outside_longest_run(&[1, 2, 3]), Vec::<usize>::new());
-        assert_eq!(outside_longest_run(&[1, 9, 2, 3]), vec![1]);
-        assert_eq!(outside_longest_run(&[5, 1, 2]), vec![0]);
     }
 }
