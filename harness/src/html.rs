@@ -669,7 +669,6 @@ table.side .quiet { color: #888; font-size: 85%; }
 .mark { border-left: 6px solid #999; padding: 2px 6px; margin: 3px 0; }
 .mark .label { font-weight: bold; font-size: 85%; }
 .mark.shown { border-color: #859900; }
-.mark.also { border-color: #ccc; color: #666; }
 .mark.surplus { border-color: #dc322f; background: #fbe3e2; }
 .mark.surplus .label { color: #a4120f; }
 .mark.allowed { border-color: #b58900; background: #fbf3dc; }
