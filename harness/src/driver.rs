@@ -504,7 +504,7 @@ impl Driver {
         let start = Instant::now();
         let left = || deadline.saturating_sub(start.elapsed());
         self.wait_quiet(ENTER_PAUSE, left())?;
-        self.write_raw(text.as_bytes())?;
+        self.type_raw(text.as_bytes())?;
         let needle = squash(text);
         self.wait_until(&format!("the echo of `{}`", excerpt(text)), left(), |s| {
             squash(&s.viewport_rows().join("")).contains(&needle)
@@ -515,7 +515,14 @@ impl Driver {
         // the step's deadline, not a fixed sleep).
         // See: hermes_cli/cli_tui_mixin.py `_RAPID_INPUT_ENTER_WINDOW_S` (#10994 upstream).
         self.wait_quiet(ENTER_PAUSE, left())?;
-        self.write_raw(b"\r")
+        self.type_raw(b"\r")
+    }
+
+    /// Sends what a person types, and records it as an input event (asciicast `i`), so a replay
+    /// shows what was typed and when. (Answers to the terminal's queries are not recorded.)
+    fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
+        let _ = self.cast.event("i", &String::from_utf8_lossy(bytes));
+        self.write_raw(bytes)
     }
 
     /// Waits until the client has written nothing for `quiet`, or fails at `deadline`.

@@ -501,6 +501,12 @@ fn two_runs_of_one_scenario_at_once_both_pass() {
     }
     let kept = out.path().join("faults/http_500_once");
     assert!(kept.join("state.db").is_file() && kept.join("session-1.cast").is_file());
+    // The recording keeps what the driver typed, as input events.
+    let cast = std::fs::read_to_string(kept.join("session-1.cast")).unwrap();
+    assert!(
+        cast.lines().any(|l| l.ends_with(",\"i\",\"\\r\"]")),
+        "no input event for Enter"
+    );
     // Nothing private is left behind, and no client outlives the runs.
     let runs: Vec<_> = std::fs::read_dir(out.path().join(".runs"))
         .map(|d| d.flatten().map(|e| e.path()).collect())
