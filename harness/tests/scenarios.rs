@@ -158,8 +158,22 @@ fn run_at(file: &Path, root: &Path, rows: u16, cols: u16) -> Result<(), Failed> 
     if result.passed {
         Ok(())
     } else {
-        Err(report::text(&result).into())
+        Err(failure(&result).into())
     }
+}
+
+/// The failure message of a trial: the text report, and the HTML report written for it (so a
+/// JUnit entry, e.g. `cargo nextest run --profile ci`, names the page to open).
+fn failure(result: &runner::ScenarioResult) -> String {
+    let mut text = report::text(result);
+    let dir = runner::default_out_root()
+        .join("reports")
+        .join(slug(&result.scenario));
+    match hermes_e2e::html::write_report(&dir, std::slice::from_ref(result)) {
+        Ok(index) => text.push_str(&format!("  report:   {}\n", index.display())),
+        Err(e) => text.push_str(&format!("  report:   not written ({e})\n")),
+    }
+    text
 }
 
 fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
@@ -171,7 +185,7 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
     };
     let result = runner::run(&scenario, &options);
     if !result.passed {
-        return Err(report::text(&result).into());
+        return Err(failure(&result).into());
     }
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(snapshot_dir());
