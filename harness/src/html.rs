@@ -77,15 +77,19 @@ pub fn write_report(dir: &Path, results: &[ScenarioResult]) -> std::io::Result<P
                 .chain(kept.iter().filter(|k| k.ends_with(".cast")))
                 .find_map(|k| cast_size(&sdir.join(k)))
                 .unwrap_or(DEFAULT_SIZE);
-            let picture = svg::last_screen(
-                &check.transcript,
-                rows,
-                cols,
-                &format!(
-                    "{} — {}: the screen at the checkpoint",
-                    result.scenario, check.check.at
-                ),
-            );
+            // The terminal itself at the checkpoint (colours kept) when the run has it; else the
+            // last screenful of the transcript's text.
+            let picture = check.screen_svg.clone().unwrap_or_else(|| {
+                svg::last_screen(
+                    &check.transcript,
+                    rows,
+                    cols,
+                    &format!(
+                        "{} — {}: the screen at the checkpoint",
+                        result.scenario, check.check.at
+                    ),
+                )
+            });
             std::fs::write(sdir.join(format!("{stem}.svg")), picture)?;
             let page = check_page(result, n, &kept, &sdir, &stem);
             std::fs::write(sdir.join(format!("{stem}.html")), page)?;

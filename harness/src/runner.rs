@@ -71,6 +71,10 @@ pub struct CheckResult {
     /// The rendered history the oracle read (for snapshots and reports).
     #[serde(skip)]
     pub transcript: Transcript,
+    /// A picture of the terminal at the checkpoint, colours kept ([`crate::screen::Screen::svg`]);
+    /// `None` for a check of an exported file.
+    #[serde(skip)]
+    pub screen_svg: Option<String>,
 }
 
 /// Wall time of one step, and whether it was spent waiting on the client.
@@ -400,14 +404,15 @@ fn run_inner(
                     d.finish_recording();
                 }
                 Action::Check { name, expect } => {
-                    let (transcript, surface) = match exported.take() {
-                        Some(t) => (t, Surface { tool_output: true }),
+                    let (transcript, surface, svg) = match exported.take() {
+                        Some(t) => (t, Surface { tool_output: true }, None),
                         None => {
                             let d = running(&mut driver).map_err(at)?;
-                            (d.screen().transcript(), Surface::default())
+                            let svg = d.screen().svg(&format!("{} — {name}", scenario.name));
+                            (d.screen().transcript(), Surface::default(), Some(svg))
                         }
                     };
-                    let checked = run_check(
+                    let mut checked = run_check(
                         name,
                         expect,
                         step,
@@ -418,6 +423,7 @@ fn run_inner(
                         recap.as_ref(),
                     )
                     .map_err(at)?;
+                    checked.screen_svg = svg;
                     result.checks.push(checked);
                 }
                 Action::Export(args) => {
@@ -545,6 +551,7 @@ fn run_check(
         stored_rows: expected.stored_rows,
         logical_messages: expected.messages.len(),
         transcript,
+        screen_svg: None,
     })
 }
 
@@ -740,17 +747,18 @@ pub fn repro(
             ui,
         };
         let t = Instant::now();
-        let drawn = (|| -> Result<Transcript, String> {
+        let drawn = (|| -> Result<(Transcript, String), String> {
             let deadline = Duration::from_secs(60);
             let mut d = start_client(launch, deadline)?;
             if *path == "/resume" {
                 slash_resume(&mut d, &session.id, deadline)?;
             }
-            Ok(d.screen().transcript())
+            let svg = d.screen().svg(&format!("repro {} — {path}", session.id));
+            Ok((d.screen().transcript(), svg))
         })();
         result.client_secs += t.elapsed().as_secs_f64();
         match drawn {
-            Ok(transcript) => {
+            Ok((transcript, svg)) => {
                 let check = oracle::check_in(
                     path,
                     &transcript,
@@ -773,6 +781,7 @@ pub fn repro(
                     stored_rows: expected.stored_rows,
                     logical_messages: expected.messages.len(),
                     transcript,
+                    screen_svg: Some(svg),
                 });
             }
             Err(e) => {

@@ -34,9 +34,9 @@ fn chromium() -> Option<PathBuf> {
 /// A result holding the fixture's check, with the fixture's folder as the kept artefacts.
 fn fixture_result() -> ScenarioResult {
     let dir = fixture();
-    let transcript = screen::replay_cast(&dir.join("resume.cast"))
-        .unwrap()
-        .transcript();
+    let replayed = screen::replay_cast(&dir.join("resume.cast")).unwrap();
+    let transcript = replayed.transcript();
+    let screen_svg = Some(replayed.svg("fixture/rotating_resume — after --resume"));
     let store = Store::open(&dir.join("state.db")).unwrap();
     let session = store.latest_session_with_messages().unwrap().unwrap();
     let expected = display::expected(&store, &session.id, Surface::default()).unwrap();
@@ -56,6 +56,7 @@ fn fixture_result() -> ScenarioResult {
             stored_rows: expected.stored_rows,
             logical_messages: expected.messages.len(),
             transcript,
+            screen_svg,
         }],
         error: None,
         error_line: None,

@@ -1,6 +1,6 @@
-//! A picture of the screen at a checkpoint: the last screenful of the rendered history as
-//! monospace text in an SVG (no colours: the transcript keeps text only), small enough to paste
-//! into an issue.
+//! The fallback picture of the screen at a checkpoint, for checks that carry no picture of their
+//! own (`CheckResult::screen_svg`, the terminal with its colours, is used when there is one): the
+//! last screenful of the rendered history as monospace text in an SVG.
 
 use std::fmt::Write as _;
 
