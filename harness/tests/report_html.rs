@@ -135,6 +135,23 @@ fn screenshot(browser: &Path, page: &Path, profile: &Path, to: &Path) -> bool {
     to.is_file()
 }
 
+/// The DOM of `page` rendered by headless Chromium, with the browser; `None` (and a note) where
+/// there is no Chromium or it renders nothing here (a container without what it needs: that is
+/// the machine, like a missing browser, not the report).
+fn rendered(page: &Path) -> Option<(PathBuf, String)> {
+    let Some(browser) = chromium() else {
+        eprintln!("note: no chromium installed; the in-browser check is skipped");
+        return None;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let dom = dump_dom(&browser, page, profile.path());
+    if !dom.contains("<body") {
+        eprintln!("note: chromium rendered nothing; the in-browser check is skipped");
+        return None;
+    }
+    Some((browser, dom))
+}
+
 fn attr(dom: &str, name: &str) -> Option<String> {
     let at = dom.find(&format!("{name}=\""))? + name.len() + 2;
     Some(dom[at..].split('"').next()?.to_string())
@@ -160,18 +177,9 @@ fn the_report_page_highlights_both_renderings_of_the_repeat_in_a_browser() {
         .join("fixture_rotating_resume/resume.cast")
         .is_file());
 
-    let Some(browser) = chromium() else {
-        eprintln!("note: no chromium installed; the in-browser check is skipped");
+    let Some((_, dom)) = rendered(&page) else {
         return;
     };
-    let profile = tempfile::tempdir().unwrap();
-    let dom = dump_dom(&browser, &page, profile.path());
-    if !dom.contains("<body") {
-        // The browser could not render at all here (a container without what it needs): that is
-        // the machine, like a missing browser, not the report.
-        eprintln!("note: chromium rendered nothing; the in-browser check is skipped");
-        return;
-    }
     let lines: usize = attr(&dom, "data-highlighted-lines")
         .expect("the page's script ran")
         .parse()
@@ -277,16 +285,9 @@ fn the_check_page_shows_expected_beside_shown_with_the_verdict_s_numbers_and_pla
     assert!(!text.contains("http://") || text.matches("http://").count() == 0);
     assert!(!text.contains("https://"));
 
-    let Some(browser) = chromium() else {
-        eprintln!("note: no chromium installed; the in-browser check is skipped");
+    let Some((browser, dom)) = rendered(&page) else {
         return;
     };
-    let profile = tempfile::tempdir().unwrap();
-    let dom = dump_dom(&browser, &page, profile.path());
-    if !dom.contains("<body") {
-        eprintln!("note: chromium rendered nothing; the in-browser check is skipped");
-        return;
-    }
     let num = |name: &str| -> usize {
         attr(&dom, name)
             .unwrap_or_else(|| panic!("{name} set by the page's script"))
@@ -317,7 +318,7 @@ fn the_check_page_shows_expected_beside_shown_with_the_verdict_s_numbers_and_pla
     let shots = screenshot_dir(out.path());
     let png = shots.join("check-page.png");
     assert!(
-        screenshot(&browser, &page, profile.path(), &png),
+        screenshot(&browser, &page, tempfile::tempdir().unwrap().path(), &png),
         "a screenshot was saved"
     );
     eprintln!("screenshot: {}", png.display());
@@ -354,22 +355,15 @@ fn the_index_lists_failing_checks_first_and_filters_failures_without_script() {
     assert!(failures.contains("fixture/rotating_resume"));
     assert!(!text.contains("<script"));
 
-    let Some(browser) = chromium() else {
-        eprintln!("note: no chromium installed; the in-browser check is skipped");
+    let Some((browser, dom)) = rendered(&index) else {
         return;
     };
-    let profile = tempfile::tempdir().unwrap();
-    let dom = dump_dom(&browser, &index, profile.path());
-    if !dom.contains("<body") {
-        eprintln!("note: chromium rendered nothing; the in-browser check is skipped");
-        return;
-    }
     assert!(dom.contains("Failing checks"));
     let shots = screenshot_dir(out.path());
     assert!(screenshot(
         &browser,
         &index,
-        profile.path(),
+        tempfile::tempdir().unwrap().path(),
         &shots.join("index.png")
     ));
 }

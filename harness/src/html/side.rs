@@ -222,17 +222,12 @@ pub(crate) fn side_by_side(
             m + 1,
             m + 1
         );
-        let preview = if classes.is_empty() {
-            QUIET_PREVIEW
-        } else {
-            TEXT_PREVIEW
-        };
         left_cell(
             &mut o,
             &format!("{:?}", msg.role),
             &ids(msg),
             &msg.text,
-            preview,
+            preview(classes.is_empty()),
         );
         o.push_str("</td><td class=\"shown\">");
         right_cell(&mut o, &marks[m], transcript, &mut counted);
@@ -248,17 +243,12 @@ pub(crate) fn side_by_side(
             x + 1
         );
         let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
-        let preview = if classes.is_empty() {
-            QUIET_PREVIEW
-        } else {
-            TEXT_PREVIEW
-        };
         left_cell(
             &mut o,
             "internal text (must not be shown)",
             &rows,
             &t.text,
-            preview,
+            preview(classes.is_empty()),
         );
         o.push_str("</td><td class=\"shown\">");
         match mark {
@@ -336,6 +326,15 @@ pub(crate) fn side_by_side(
 /// Whether message `m` has no missing mark yet (two identical missing messages go to two rows).
 fn marks_free(marks: &[Vec<Mark>], m: usize) -> bool {
     !marks[m].iter().any(|x| matches!(x, Mark::Missing))
+}
+
+/// Characters of the left cell shown before "more": fewer for a row with nothing marked.
+fn preview(quiet: bool) -> usize {
+    if quiet {
+        QUIET_PREVIEW
+    } else {
+        TEXT_PREVIEW
+    }
 }
 
 fn ids(m: &LogicalMessage) -> Vec<i64> {
