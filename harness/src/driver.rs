@@ -275,11 +275,6 @@ impl Driver {
         &self.screen
     }
 
-    /// Total bytes the client has written so far.
-    pub fn bytes_read(&self) -> usize {
-        self.bytes
-    }
-
     /// The visible screen as text, for error messages.
     pub fn screen_text(&self) -> String {
         self.screen.viewport_rows().join("\n")

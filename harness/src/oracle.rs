@@ -11,7 +11,7 @@
 //! one word stream (all lines, in order, each word remembering its line).
 //!
 //! # Align first, then count
-//! The stream is aligned to the expectation's texts ([`align`]): every stretch of the screen that
+//! The stream is aligned to the expectation's texts (`oracle/align.rs`): every stretch of the screen that
 //! draws a logical message (or an internal text) becomes a *rendering* of that one message — the
 //! whole message, or the part the client's truncation leaves — with, for each of its words, the
 //! word position of the message it draws. Each screen word belongs to at most one rendering. Where
@@ -69,10 +69,10 @@
 //!   outside another rendering (in chrome, a banner, an unexpected text); such a coincidence can
 //!   hide a missing short message or count a short message as repeated.
 //! - Messages with no words at all (emoji only) cannot be checked and are ignored.
-//! - The alignment is greedy; its limits are in [`align`]'s docs.
+//! - The alignment is greedy; its limits are in the docs of `oracle/align.rs`.
 //!
 //! Cost: tokenising both sides, hashing them, and one left-to-right scan of the transcript —
-//! `O(n log n)` in the transcript and conversation sizes (see [`align`]).
+//! `O(n log n)` in the transcript and conversation sizes (see `oracle/align.rs`).
 
 mod align;
 

@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use crate::oracle::{Cause, Check, Repeat};
-use crate::runner::{CheckResult, ScenarioResult};
+use crate::oracle::{Cause, Repeat};
+use crate::runner::ScenarioResult;
 
 /// `text` safe to print on a terminal: control characters other than newline and tab (C0, DEL,
 /// C1) are escaped as `\u{..}`. Text from a user's database (session ids, titles, content) may
@@ -166,24 +166,6 @@ fn join(ids: &[i64]) -> String {
         .map(i64::to_string)
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A short summary of a check for progress lines: the four numbers.
-pub fn numbers(check: &Check) -> String {
-    let f = &check.findings;
-    format!(
-        "repeated {} · missing {} · internal {} · out of order {}",
-        f.words_rendered_more_than_once, f.missing_messages, f.internal_text_shown, f.out_of_order
-    )
-}
-
-/// Renders `checks` compactly for a one-line summary.
-pub fn summary(checks: &[CheckResult]) -> String {
-    checks
-        .iter()
-        .map(|c| format!("{}: {}", c.check.at, numbers(&c.check)))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// Replaces what differs from run to run (session ids, paths, ports, timings, token counts) with

@@ -276,8 +276,6 @@ struct RawSteps {
 #[serde(deny_unknown_fields)]
 struct RawHeader {
     #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
     client: Option<String>,
     #[serde(default)]
     ui: Ui,
@@ -382,7 +380,6 @@ impl Scenario {
                     "the first line must be a `# …` comment saying what the scenario pins".into(),
                 )
             })?;
-        let _ = raw.scenario.description;
         let (rows, cols) = (raw.scenario.size.rows, raw.scenario.size.cols);
         if !(10..=1000).contains(&rows) || !(40..=1000).contains(&cols) {
             return Err(invalid(

@@ -70,8 +70,6 @@
 //! [`event_label`] for that); on 0.19 the recap reads only the tip session's active rows, so
 //! messages the display model keeps from parent sessions or archived rows are not in the client's
 //! window at all (the oracle decides what to make of that; this module counts what it is given).
-//!
-//! OWNER: helper "settings".
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -1501,7 +1499,7 @@ fn cut_assistant(text: &str, max_chars: i64, max_lines: i64) -> Cut {
 
 /// The messages of `expected` that the classic CLI's resume recap does not draw under
 /// `settings` (left out by the `resume_exchanges` window, never an entry, or no recap at all with
-/// `resume_display: minimal`): indexes into [`Expected::messages`], for
+/// `resume_display: minimal`): indexes into [`Expected::messages`](crate::display::Expected::messages), for
 /// [`crate::oracle::Context::optional`]. Messages the recap draws truncated are not listed: a
 /// truncated rendering is a rendering of the message (the oracle counts what it covers).
 pub fn not_on_recap(

@@ -32,8 +32,6 @@
 //!
 //! Text is not Unicode-normalised (no NFC), because the terminal keeps the code points the client
 //! wrote; a client that re-normalises would show as unmatched words, not as repeats.
-//!
-//! OWNER: helper "model".
 
 use std::ops::Range;
 
