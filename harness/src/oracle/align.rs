@@ -20,8 +20,13 @@
 //!
 //! Every option is scored by the words it explains from here on: a *walk* that follows the same
 //! continuation rule until it cannot go on. A new rendering that interrupts the current one also
-//! earns the words of the current one it lets resume afterwards. The option explaining most words
-//! wins; ties go to continuing, then resuming, then (between new renderings) to a message over an
+//! earns the words of the current one it lets resume afterwards. Going on after skipped screen
+//! words is refused where a message is drawn among them ([`Texts::starts_instead`]: a whole
+//! source from its first word to its last, or a rendering that explains more of the words from
+//! where the continuation would land — as many, when it starts at a source's first word): the
+//! current rendering was cut, and the skipped words are the next message, not chrome. The option
+//! explaining most words wins; ties go to continuing, then resuming, then (between new renderings)
+//! to a message over an
 //! internal text, to a source not yet rendered as often as it is allowed (then: rendered fewer
 //! times), to a whole source drawn from its first word to its last, to a start at a source's first
 //! word, to the message next in display order, and to the earlier source position.
@@ -46,6 +51,13 @@
 //! - At most [`MAX_CANDIDATES`] start positions are weighed at one transcript position, and a walk
 //!   scores at most [`WALK_PIECES`] pieces; only text that repeats itself hundreds of times at one
 //!   place reaches either, and then the choice among equals is arbitrary, not the count.
+//! - Message boundaries are seen only through words: two consecutive messages with no word
+//!   between them on the screen (only borders, bullets, blank lines) read as one stream, so when
+//!   their concatenation is another message's text, that message may be read instead. The real
+//!   client draws a label or a panel title between messages (`cli.resume.label_you`, `Hermes`).
+//! - A word the terminal or a panel splits inside (a URL longer than the panel) is two words on
+//!   the screen and one in the source: the rendering bridges it as a gap, but the word itself is
+//!   not covered.
 //! - Equal words are decided by a 61-bit polynomial hash of word ids; a collision would need two
 //!   different word sequences with equal hashes (probability ~ n / 2^61).
 //!
