@@ -48,11 +48,19 @@
 //! than they are stored (`1 <= said < stored`) are a data problem: the first `said` of them (in
 //! display order) are allowed one rendering, the rest none, so each rendering of a data duplicate
 //! counts. A text the provider never said (tool output, notices, no provider log) is judged by the
-//! stored rows alone, which makes [`Cause::Display`] the only possible diagnosis without a log.
+//! stored rows alone. Without a provider log, the database itself can show a data duplicate: an
+//! utterance it stores twice in one generation ([`crate::integrity`], passed in [`Context`]) — its
+//! second logical message is allowed no rendering, and drawing it counts with cause `data`.
+//!
+//! ## Display settings
+//! Messages the client's display settings keep off its resume recap ([`Context::optional`], from
+//! [`crate::settings::not_on_recap`]) are never missing; a message the recap cuts is rendered as
+//! far as it is drawn (a truncated rendering covers what it covers).
 //!
 //! # Other findings
 //! - `missing_messages`: messages (with words) that have no rendering, except a data duplicate
-//!   (showing the utterance once is what was said). A message whose text also
+//!   (showing the utterance once is what was said) and a message off the recap. A message whose
+//!   text also
 //!   appears inside another message is still missing when it is not rendered itself: the other
 //!   message's rendering owns those screen words. `n` identical messages need `n` renderings.
 //! - `internal_text_shown`: word positions of internal texts (summaries, handoff markers) covered
@@ -61,8 +69,11 @@
 //!   not to `words_rendered_more_than_once`: one client bug is counted once.
 //! - `out_of_order`: every rendered message gets a position — its first rendering at or after the
 //!   previous message's position (or its first rendering if there is none after) — and the count
-//!   is the number of rendered messages minus the longest non-decreasing subsequence of those
-//!   positions in expected order.
+//!   is the number of rendered messages outside one longest non-decreasing subsequence of those
+//!   positions in expected order ([`Check::out_of_order_messages`] names them).
+//!
+//! Every rendering the alignment found is in [`Check::drawn`], so a report can show each message
+//! where the oracle saw it, and nowhere else.
 //!
 //! # Known limits
 //! - A message shorter than [`SHINGLE_WORDS`] words is matched as a whole wherever it occurs
