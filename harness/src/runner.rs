@@ -136,11 +136,17 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
         client_secs: 0.0,
         steps: Vec::new(),
         kept: dir.clone(),
-        rerun: format!(
-            "cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- {} --exact)",
-            scenario.path.display(),
-            scenario.name
-        ),
+        rerun: match &options.client {
+            Some(spec) => format!(
+                "cargo run -p hermes-e2e -- run {} --client {spec}",
+                scenario.path.display()
+            ),
+            None => format!(
+                "cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- {} --exact)",
+                scenario.path.display(),
+                scenario.name
+            ),
+        },
     };
     // Every run works in a private directory and publishes it at the end, so two runs of one
     // scenario at once (two terminals, `cargo test` beside `run`) never share a client home or a
@@ -281,166 +287,173 @@ fn run_inner(
             // The waits of one step share its deadline: what is left of it after the earlier ones.
             let left = || deadline.saturating_sub(t.elapsed());
             let waits_on_client = !matches!(step.action, Action::Check { .. });
-            match &step.action {
-                Action::Launch {
-                    args,
-                    client: launch_client,
-                } => {
-                    let this_client;
-                    let program = match launch_client {
-                        // `--client`/`HERMES_E2E_CLIENT` override the scenario's client, not a
-                        // per-launch one: a cross-version scenario needs both versions.
-                        Some(spec) => {
-                            this_client = client::resolve(spec).map_err(|e| at(e.to_string()))?;
-                            this_client.executable.clone()
-                        }
-                        None => client.executable.clone(),
-                    };
-                    if driver.is_some() {
-                        return Err(at(
-                            "`launch` while the client is running: `quit` first".into()
-                        ));
-                    }
-                    let args = substitute_session(args, &home).map_err(at)?;
-                    launches += 1;
-                    let launch = Launch {
-                        program,
+            // A step that fails still took the client's time: it is counted before the error
+            // goes up (a client that never became idle ran for the whole deadline).
+            let mut perform = || -> Result<(), StepError> {
+                match &step.action {
+                    Action::Launch {
                         args,
-                        env: env.clone(),
-                        cwd: work.clone(),
-                        rows: scenario.rows,
-                        cols: scenario.cols,
-                        cast: dir.join(format!("session-{launches}.cast")),
-                        ui: scenario.ui,
-                    };
-                    let d = start_client(launch, deadline).map_err(at)?;
-                    driver = Some(d);
-                }
-                Action::Say {
-                    text,
-                    reply,
-                    fault,
-                    fault_times,
-                    tool_calls: _,
-                } => {
-                    let d = running(&mut driver).map_err(at)?;
-                    d.type_line(text, deadline)
-                        .map_err(|e| at(whole_step(e, deadline)))?;
-                    if fault.is_some() && fault_times.is_none() {
-                        // The reply never arrives: the turn is over when the client has given
-                        // up — its output settles with the idle prompt back.
-                        d.wait_settled_idle(left())
+                        client: launch_client,
+                    } => {
+                        let this_client;
+                        let program = match launch_client {
+                            // `--client`/`HERMES_E2E_CLIENT` override the scenario's client, not a
+                            // per-launch one: a cross-version scenario needs both versions.
+                            Some(spec) => {
+                                this_client =
+                                    client::resolve(spec).map_err(|e| at(e.to_string()))?;
+                                this_client.executable.clone()
+                            }
+                            None => client.executable.clone(),
+                        };
+                        if driver.is_some() {
+                            return Err(at(
+                                "`launch` while the client is running: `quit` first".into()
+                            ));
+                        }
+                        let args = substitute_session(args, &home).map_err(at)?;
+                        launches += 1;
+                        let launch = Launch {
+                            program,
+                            args,
+                            env: env.clone(),
+                            cwd: work.clone(),
+                            rows: scenario.rows,
+                            cols: scenario.cols,
+                            cast: dir.join(format!("session-{launches}.cast")),
+                            ui: scenario.ui,
+                        };
+                        let d = start_client(launch, deadline).map_err(at)?;
+                        driver = Some(d);
+                    }
+                    Action::Say {
+                        text,
+                        reply,
+                        fault,
+                        fault_times,
+                        tool_calls: _,
+                    } => {
+                        let d = running(&mut driver).map_err(at)?;
+                        d.type_line(text, deadline)
                             .map_err(|e| at(whole_step(e, deadline)))?;
-                    } else {
-                        d.wait_idle_with(&reply_tail(reply), left())
+                        if fault.is_some() && fault_times.is_none() {
+                            // The reply never arrives: the turn is over when the client has given
+                            // up — its output settles with the idle prompt back.
+                            d.wait_settled_idle(left())
+                                .map_err(|e| at(whole_step(e, deadline)))?;
+                        } else {
+                            d.wait_idle_with(&reply_tail(reply), left())
+                                .map_err(|e| at(whole_step(e, deadline)))?;
+                        }
+                    }
+                    Action::Command { text, wait_for } => {
+                        let text = substitute_session(std::slice::from_ref(text), &home)
+                            .map_err(at)?
+                            .remove(0);
+                        let d = running(&mut driver).map_err(at)?;
+                        let ui = d.ui();
+                        d.type_line(&text, deadline)
+                            .map_err(|e| at(whole_step(e, deadline)))?;
+                        // `wait_for` must appear BELOW the echoed command: text an earlier run of the
+                        // same command left on screen (a second `/compress`) proves nothing. Once seen
+                        // it counts even if redrawn away: the TUI's `compressing …` progress line is
+                        // gone, with the rest of its screen, when `/compress` is done.
+                        let needle = crate::driver::squash(wait_for);
+                        // The TUI says when it is working in its status bar: that it left `ready`
+                        // after the command was typed proves the command ran, whatever it printed
+                        // (a scenario's `wait_for` is usually the classic CLI's wording).
+                        let mut seen = false;
+                        d.wait_until(
+                            &format!("`{wait_for}` below `{text}` and the idle prompt"),
+                            left(),
+                            |s| {
+                                if !seen {
+                                    let lines = s.history_lines();
+                                    seen = lines
+                                        .iter()
+                                        .rposition(|l| l.contains(text.as_str()))
+                                        .map(|at| crate::driver::squash(&lines[at + 1..].join("")))
+                                        .is_some_and(|below| below.contains(&needle))
+                                        || crate::driver::is_busy(ui, &s.viewport_rows());
+                                }
+                                seen && crate::driver::is_idle(ui, &s.viewport_rows())
+                            },
+                        )
+                        .map_err(|e| at(whole_step(e, deadline)))?;
+                        d.wait_idle_quiet(
+                            &format!("the idle prompt to settle after `{text}`"),
+                            crate::driver::COMMAND_SETTLE,
+                            left(),
+                        )
+                        .map_err(|e| at(whole_step(e, deadline)))?;
+                    }
+                    Action::Resume(id) => {
+                        let id = substitute_session(std::slice::from_ref(id), &home)
+                            .map_err(at)?
+                            .remove(0);
+                        let d = running(&mut driver).map_err(at)?;
+                        slash_resume(d, &id, deadline).map_err(at)?;
+                    }
+                    Action::Resize { rows, cols } => {
+                        let d = running(&mut driver).map_err(at)?;
+                        d.resize(*rows, *cols)
+                            .map_err(|e| at(whole_step(e, deadline)))?;
+                        d.wait_quiet(Duration::from_millis(300), left())
+                            .map_err(|e| at(whole_step(e, deadline)))?;
+                        d.wait_idle_with("", left())
                             .map_err(|e| at(whole_step(e, deadline)))?;
                     }
-                }
-                Action::Command { text, wait_for } => {
-                    let text = substitute_session(std::slice::from_ref(text), &home)
-                        .map_err(at)?
-                        .remove(0);
-                    let d = running(&mut driver).map_err(at)?;
-                    let ui = d.ui();
-                    d.type_line(&text, deadline)
-                        .map_err(|e| at(whole_step(e, deadline)))?;
-                    // `wait_for` must appear BELOW the echoed command: text an earlier run of the
-                    // same command left on screen (a second `/compress`) proves nothing. Once seen
-                    // it counts even if redrawn away: the TUI's `compressing …` progress line is
-                    // gone, with the rest of its screen, when `/compress` is done.
-                    let needle = crate::driver::squash(wait_for);
-                    // The TUI says when it is working in its status bar: that it left `ready`
-                    // after the command was typed proves the command ran, whatever it printed
-                    // (a scenario's `wait_for` is usually the classic CLI's wording).
-                    let mut seen = false;
-                    d.wait_until(
-                        &format!("`{wait_for}` below `{text}` and the idle prompt"),
-                        left(),
-                        |s| {
-                            if !seen {
-                                let lines = s.history_lines();
-                                seen = lines
-                                    .iter()
-                                    .rposition(|l| l.contains(text.as_str()))
-                                    .map(|at| crate::driver::squash(&lines[at + 1..].join("")))
-                                    .is_some_and(|below| below.contains(&needle))
-                                    || crate::driver::is_busy(ui, &s.viewport_rows());
+                    Action::Quit => {
+                        let mut d = driver
+                            .take()
+                            .ok_or_else(|| at("`quit` with no client running".into()))?;
+                        d.type_line("/quit", deadline)
+                            .map_err(|e| at(whole_step(e, deadline)))?;
+                        d.wait_exit(left())
+                            .map_err(|e| at(whole_step(e, deadline)))?;
+                        d.finish_recording();
+                    }
+                    Action::Check { name, expect } => {
+                        let (transcript, surface, svg) = match exported.take() {
+                            Some(t) => (t, Surface { tool_output: true }, None),
+                            None => {
+                                let d = running(&mut driver).map_err(at)?;
+                                let svg = d.screen().svg(&format!("{} — {name}", scenario.name));
+                                (d.screen().transcript(), Surface::default(), Some(svg))
                             }
-                            seen && crate::driver::is_idle(ui, &s.viewport_rows())
-                        },
-                    )
-                    .map_err(|e| at(whole_step(e, deadline)))?;
-                    d.wait_idle_quiet(
-                        &format!("the idle prompt to settle after `{text}`"),
-                        crate::driver::COMMAND_SETTLE,
-                        left(),
-                    )
-                    .map_err(|e| at(whole_step(e, deadline)))?;
+                        };
+                        let mut checked = run_check(
+                            name,
+                            expect,
+                            step,
+                            transcript,
+                            surface,
+                            &home,
+                            &provider,
+                            recap.as_ref(),
+                        )
+                        .map_err(at)?;
+                        checked.screen_svg = svg;
+                        result.checks.push(checked);
+                    }
+                    Action::Export(args) => {
+                        exports += 1;
+                        let out = dir.join(format!("export-{exports}"));
+                        std::fs::create_dir_all(&out)
+                            .map_err(|e| at(format!("cannot create `{}`: {e}", out.display())))?;
+                        let args: Vec<String> = substitute_session(args, &home)
+                            .map_err(at)?
+                            .into_iter()
+                            .map(|a| a.replace("{out}", &out.to_string_lossy()))
+                            .collect();
+                        let stdout = run_cli(&client.executable, &args, &env, &work, deadline)
+                            .map_err(at)?;
+                        exported = Some(export_transcript(&out, &stdout).map_err(at)?);
+                    }
                 }
-                Action::Resume(id) => {
-                    let id = substitute_session(std::slice::from_ref(id), &home)
-                        .map_err(at)?
-                        .remove(0);
-                    let d = running(&mut driver).map_err(at)?;
-                    slash_resume(d, &id, deadline).map_err(at)?;
-                }
-                Action::Resize { rows, cols } => {
-                    let d = running(&mut driver).map_err(at)?;
-                    d.resize(*rows, *cols)
-                        .map_err(|e| at(whole_step(e, deadline)))?;
-                    d.wait_quiet(Duration::from_millis(300), left())
-                        .map_err(|e| at(whole_step(e, deadline)))?;
-                    d.wait_idle_with("", left())
-                        .map_err(|e| at(whole_step(e, deadline)))?;
-                }
-                Action::Quit => {
-                    let mut d = driver
-                        .take()
-                        .ok_or_else(|| at("`quit` with no client running".into()))?;
-                    d.type_line("/quit", deadline)
-                        .map_err(|e| at(whole_step(e, deadline)))?;
-                    d.wait_exit(left())
-                        .map_err(|e| at(whole_step(e, deadline)))?;
-                    d.finish_recording();
-                }
-                Action::Check { name, expect } => {
-                    let (transcript, surface, svg) = match exported.take() {
-                        Some(t) => (t, Surface { tool_output: true }, None),
-                        None => {
-                            let d = running(&mut driver).map_err(at)?;
-                            let svg = d.screen().svg(&format!("{} — {name}", scenario.name));
-                            (d.screen().transcript(), Surface::default(), Some(svg))
-                        }
-                    };
-                    let mut checked = run_check(
-                        name,
-                        expect,
-                        step,
-                        transcript,
-                        surface,
-                        &home,
-                        &provider,
-                        recap.as_ref(),
-                    )
-                    .map_err(at)?;
-                    checked.screen_svg = svg;
-                    result.checks.push(checked);
-                }
-                Action::Export(args) => {
-                    exports += 1;
-                    let out = dir.join(format!("export-{exports}"));
-                    std::fs::create_dir_all(&out)
-                        .map_err(|e| at(format!("cannot create `{}`: {e}", out.display())))?;
-                    let args: Vec<String> = substitute_session(args, &home)
-                        .map_err(at)?
-                        .into_iter()
-                        .map(|a| a.replace("{out}", &out.to_string_lossy()))
-                        .collect();
-                    let stdout =
-                        run_cli(&client.executable, &args, &env, &work, deadline).map_err(at)?;
-                    exported = Some(export_transcript(&out, &stdout).map_err(at)?);
-                }
-            }
+                Ok(())
+            };
+            let outcome = perform();
             let secs = t.elapsed().as_secs_f64();
             if waits_on_client {
                 result.client_secs += secs;
@@ -450,6 +463,7 @@ fn run_inner(
                 kind,
                 secs,
             });
+            outcome?;
         }
         Ok(())
     })();
