@@ -2052,21 +2052,7 @@ mod tests {
         use crate::history::{self, History, Said};
         use proptest::prelude::*;
 
-        /// Cases per property: `HERMES_E2E_PROPTEST_CASES` (default 64; CI runs the default).
-        fn cases() -> u32 {
-            std::env::var("HERMES_E2E_PROPTEST_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(64)
-        }
-
-        /// Steps per generated history: `HERMES_E2E_PROPTEST_STEPS` (default 16).
-        fn max_steps() -> usize {
-            std::env::var("HERMES_E2E_PROPTEST_STEPS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(16)
-        }
+        use history::{cases, max_steps};
 
         /// The properties every generated history must satisfy, on one surface.
         fn check_surface(

@@ -615,6 +615,24 @@ pub fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// Cases per property over generated histories: `HERMES_E2E_PROPTEST_CASES` (default 64; CI runs
+/// the default).
+pub fn cases() -> u32 {
+    env_number("HERMES_E2E_PROPTEST_CASES", 64)
+}
+
+/// Steps per generated history: `HERMES_E2E_PROPTEST_STEPS` (default 16).
+pub fn max_steps() -> usize {
+    env_number("HERMES_E2E_PROPTEST_STEPS", 16)
+}
+
+fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A strategy for a history of up to `max_steps` steps.
 pub fn steps(max_steps: usize) -> impl Strategy<Value = Vec<Step>> {
     proptest::collection::vec(step(), 1..max_steps.max(2))

@@ -1050,12 +1050,7 @@ mod tests {
         use crate::history::{self, History};
         use proptest::prelude::*;
 
-        fn cases() -> u32 {
-            std::env::var("HERMES_E2E_PROPTEST_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(64)
-        }
+        use history::cases;
 
         fn check(h: &History) -> Result<(), TestCaseError> {
             let store = Store::open(h.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
