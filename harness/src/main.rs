@@ -19,35 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run scenarios (default: every bundled scenario) and exit non-zero if an expectation fails.
-    Run {
-        /// Scenario files or directories (searched for `*.toml`).
-        paths: Vec<PathBuf>,
-        /// One JSON object per scenario per line on stdout.
-        #[arg(long)]
-        json: bool,
-        /// Client spec overriding the scenarios' (`hermes-agent==0.19.0`, a path to `hermes`).
-        #[arg(long)]
-        client: Option<String>,
-        /// Where to keep artefacts (default: `target/hermes-e2e`).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Terminal size `COLSxROWS` overriding the scenarios' (the pinned numbers must hold at
-        /// any size).
-        #[arg(long, value_parser = parse_size)]
-        size: Option<(u16, u16)>,
-        /// The client's interface, overriding the scenarios': `classic` (the prompt_toolkit CLI)
-        /// or `tui` (the Ink TUI, `hermes --tui`; hermes-agent 0.19.0 and Node.js 20+).
-        #[arg(long, value_parser = parse_ui)]
-        ui: Option<scenario::Ui>,
-        /// Also write an HTML report into this directory (`index.html`).
-        #[arg(long)]
-        report: Option<PathBuf>,
-        /// Scenarios run at once (default: the number of cores, as `cargo test` does). Each has
-        /// its own client home, database, port and terminal; verdicts print in the scenarios'
-        /// order as soon as they and those before them are done.
-        #[arg(short = 'j', long)]
-        jobs: Option<std::num::NonZeroUsize>,
-    },
+    Run(RunArgs),
     /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`
     /// recordings, the provider log and a `PROVENANCE.md`. A new bug becomes a fixture in one
     /// command. Exits non-zero when the scenario's expectations fail (the fixture is still kept).
@@ -139,30 +111,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // An interrupted run stops its clients (their process groups) and says what it kept.
     let out_root = match &cli.command {
-        Command::Run { out, .. } | Command::Repro { out, .. } => out.clone(),
+        Command::Run(RunArgs { out, .. }) | Command::Repro { out, .. } => out.clone(),
         _ => None,
     };
     hermes_e2e::interrupt::install(&out_root.unwrap_or_else(runner::default_out_root));
     match cli.command {
-        Command::Run {
-            paths,
-            json,
-            client,
-            out,
-            size,
-            ui,
-            report,
-            jobs,
-        } => run(RunArgs {
-            paths,
-            json,
-            client,
-            out,
-            size,
-            ui,
-            report_dir: report,
-            jobs,
-        }),
+        Command::Run(args) => run(args),
         Command::Repro {
             db,
             session,
@@ -315,14 +269,34 @@ fn scenarios_root() -> PathBuf {
 }
 
 /// The arguments of `run`.
+#[derive(clap::Args)]
 struct RunArgs {
+    /// Scenario files or directories (searched for `*.toml`).
     paths: Vec<PathBuf>,
+    /// One JSON object per scenario per line on stdout.
+    #[arg(long)]
     json: bool,
+    /// Client spec overriding the scenarios' (`hermes-agent==0.19.0`, a path to `hermes`).
+    #[arg(long)]
     client: Option<String>,
+    /// Where to keep artefacts (default: `target/hermes-e2e`).
+    #[arg(long)]
     out: Option<PathBuf>,
+    /// Terminal size `COLSxROWS` overriding the scenarios' (the pinned numbers must hold at
+    /// any size).
+    #[arg(long, value_parser = parse_size)]
     size: Option<(u16, u16)>,
+    /// The client's interface, overriding the scenarios': `classic` (the prompt_toolkit CLI)
+    /// or `tui` (the Ink TUI, `hermes --tui`; hermes-agent 0.19.0 and Node.js 20+).
+    #[arg(long, value_parser = parse_ui)]
     ui: Option<scenario::Ui>,
-    report_dir: Option<PathBuf>,
+    /// Also write an HTML report into this directory (`index.html`).
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Scenarios run at once (default: the number of cores, as `cargo test` does). Each has
+    /// its own client home, database, port and terminal; verdicts print in the scenarios'
+    /// order as soon as they and those before them are done.
+    #[arg(short = 'j', long)]
     jobs: Option<std::num::NonZeroUsize>,
 }
 
@@ -334,7 +308,7 @@ fn run(args: RunArgs) -> ExitCode {
         out,
         size,
         ui,
-        report_dir,
+        report: report_dir,
         jobs,
     } = args;
     let root = scenarios_root();
