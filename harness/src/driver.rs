@@ -227,6 +227,9 @@ pub struct Driver {
     printed: Printed,
     /// The client's process group, killed by [`crate::interrupt`] if the harness is interrupted.
     _registered: crate::interrupt::Registered,
+    /// Time spent waiting for quiet output after the client's last byte (see
+    /// [`Driver::take_settled`]).
+    settled: Duration,
 }
 
 impl Driver {
@@ -267,7 +270,15 @@ impl Driver {
             ui: launch.ui,
             printed: Printed::default(),
             _registered: registered,
+            settled: Duration::ZERO,
         })
+    }
+
+    /// The time the harness has spent, since the last call, only confirming that the client had
+    /// gone quiet (the quiet waits after its last byte): the harness's overhead, as opposed to
+    /// the time the client was drawing or working.
+    pub fn take_settled(&mut self) -> Duration {
+        std::mem::take(&mut self.settled)
     }
 
     /// The emulated screen.
@@ -520,14 +531,21 @@ impl Driver {
         self.write_raw(bytes)
     }
 
-    /// Waits until the client has written nothing for `quiet`, or fails at `deadline`.
+    /// Waits until the client has written nothing for `quiet`, or fails at `deadline`. The quiet
+    /// time itself (from the client's last byte to the return) is the harness's own wait, added
+    /// to [`Driver::take_settled`].
     pub fn wait_quiet(&mut self, quiet: Duration, deadline: Duration) -> Result<(), DriverError> {
         let start = Instant::now();
+        let mut last_byte = Instant::now();
         loop {
             let before = self.bytes;
             let t = Instant::now();
             let open = self.pump(quiet)?;
+            if self.bytes != before {
+                last_byte = Instant::now();
+            }
             if self.bytes == before && t.elapsed() >= quiet {
+                self.settled += last_byte.elapsed();
                 return Ok(());
             }
             if !open {

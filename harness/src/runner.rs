@@ -77,7 +77,7 @@ pub struct CheckResult {
     pub screen_svg: Option<String>,
 }
 
-/// Wall time of one step, and whether it was spent waiting on the client.
+/// Wall time of one step, and how much of it was the harness only waiting.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StepTiming {
     /// Line of the step.
@@ -86,6 +86,9 @@ pub struct StepTiming {
     pub kind: &'static str,
     /// Seconds.
     pub secs: f64,
+    /// Seconds of it the harness spent confirming that the client had gone quiet, after the
+    /// client's last byte (the rest is the client drawing and working, or the harness checking).
+    pub harness_wait_secs: f64,
 }
 
 /// The outcome of one scenario.
@@ -458,10 +461,14 @@ fn run_inner(
             if waits_on_client {
                 result.client_secs += secs;
             }
+            let harness_wait_secs = driver
+                .as_mut()
+                .map_or(0.0, |d| d.take_settled().as_secs_f64());
             result.steps.push(StepTiming {
                 line: step.line,
                 kind,
                 secs,
+                harness_wait_secs,
             });
             outcome?;
         }
