@@ -96,11 +96,7 @@ pub struct Expected {
 ///
 /// The lineage is [`Store::lineage`]: compression ancestors only; a `/branch` child stands alone.
 pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Expected, StoreError> {
-    let lineage: Vec<String> = store
-        .lineage(session_id)?
-        .into_iter()
-        .map(|s| s.id)
-        .collect();
+    let lineage = store.lineage_ids(session_id)?;
     let rows = store.rows(&lineage)?;
     Ok(expected_from_rows(
         store, session_id, lineage, &rows, surface,

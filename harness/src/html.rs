@@ -574,10 +574,7 @@ fn check_page(
 
 /// The rows `ids` of `session`'s lineage in `db` (a private copy is read), as an HTML table.
 fn rows_table(db: &Path, session: &str, ids: &[i64]) -> String {
-    let rows = Store::open(db).and_then(|store| {
-        let lineage: Vec<String> = store.lineage(session)?.into_iter().map(|s| s.id).collect();
-        store.rows(&lineage)
-    });
+    let rows = Store::open(db).and_then(|store| store.rows(&store.lineage_ids(session)?));
     let rows = match rows {
         Ok(rows) => rows,
         Err(e) => return format!("<p class=\"error\">{}</p>\n", esc(&e.to_string())),

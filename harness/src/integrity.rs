@@ -158,11 +158,7 @@ pub struct DataProblem {
 /// [`StoreError::NoSuchSession`].
 pub fn data_problems(store: &Store, session_id: &str) -> Result<Vec<DataProblem>, StoreError> {
     let sessions = store.sessions()?;
-    let lineage: Vec<String> = store
-        .lineage(session_id)?
-        .into_iter()
-        .map(|s| s.id)
-        .collect();
+    let lineage = store.lineage_ids(session_id)?;
     let rows = store.rows(&lineage)?;
     let classes = display::classify(store, &rows);
     let expected = display::expected_from_rows(

@@ -317,6 +317,15 @@ impl Store {
             .next())
     }
 
+    /// The ids of [`Store::lineage`] of `session_id`, root first: what [`Store::rows`] reads.
+    pub fn lineage_ids(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .lineage(session_id)?
+            .into_iter()
+            .map(|s| s.id)
+            .collect())
+    }
+
     /// The compression lineage of `session_id`, root first, ending with `session_id` itself.
     ///
     /// A hop from a session to its `parent_session_id` is taken only when the parent ended with
