@@ -1,0 +1,311 @@
+//! The tiny_http side of the fake model: the worker loop, routing one request to its [`Reply`],
+//! the request body limit, and writing the reply (JSON with a length, everything else chunked).
+
+use std::io::{self, Cursor, Read};
+use std::sync::atomic::Ordering;
+
+use serde_json::{json, Value};
+
+use super::faults::{inject, CutReader};
+use super::openai::{self, classify, model_object, stream_events, ChunkHead, Usage};
+use super::script::Script;
+use super::{CallKind, Exchange, Shared, MODEL_ID};
+
+/// Request bodies beyond this are cut: the client's largest requests (full history plus ~21 tool
+/// schemas) are well under a megabyte, and the cap keeps a runaway sender from exhausting memory.
+const MAX_BODY_BYTES: u64 = 64 << 20;
+
+/// A worker: answers requests until `Drop` unblocks it.
+pub(super) fn serve(server: &tiny_http::Server, shared: &Shared) {
+    loop {
+        match server.recv() {
+            Ok(request) => handle(request, shared),
+            // `recv` fails both when unblocked and when accepting failed; only the former ends us.
+            Err(_) if shared.stopping.load(Ordering::SeqCst) => return,
+            Err(_) => continue,
+        }
+    }
+}
+
+/// Reads one request, answers it and logs the exchange.
+fn handle(mut request: tiny_http::Request, shared: &Shared) {
+    let method = request.method().as_str().to_owned();
+    let path = request
+        .url()
+        .split('?')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut body = Vec::new();
+    let read = Read::take(request.as_reader(), MAX_BODY_BYTES).read_to_end(&mut body);
+    let (mut reply, mut exchange) = answer(&shared.script, &method, &path, read.map(|_| body));
+    if let Some(fault) = shared.take_fault(&exchange) {
+        exchange.fault = Some(fault);
+        reply = inject(fault, reply, exchange.stream);
+        exchange.status = reply.status;
+    }
+    // Logged before sending, so that whoever has seen the reply (the client's screen, a test)
+    // finds the exchange in the log. A client that went away is not the fake's failure.
+    shared.record(exchange);
+    if reply.body == Body::Hang {
+        shared.hang();
+        return;
+    }
+    let _ = send(request, &reply);
+}
+
+/// An HTTP answer, decided before anything is written.
+///
+/// Kept apart from the sending so that fault injection (an HTTP 500, malformed JSON, a stream cut
+/// midway, a hang) can later be added as a transformation of a `Reply` or of how it is written,
+/// without touching the classification.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Reply {
+    pub(super) status: u16,
+    pub(super) body: Body,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Body {
+    /// `application/json`.
+    Json(Value),
+    /// `text/event-stream`: each value one `data:` event, then `data: [DONE]`.
+    Events(Vec<Value>),
+    /// Bytes sent as they are, with this content type (malformed JSON).
+    Raw(&'static str, Vec<u8>),
+    /// The first half of `body`'s bytes, then the connection is closed (a dropped stream).
+    Cut(Box<Body>),
+    /// Nothing is sent until the fake model stops.
+    Hang,
+}
+
+impl Reply {
+    fn json(status: u16, value: Value) -> Reply {
+        Reply {
+            status,
+            body: Body::Json(value),
+        }
+    }
+
+    /// An OpenAI-shaped error body.
+    pub(super) fn error(status: u16, kind: &str, message: String) -> Reply {
+        Reply::json(
+            status,
+            json!({"error": {"message": message, "type": kind, "param": null, "code": null}}),
+        )
+    }
+}
+
+/// Decides the reply to one request and the exchange to log (its `seq` is set when recorded).
+fn answer(
+    script: &Script,
+    method: &str,
+    path: &str,
+    body: io::Result<Vec<u8>>,
+) -> (Reply, Exchange) {
+    let mut exchange = Exchange {
+        seq: 0,
+        method: method.to_owned(),
+        path: path.to_owned(),
+        kind: CallKind::Other,
+        stream: false,
+        user: None,
+        reply: None,
+        unscripted: false,
+        status: 0,
+        prompt_tokens: 0,
+        request: Value::Null,
+        fault: None,
+        tool_calls: Vec::new(),
+    };
+    let reply = route(script, method, path, body, &mut exchange);
+    exchange.status = reply.status;
+    (reply, exchange)
+}
+
+fn route(
+    script: &Script,
+    method: &str,
+    path: &str,
+    body: io::Result<Vec<u8>>,
+    exchange: &mut Exchange,
+) -> Reply {
+    let get = method.eq_ignore_ascii_case("GET");
+    if get && path.ends_with("models_dev.json") {
+        // The client's model catalogue: empty, so it relies on the config's context length.
+        exchange.kind = CallKind::Meta;
+        return Reply::json(200, json!({}));
+    }
+    if get && path.ends_with("/models") {
+        exchange.kind = CallKind::Meta;
+        return Reply::json(200, json!({"object": "list", "data": [model_object()]}));
+    }
+    if get && path.rsplit_once("/models/").map(|(_, id)| id) == Some(MODEL_ID) {
+        exchange.kind = CallKind::Meta;
+        return Reply::json(200, model_object());
+    }
+    if method.eq_ignore_ascii_case("POST") && path.ends_with("/chat/completions") {
+        return completion(script, body, exchange);
+    }
+    Reply::error(
+        404,
+        "not_found_error",
+        format!("hermes-e2e fake model: no route for `{method} {path}`"),
+    )
+}
+
+/// `POST …/chat/completions`.
+fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchange) -> Reply {
+    let request = match read_request(body, exchange) {
+        Ok(request) => request,
+        Err(reply) => return reply,
+    };
+
+    let kind = classify(&request);
+    let answer = script.answer(kind, &request);
+    let (text, calls) = (answer.text, answer.calls);
+
+    let usage = Usage::new(&request, &text);
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let include_usage = request
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let head = ChunkHead::new(&request);
+
+    exchange.kind = kind.into();
+    exchange.stream = stream;
+    exchange.user = answer.user;
+    exchange.unscripted = answer.unscripted;
+    exchange.prompt_tokens = usage.prompt;
+    exchange.request = request;
+
+    exchange.tool_calls = calls
+        .iter()
+        .filter_map(|c| c.pointer("/function/name").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    let body = if stream {
+        Body::Events(stream_events(
+            &head,
+            &text,
+            &calls,
+            include_usage.then_some(usage),
+        ))
+    } else {
+        Body::Json(openai::completion_json(&head, &text, calls, usage))
+    };
+    if exchange.tool_calls.is_empty() {
+        exchange.reply = Some(text);
+    }
+    Reply { status: 200, body }
+}
+
+/// The request body of a completion as a JSON object, or the HTTP 400 that answers it (the body
+/// could not be read, is not JSON, or is JSON but not an object); what was received is logged.
+fn read_request(body: io::Result<Vec<u8>>, exchange: &mut Exchange) -> Result<Value, Reply> {
+    let raw = match body {
+        Ok(raw) => raw,
+        Err(e) => {
+            return Err(Reply::error(
+                400,
+                "invalid_request_error",
+                format!("hermes-e2e fake model: could not read the request body: {e}"),
+            ))
+        }
+    };
+    match serde_json::from_slice::<Value>(&raw) {
+        Ok(request @ Value::Object(_)) => Ok(request),
+        Ok(other) => {
+            exchange.request = other;
+            Err(Reply::error(
+                400,
+                "invalid_request_error",
+                "hermes-e2e fake model: the request body must be a JSON object".to_owned(),
+            ))
+        }
+        Err(e) => {
+            exchange.request = Value::String(String::from_utf8_lossy(&raw).into_owned());
+            Err(Reply::error(
+                400,
+                "invalid_request_error",
+                format!("hermes-e2e fake model: malformed JSON in the request body: {e}"),
+            ))
+        }
+    }
+}
+
+/// The bytes and content type of a complete body.
+fn body_bytes(body: &Body) -> io::Result<(&'static str, Vec<u8>)> {
+    Ok(match body {
+        Body::Json(value) => ("application/json", serde_json::to_vec(value)?),
+        Body::Events(events) => {
+            let mut bytes = Vec::new();
+            for event in events {
+                bytes.extend_from_slice(b"data: ");
+                serde_json::to_writer(&mut bytes, event)?;
+                bytes.extend_from_slice(b"\n\n");
+            }
+            bytes.extend_from_slice(b"data: [DONE]\n\n");
+            ("text/event-stream", bytes)
+        }
+        Body::Raw(kind, bytes) => (kind, bytes.clone()),
+        Body::Cut(inner) => body_bytes(inner)?,
+        Body::Hang => ("text/plain", Vec::new()),
+    })
+}
+
+/// Writes `reply` to the client. A JSON body carries its length; everything else is sent
+/// chunked, as streaming servers do — a cut body stops halfway (see [`CutReader`]).
+fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
+    if reply.body == Body::Hang {
+        return Ok(());
+    }
+    let status = tiny_http::StatusCode(reply.status);
+    let (kind, bytes) = body_bytes(&reply.body)?;
+    let headers = match reply.body {
+        Body::Events(_) => headers(&[("Content-Type", kind), ("Cache-Control", "no-cache")]),
+        _ => headers(&[("Content-Type", kind)]),
+    };
+    match reply.body {
+        Body::Json(_) => {
+            let length = bytes.len();
+            request.respond(tiny_http::Response::new(
+                status,
+                headers,
+                Cursor::new(bytes),
+                Some(length),
+                None,
+            ))
+        }
+        Body::Cut(_) => {
+            let cut = bytes.len() as u64 / 2;
+            request.respond(tiny_http::Response::new(
+                status,
+                headers,
+                CutReader {
+                    bytes: Cursor::new(bytes),
+                    cut,
+                },
+                None,
+                None,
+            ))
+        }
+        _ => request.respond(tiny_http::Response::new(
+            status,
+            headers,
+            Cursor::new(bytes),
+            None,
+            None,
+        )),
+    }
+}
+
+fn headers(pairs: &[(&str, &str)]) -> Vec<tiny_http::Header> {
+    pairs
+        .iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+        })
+        .collect()
+}
