@@ -11,7 +11,8 @@
 //!
 //! - [`scenario`]: strict TOML scenario files.
 //! - [`client`]: provisions the real client (a pinned venv in a cache directory) and writes its config.
-//! - [`provider`]: an OpenAI-compatible fake model on 127.0.0.1, the ground truth of what was said.
+//! - [`provider`]: an OpenAI-compatible fake model on 127.0.0.1, the ground truth of what was said
+//!   (a folder: HTTP, the OpenAI wire format, script matching, faults).
 //! - [`driver`]: the real client in a real PTY (`expectrl`), every byte to the screen and an asciicast.
 //! - [`screen`]: `vt100` emulation keeping the whole rendered history, chrome stripped, as a [`screen::Transcript`].
 //! - [`store`]: read-only access to `state.db` (0.19 and 0.22 schemas), sessions, lineage and rows.

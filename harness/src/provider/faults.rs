@@ -30,13 +30,6 @@ pub enum Fault {
 const HANG_POLL: Duration = Duration::from_millis(20);
 
 impl Shared {
-    /// Holds a hanging answer's connection open without a byte until the fake model stops.
-    pub(super) fn hang(&self) {
-        while !self.stopping.load(Ordering::SeqCst) {
-            thread::sleep(HANG_POLL);
-        }
-    }
-
     /// The fault to inject into the answer logged as `exchange`, counting it against the turn's
     /// `fault_times`: only chat turns that matched a scripted turn with a fault get one.
     pub(super) fn take_fault(&self, exchange: &Exchange) -> Option<Fault> {
@@ -57,6 +50,13 @@ impl Shared {
         }
         *n += 1;
         Some(fault)
+    }
+
+    /// Holds a hanging answer's connection open without a byte until the fake model stops.
+    pub(super) fn hang(&self) {
+        while !self.stopping.load(Ordering::SeqCst) {
+            thread::sleep(HANG_POLL);
+        }
     }
 }
 

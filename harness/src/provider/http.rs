@@ -301,6 +301,7 @@ fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
     }
 }
 
+/// Response headers from name/value pairs (a pair tiny_http rejects is left out).
 fn headers(pairs: &[(&str, &str)]) -> Vec<tiny_http::Header> {
     pairs
         .iter()

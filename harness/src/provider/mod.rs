@@ -11,14 +11,17 @@
 //! Only 127.0.0.1 is ever bound: the fake must not be reachable from outside the machine.
 //!
 //! Where each part lives:
-//!
-//! | file | holds |
-//! | --- | --- |
-//! | `mod.rs` | the [`Provider`] handle (start, address, log, [`Provider::said`], shutdown), the logged [`Exchange`] and [`CallKind`], the public constants |
-//! | `http.rs` | the tiny_http side: worker loop, routing a request to its reply, body size limit, the reply bodies and how they are written |
-//! | `openai.rs` | the OpenAI wire format: reading a request's messages, recognising its kind, `usage`, completion bodies and SSE chunks, the model object |
-//! | `script.rs` | [`Script`], [`Turn`], [`ToolCall`]: the scripted answers, tool-call ids, and matching a request to its turn |
-//! | `faults.rs` | [`Fault`]: which answers get one, how each one transforms a reply, the cut stream, the hang |
+//! - `mod.rs`: the [`Provider`] handle (start, address, log, [`Provider::said`], shutdown), the
+//!   logged [`Exchange`] and its [`CallKind`], the public constants.
+//! - `http.rs`: the tiny_http side — the worker loop, routing a request to its reply, the request
+//!   body limit, the reply bodies and how each is written.
+//! - `openai.rs`: the OpenAI wire format — a request's messages and their text, the kind of a
+//!   completion request (`classify`), `usage`, completion bodies and SSE chunks, the model object.
+//! - `script.rs`: [`Script`], [`Turn`], [`ToolCall`] — the scripted answers, the tool-call ids, and
+//!   matching a request to the turn it answers.
+//! - `faults.rs`: [`Fault`] — which answers get one, how each transforms a reply, the cut stream,
+//!   the hang.
+//! - `tests.rs`: the unit tests, over raw HTTP against a started fake.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -334,6 +337,7 @@ fn wait_until_refused(addr: SocketAddr, deadline: Instant) {
     }
 }
 
+/// Appends `text` unless it is empty or already in `list`.
 fn push_distinct(list: &mut Vec<String>, text: String) {
     if !text.is_empty() && !list.contains(&text) {
         list.push(text);

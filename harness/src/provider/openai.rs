@@ -36,13 +36,71 @@ const TITLE_PROMPT_MARKERS: [&str; 2] = [
 /// The `response_format.json_schema.name` of the client's title call.
 const TITLE_SCHEMA_NAME: &str = "session_title";
 
-pub(super) fn model_object() -> Value {
-    json!({
-        "id": MODEL_ID,
-        "object": "model",
-        "owned_by": "hermes-e2e",
-        "context_length": CONTEXT_LENGTH,
-    })
+/// The messages of a request (none when `messages` is missing or not a list).
+pub(super) fn messages(request: &Value) -> &[Value] {
+    request
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The role of a message (`""` when it has none).
+pub(super) fn role(message: &Value) -> &str {
+    message.get("role").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Texts of the system (and `developer`, the newer OpenAI name) messages.
+fn system_texts(messages: &[Value]) -> impl Iterator<Item = String> + '_ {
+    messages
+        .iter()
+        .filter(|m| matches!(role(m), "system" | "developer"))
+        .map(message_text)
+}
+
+/// The text of a message whose content is a string or a list of parts, parts joined by newlines
+/// as the client itself flattens them (`agent/message_content.py`, `flatten_message_text`).
+pub(super) fn message_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(part_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(part @ Value::Object(_)) => part_text(part).unwrap_or_default().to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The text of one content part (`{"type": "text", "text": …}`, `input_text`, or a bare string);
+/// images and other parts have none.
+fn part_text(part: &Value) -> Option<&str> {
+    match part {
+        Value::String(text) => Some(text.as_str()),
+        Value::Object(fields) => fields.get("text").and_then(Value::as_str),
+        _ => None,
+    }
+    .filter(|text| !text.is_empty())
+}
+
+/// Bytes of a message's tool-call names and arguments (an assistant message that called tools).
+fn tool_call_bytes(message: &Value) -> usize {
+    message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map_or(0, |calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    let f = |k: &str| {
+                        c.pointer(&format!("/function/{k}"))
+                            .and_then(Value::as_str)
+                            .map_or(0, str::len)
+                    };
+                    f("name") + f("arguments")
+                })
+                .sum()
+        })
 }
 
 /// The three kinds of completion request the client makes.
@@ -105,71 +163,6 @@ pub(super) fn classify(request: &Value) -> Completion {
     } else {
         Completion::Summary
     }
-}
-
-pub(super) fn messages(request: &Value) -> &[Value] {
-    request
-        .get("messages")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-pub(super) fn role(message: &Value) -> &str {
-    message.get("role").and_then(Value::as_str).unwrap_or("")
-}
-
-/// Texts of the system (and `developer`, the newer OpenAI name) messages.
-fn system_texts(messages: &[Value]) -> impl Iterator<Item = String> + '_ {
-    messages
-        .iter()
-        .filter(|m| matches!(role(m), "system" | "developer"))
-        .map(message_text)
-}
-
-/// The text of a message whose content is a string or a list of parts, parts joined by newlines
-/// as the client itself flattens them (`agent/message_content.py`, `flatten_message_text`).
-pub(super) fn message_text(message: &Value) -> String {
-    match message.get("content") {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(part_text)
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Some(part @ Value::Object(_)) => part_text(part).unwrap_or_default().to_owned(),
-        _ => String::new(),
-    }
-}
-
-/// The text of one content part (`{"type": "text", "text": …}`, `input_text`, or a bare string);
-/// images and other parts have none.
-fn part_text(part: &Value) -> Option<&str> {
-    match part {
-        Value::String(text) => Some(text.as_str()),
-        Value::Object(fields) => fields.get("text").and_then(Value::as_str),
-        _ => None,
-    }
-    .filter(|text| !text.is_empty())
-}
-
-/// Bytes of a message's tool-call names and arguments (an assistant message that called tools).
-fn tool_call_bytes(message: &Value) -> usize {
-    message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map_or(0, |calls| {
-            calls
-                .iter()
-                .map(|c| {
-                    let f = |k: &str| {
-                        c.pointer(&format!("/function/{k}"))
-                            .and_then(Value::as_str)
-                            .map_or(0, str::len)
-                    };
-                    f("name") + f("arguments")
-                })
-                .sum()
-        })
 }
 
 /// Token counts reported in `usage`.
@@ -323,5 +316,15 @@ pub(super) fn completion_json(
             "finish_reason": finish,
         }],
         "usage": usage.to_json(),
+    })
+}
+
+/// The one model the fake serves, as `GET /v1/models` lists it.
+pub(super) fn model_object() -> Value {
+    json!({
+        "id": MODEL_ID,
+        "object": "model",
+        "owned_by": "hermes-e2e",
+        "context_length": CONTEXT_LENGTH,
     })
 }
