@@ -2045,7 +2045,7 @@ mod tests {
 
     mod properties {
         use super::*;
-        use crate::history::{self, History, Said};
+        use crate::history::{self, History, Utterance};
         use proptest::prelude::*;
 
         use history::{cases, max_steps};
@@ -2059,7 +2059,7 @@ mod tests {
             let e = expected(store, h.tip(), surface)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let logical = h.logical_of();
-            let visible = |s: &Said| {
+            let visible = |s: &Utterance| {
                 if surface.tool_output {
                     true
                 } else {
