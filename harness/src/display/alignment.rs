@@ -72,25 +72,54 @@ struct Generation {
 /// alone, so new rows typed right after the rotation that repeat the protected tail exactly are
 /// taken for copies.
 pub(super) fn group_by_alignment(views: &[RowView], rows: &[Row]) -> Vec<Vec<usize>> {
-    // A timestamp that rows with different contents share is a batch stamp (one compaction wrote
-    // them all), not a message's own: equal batch stamps prove nothing about identity.
-    // Displayed text, not stored content: a merged copy (notice + user text, rule 5) that kept
-    // its original's timestamp holds the same message as the original.
-    let mut contents_at: HashMap<u64, HashSet<(&str, &str)>> = HashMap::new();
-    for v in views.iter().filter(|v| v.candidate) {
-        contents_at
-            .entry(ts_bits(rows[v.row].timestamp))
-            .or_default()
-            .insert((rows[v.row].role.as_str(), v.text.as_str()));
+    let aligner = Aligner::new(views, rows);
+    let gens = aligner.generations();
+    aligner.groups(&gens)
+}
+
+/// What the two steps of [`group_by_alignment`] share: the views, their rows, and which
+/// timestamps are batch stamps.
+struct Aligner<'a> {
+    views: &'a [RowView],
+    rows: &'a [Row],
+    /// The `(role, displayed text)`s of candidate rows at each timestamp.
+    contents_at: HashMap<u64, HashSet<(&'a str, &'a str)>>,
+}
+
+impl<'a> Aligner<'a> {
+    fn new(views: &'a [RowView], rows: &'a [Row]) -> Aligner<'a> {
+        // A timestamp that rows with different contents share is a batch stamp (one compaction
+        // wrote them all), not a message's own: equal batch stamps prove nothing about identity.
+        // Displayed text, not stored content: a merged copy (notice + user text, rule 5) that
+        // kept its original's timestamp holds the same message as the original.
+        let mut contents_at: HashMap<u64, HashSet<(&str, &str)>> = HashMap::new();
+        for v in views.iter().filter(|v| v.candidate) {
+            contents_at
+                .entry(ts_bits(rows[v.row].timestamp))
+                .or_default()
+                .insert((rows[v.row].role.as_str(), v.text.as_str()));
+        }
+        Aligner {
+            views,
+            rows,
+            contents_at,
+        }
     }
-    let batch_stamp = |ts: u64| contents_at.get(&ts).is_some_and(|c| c.len() > 1);
-    // `batch`: the summary row of the copy's generation when it was written in place (None:
-    // match on content alone). 0.19 writes the whole compacted list in one call that stamps the
-    // first row `now` and every next row 1 µs later; a row whose dict still carries a timestamp
-    // (a user turn, or anything after a resume) keeps it. So a copy either lies in the batch's
-    // microsecond run — within `BATCH_STEP` per row of the summary — or carries its original's
-    // exact timestamp.
-    let same = |copy: usize, orig: usize, batch: Option<usize>| {
+
+    fn batch_stamp(&self, ts: u64) -> bool {
+        self.contents_at.get(&ts).is_some_and(|c| c.len() > 1)
+    }
+
+    /// Whether view `copy` is a copy of view `orig`.
+    ///
+    /// `batch`: the summary row of the copy's generation when it was written in place (None:
+    /// match on content alone). 0.19 writes the whole compacted list in one call that stamps the
+    /// first row `now` and every next row 1 µs later; a row whose dict still carries a timestamp
+    /// (a user turn, or anything after a resume) keeps it. So a copy either lies in the batch's
+    /// microsecond run — within `BATCH_STEP` per row of the summary — or carries its original's
+    /// exact timestamp.
+    fn same(&self, copy: usize, orig: usize, batch: Option<usize>) -> bool {
+        let (views, rows) = (self.views, self.rows);
         let (rc, ro) = (&rows[views[copy].row], &rows[views[orig].row]);
         let (tc, to) = (ts_bits(rc.timestamp), ts_bits(ro.timestamp));
         legacy_same(&views[copy], rc, &views[orig], ro)
@@ -98,59 +127,72 @@ pub(super) fn group_by_alignment(views: &[RowView], rows: &[Row]) -> Vec<Vec<usi
                 let rb = &rows[views[b].row];
                 let distance = rc.id.abs_diff(rb.id) as f64 + 1.0;
                 (rc.timestamp - rb.timestamp).abs() <= BATCH_STEP * distance
-                    || (tc == to && !batch_stamp(to))
+                    || (tc == to && !self.batch_stamp(to))
             })
-    };
-    let batch_of =
-        |g: &Generation| -> Option<usize> { g.owner.filter(|_| g.in_place).map(|o| g.members[o]) };
-    let messages_in = |range: &[usize]| -> Vec<usize> {
+    }
+
+    /// The message views among `range`.
+    fn messages_in(&self, range: &[usize]) -> Vec<usize> {
         range
             .iter()
             .copied()
-            .filter(|&m| views[m].message)
+            .filter(|&m| self.views[m].message)
             .collect()
-    };
+    }
 
-    // 1. Generations.
-    let mut gens: Vec<Generation> = Vec::new();
-    let mut cur = Generation::default();
-    let mut cur_seg: Option<usize> = None;
-    let mut seen_summaries: HashSet<&str> = HashSet::new();
-    for (vi, v) in views.iter().enumerate() {
-        if !v.candidate || !(v.message || v.summary) {
-            continue;
-        }
-        if cur_seg != Some(v.seg) {
-            if cur_seg.is_some() {
-                gens.push(std::mem::take(&mut cur));
+    /// Step 1: the generations of the lineage.
+    fn generations(&self) -> Vec<Generation> {
+        let mut gens: Vec<Generation> = Vec::new();
+        let mut cur = Generation::default();
+        let mut cur_seg: Option<usize> = None;
+        let mut seen_summaries: HashSet<&str> = HashSet::new();
+        for (vi, v) in self.views.iter().enumerate() {
+            if !v.candidate || !(v.message || v.summary) {
+                continue;
             }
-            // The root session's first generation is the conversation itself: any summary in it
-            // comes from an in-place compaction. A later session is a rotated child.
-            cur.may_own = cur_seg.is_some() || v.seg > 0;
-            cur_seg = Some(v.seg);
+            if cur_seg != Some(v.seg) {
+                if cur_seg.is_some() {
+                    gens.push(std::mem::take(&mut cur));
+                }
+                // The root session's first generation is the conversation itself: any summary in
+                // it comes from an in-place compaction. A later session is a rotated child.
+                cur.may_own = cur_seg.is_some() || v.seg > 0;
+                cur_seg = Some(v.seg);
+            }
+            // A summary identical to an earlier one of the lineage is a copy of it (inside a
+            // protected head or tail, or carried into a rotated child), not the mark of a new
+            // compaction. Case: compress twice in a row, the second time rotating — the child
+            // holds its own summary and then a copy of the first one in its protected tail.
+            let raw = self.rows[v.row].content.as_deref().unwrap_or("");
+            let new_summary = v.summary && seen_summaries.insert(raw);
+            if !new_summary {
+                cur.members.push(vi);
+                continue;
+            }
+            if cur.owner.is_none() && cur.may_own {
+                cur.owner = Some(cur.members.len());
+                cur.members.push(vi);
+                continue;
+            }
+            let next = self.in_place(&mut cur, vi);
+            gens.push(std::mem::replace(&mut cur, next));
         }
-        // A summary identical to an earlier one of the lineage is a copy of it (inside a protected
-        // head or tail, or carried into a rotated child), not the mark of a new compaction.
-        // Case: compress twice in a row, the second time rotating — the child holds its own
-        // summary and then a copy of the first one in its protected tail.
-        let raw = rows[v.row].content.as_deref().unwrap_or("");
-        let new_summary = v.summary && seen_summaries.insert(raw);
-        if !new_summary {
-            cur.members.push(vi);
-            continue;
+        if !cur.members.is_empty() {
+            gens.push(cur);
         }
-        if cur.owner.is_none() && cur.may_own {
-            cur.owner = Some(cur.members.len());
-            cur.members.push(vi);
-            continue;
-        }
-        // An in-place compaction: the head copies right before this summary repeat the start of
-        // the current generation. Take the longest such run that does not overlap that start.
+        gens
+    }
+
+    /// An in-place compaction whose summary is view `vi`: the head copies right before this
+    /// summary repeat the start of the current generation `cur`. Takes the longest such run that
+    /// does not overlap that start off `cur`, and returns the new generation: those copies and the
+    /// summary.
+    fn in_place(&self, cur: &mut Generation, vi: usize) -> Generation {
         let batch = Some(vi);
-        let msgs = messages_in(&cur.members);
+        let msgs = self.messages_in(&cur.members);
         let head = (1..=msgs.len() / 2)
             .rev()
-            .find(|&h| (0..h).all(|k| same(msgs[msgs.len() - h + k], msgs[k], batch)))
+            .find(|&h| (0..h).all(|k| self.same(msgs[msgs.len() - h + k], msgs[k], batch)))
             .unwrap_or(0);
         let split_at = match head {
             0 => cur.members.len(),
@@ -170,30 +212,57 @@ pub(super) fn group_by_alignment(views: &[RowView], rows: &[Row]) -> Vec<Vec<usi
         };
         next.owner = Some(next.members.len());
         next.members.push(vi);
-        gens.push(std::mem::replace(&mut cur, next));
-    }
-    if !cur.members.is_empty() {
-        gens.push(cur);
+        next
     }
 
-    // 2 and 3. Match each generation against the previous one.
-    let mut group_of: HashMap<usize, usize> = HashMap::new();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut prev_msgs: Vec<usize> = Vec::new();
-    for generation in &gens {
+    /// Steps 2 and 3: matches each generation against the previous one; returns the groups.
+    fn groups(&self, gens: &[Generation]) -> Vec<Vec<usize>> {
+        let mut group_of: HashMap<usize, usize> = HashMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut prev_msgs: Vec<usize> = Vec::new();
+        for generation in gens {
+            let matched = self.matches(generation, &prev_msgs);
+            let mut this_msgs = Vec::new();
+            for &m in &generation.members {
+                if !self.views[m].message {
+                    continue;
+                }
+                this_msgs.push(m);
+                let g = match matched.get(&m).and_then(|p| group_of.get(p)).copied() {
+                    Some(g) => g,
+                    None => {
+                        groups.push(Vec::new());
+                        groups.len() - 1
+                    }
+                };
+                groups[g].push(m);
+                group_of.insert(m, g);
+            }
+            prev_msgs = this_msgs;
+        }
+        groups
+    }
+
+    /// Step 2 for one generation: its head and tail copies, each with its counterpart among
+    /// `prev_msgs` (the previous generation's messages).
+    fn matches(&self, generation: &Generation, prev_msgs: &[usize]) -> HashMap<usize, usize> {
         let (head, tail) = match generation.owner {
             Some(o) => (
-                messages_in(&generation.members[..o]),
-                messages_in(&generation.members[o..]),
+                self.messages_in(&generation.members[..o]),
+                self.messages_in(&generation.members[o..]),
             ),
-            None => (Vec::new(), messages_in(&generation.members)),
+            None => (Vec::new(), self.messages_in(&generation.members)),
         };
-        let batch = batch_of(generation);
+        let batch = generation
+            .owner
+            .filter(|_| generation.in_place)
+            .map(|o| generation.members[o]);
+        let same = |copy: usize, orig: usize| self.same(copy, orig, batch);
         let mut matched: HashMap<usize, usize> = HashMap::new();
         let mut head_len = 0;
         while head_len < head.len()
             && head_len < prev_msgs.len()
-            && same(head[head_len], prev_msgs[head_len], batch)
+            && same(head[head_len], prev_msgs[head_len])
         {
             matched.insert(head[head_len], prev_msgs[head_len]);
             head_len += 1;
@@ -208,18 +277,18 @@ pub(super) fn group_by_alignment(views: &[RowView], rows: &[Row]) -> Vec<Vec<usi
         let ends_at_suffix = (1..=tail.len().min(room)).rev().find_map(|k| {
             let base = prev_msgs.len() - k;
             (0..k)
-                .all(|j| same(tail[j], prev_msgs[base + j], batch))
+                .all(|j| same(tail[j], prev_msgs[base + j]))
                 .then_some((k, base))
         });
         let carrier_tail = || {
             let owner = generation.owner.map(|o| generation.members[o])?;
-            if tail.first() != Some(&owner) || views[owner].form != Form::Carrier {
+            if tail.first() != Some(&owner) || self.views[owner].form != Form::Carrier {
                 return None;
             }
             (1..=tail.len().min(room)).rev().find_map(|k| {
                 (head_len..=prev_msgs.len() - k)
                     .rev()
-                    .find(|&base| (0..k).all(|j| same(tail[j], prev_msgs[base + j], batch)))
+                    .find(|&base| (0..k).all(|j| same(tail[j], prev_msgs[base + j])))
                     .map(|base| (k, base))
             })
         };
@@ -228,23 +297,6 @@ pub(super) fn group_by_alignment(views: &[RowView], rows: &[Row]) -> Vec<Vec<usi
                 matched.insert(tail[j], prev_msgs[base + j]);
             }
         }
-        let mut this_msgs = Vec::new();
-        for &m in &generation.members {
-            if !views[m].message {
-                continue;
-            }
-            this_msgs.push(m);
-            let g = match matched.get(&m).and_then(|p| group_of.get(p)).copied() {
-                Some(g) => g,
-                None => {
-                    groups.push(Vec::new());
-                    groups.len() - 1
-                }
-            };
-            groups[g].push(m);
-            group_of.insert(m, g);
-        }
-        prev_msgs = this_msgs;
+        matched
     }
-    groups
 }

@@ -1,5 +1,5 @@
-//! Pass 1 of the projection: what one stored row contributes ([`RowView`]) — its displayed role and
-//! text, the internal text it holds (summary, handoff marker, notice), and whether it is a
+//! Pass 1 of the projection: what one stored row contributes ([`RowView`]) — its displayed role
+//! and text, the internal text it holds (summary, handoff marker, notice), and whether it is a
 //! candidate at all (rule 1) — and the readings of stored content it rests on.
 
 use super::{
@@ -77,19 +77,7 @@ pub(super) fn row_view(
         form = Form::Stub;
     }
 
-    // Rule 1: which rows are candidates.
-    // - `active = 0, compacted = 0` is a superseded original (its copy carries it forward) or a
-    //   rewound row (the user took it back): not shown. Without a `compacted` column (databases
-    //   older than in-place compaction) `active = 0` can only be a rewind.
-    // - `display_metadata.model_only` rows are written for the model (micro-compaction's merge
-    //   of adjacent user turns, whose source rows stay displayed): not shown.
-    // - `display_kind = 'hidden'` rows are painted by no surface: not shown.
-    let superseded = if columns.compacted {
-        !row.active && !row.compacted
-    } else {
-        !row.active
-    };
-    let candidate = !superseded && !is_model_only(row) && kind != Some(HIDDEN_KIND);
+    let (superseded, candidate) = candidacy(row, columns);
     // A summary with no live part, and an event label, hold no message.
     let pure_summary = split.is_some() && form != Form::Carrier;
     let message = !event_only && !pure_summary;
@@ -113,6 +101,24 @@ pub(super) fn row_view(
         tool_calls,
         has_tool_calls,
     })
+}
+
+/// Rule 1: which rows are candidates, as `(superseded, candidate)`.
+/// - `active = 0, compacted = 0` is a superseded original (its copy carries it forward) or a
+///   rewound row (the user took it back): not shown. Without a `compacted` column (databases
+///   older than in-place compaction) `active = 0` can only be a rewind.
+/// - `display_metadata.model_only` rows are written for the model (micro-compaction's merge
+///   of adjacent user turns, whose source rows stay displayed): not shown.
+/// - `display_kind = 'hidden'` rows are painted by no surface: not shown.
+fn candidacy(row: &Row, columns: Columns) -> (bool, bool) {
+    let superseded = if columns.compacted {
+        !row.active && !row.compacted
+    } else {
+        !row.active
+    };
+    let kind = row.display_kind.as_deref();
+    let candidate = !superseded && !is_model_only(row) && kind != Some(HIDDEN_KIND);
+    (superseded, candidate)
 }
 
 /// A `system` row is never displayed, but a summary stored in one is still internal text.

@@ -349,8 +349,7 @@ fn pruned_tool_stub_keeps_archived_payload_expected() {
 
     let store = db.open();
     let e = expected(&store, "s", EXPORT).unwrap();
-    let tools: Vec<&LogicalMessage> =
-        e.messages.iter().filter(|m| m.role == Role::Tool).collect();
+    let tools: Vec<&LogicalMessage> = e.messages.iter().filter(|m| m.role == Role::Tool).collect();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].text, payload.trim());
     assert_eq!(ids_of(tools[0]), vec![result_id, stub_id, placeholder_id]);
@@ -400,8 +399,7 @@ fn model_only_hidden_and_system_rows_are_not_candidates() {
     );
 }
 
-const SWITCH_NOTICE: &str =
-    "[System: The active model for this chat has changed to fake-2 via \
+const SWITCH_NOTICE: &str = "[System: The active model for this chat has changed to fake-2 via \
     provider custom. From this point forward, use this runtime metadata when answering \
     questions about what model/provider is active.]";
 

@@ -7,13 +7,8 @@ use proptest::prelude::*;
 use history::{cases, max_steps};
 
 /// The properties every generated history must satisfy, on one surface.
-fn check_surface(
-    h: &History,
-    store: &Store,
-    surface: Surface,
-) -> Result<Expected, TestCaseError> {
-    let e = expected(store, h.tip(), surface)
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+fn check_surface(h: &History, store: &Store, surface: Surface) -> Result<Expected, TestCaseError> {
+    let e = expected(store, h.tip(), surface).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let logical = h.logical_of();
     let visible = |s: &Utterance| {
         if surface.tool_output {
@@ -77,8 +72,8 @@ fn check(h: &History) -> Result<(), TestCaseError> {
         msg.uid = (h.schema() == Schema::Uid).then(|| format!("m{n}"));
         only.msg(&msg);
     }
-    let again = expected(&only.open(), h.tip(), CLASSIC)
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let again =
+        expected(&only.open(), h.tip(), CLASSIC).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(shown(&again), shown(&e));
     Ok(())
 }
