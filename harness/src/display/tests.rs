@@ -100,6 +100,36 @@ fn six_rows(db: &mut TestDb, session: &str) -> Vec<i64> {
     .collect()
 }
 
+/// Plain rows (no uid, the row's own timestamp) in `session`; returns their ids.
+fn plain_rows(db: &mut TestDb, session: &str, said: &[(&str, &str)]) -> Vec<i64> {
+    said.iter()
+        .map(|(r, t)| db.msg(&Msg::new(session, r, t)).0)
+        .collect()
+}
+
+/// A standalone summary (the `n`th) stored as `role` in `session` at `ts`, as 0.19 writes it in
+/// a compaction batch.
+fn stamped_summary(db: &mut TestDb, session: &str, role: &str, n: u32, ts: f64) {
+    let mut summary = Msg::new(session, role, &summary_text(n));
+    summary.ts = Some(ts);
+    db.msg(&summary);
+}
+
+/// The displayed text of every expected message.
+fn texts(e: &Expected) -> Vec<&str> {
+    e.messages.iter().map(|m| m.text.as_str()).collect()
+}
+
+/// Three exchanges, "ok" twice, for the 0.19 tests.
+const HI_OK_OK: [(&str, &str); 6] = [
+    ("user", "hi"),
+    ("assistant", "Hello!"),
+    ("user", "ok"),
+    ("assistant", "A"),
+    ("user", "ok"),
+    ("assistant", "B"),
+];
+
 #[test]
 fn plain_conversation_is_every_row_once_in_order() {
     let mut db = TestDb::new(Schema::Uid);
@@ -146,9 +176,8 @@ fn in_place_compaction_collapses_copies_across_row_states() {
 
     let e = expected(&db.open(), "s", CLASSIC).unwrap();
     assert_eq!(e.stored_rows, 12);
-    let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&e),
         [
             "Tell me about lighthouses.",
             "The keeper of the lighthouse climbs the stairs every night.",
@@ -508,30 +537,16 @@ fn two_identical_user_messages_stay_two() {
 fn legacy_in_place_clones_with_fresh_timestamps_collapse() {
     let mut db = TestDb::new(Schema::Legacy);
     db.session("s", None, 1.0, None);
-    let said = [
-        ("user", "hi"),
-        ("assistant", "Hello!"),
-        ("user", "ok"),
-        ("assistant", "A"),
-        ("user", "ok"),
-        ("assistant", "B"),
-    ];
-    let gen0: Vec<i64> = said
-        .iter()
-        .map(|(r, t)| db.msg(&Msg::new("s", r, t)).0)
-        .collect();
+    let gen0 = plain_rows(&mut db, "s", &HI_OK_OK);
     set_state(&db, &gen0, 0, 1);
     // 0.19 writes the compacted list in one batch: one fresh timestamp for every row.
     let head = clone_rows(&db, &gen0[..2], "s", Some(7_000.0));
-    let mut summary = Msg::new("s", "user", &summary_text(1));
-    summary.ts = Some(7_000.0);
-    db.msg(&summary);
+    stamped_summary(&mut db, "s", "user", 1, 7_000.0);
     let tail = clone_rows(&db, &gen0[4..], "s", Some(7_000.0));
     db.msg(&Msg::new("s", "user", "ok"));
     db.msg(&Msg::new("s", "assistant", "C"));
     let e = expected(&db.open(), "s", CLASSIC).unwrap();
-    let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
-    assert_eq!(texts, ["hi", "Hello!", "ok", "A", "ok", "B", "ok", "C"]);
+    assert_eq!(texts(&e), ["hi", "Hello!", "ok", "A", "ok", "B", "ok", "C"]);
     assert_eq!(ids_of(&e.messages[0]), vec![gen0[0], head[0]]);
     assert_eq!(ids_of(&e.messages[4]), vec![gen0[4], tail[0]]);
     assert_eq!(ids_of(&e.messages[5]), vec![gen0[5], tail[1]]);
@@ -553,14 +568,11 @@ fn legacy_in_place_clones_with_fresh_timestamps_collapse() {
     };
     set_state(&db, &live, 0, 1);
     clone_rows(&db, &live[..2], "s", Some(8_000.0));
-    let mut summary = Msg::new("s", "assistant", &summary_text(2));
-    summary.ts = Some(8_000.0);
-    db.msg(&summary);
+    stamped_summary(&mut db, "s", "assistant", 2, 8_000.0);
     clone_rows(&db, &live[live.len() - 2..], "s", Some(8_000.0));
     let e = expected(&db.open(), "s", CLASSIC).unwrap();
     assert_eq!(e.stored_rows, store_rows + 5);
-    let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
-    assert_eq!(texts, ["hi", "Hello!", "ok", "A", "ok", "B", "ok", "C"]);
+    assert_eq!(texts(&e), ["hi", "Hello!", "ok", "A", "ok", "B", "ok", "C"]);
     assert_eq!(e.messages[0].rows.len(), 3);
     assert_eq!(e.messages[6].rows.len(), 2);
     assert_eq!(e.internal.len(), 2);
@@ -578,18 +590,12 @@ fn legacy_repeated_exchange_before_compaction_is_not_a_head_copy() {
         ("user", "ok"),
         ("assistant", "Noted."),
     ];
-    let gen0: Vec<i64> = said
-        .iter()
-        .map(|(r, t)| db.msg(&Msg::new("s", r, t)).0)
-        .collect();
+    let gen0 = plain_rows(&mut db, "s", &said);
     set_state(&db, &gen0, 0, 1);
-    let mut summary = Msg::new("s", "user", &summary_text(1));
-    summary.ts = Some(7_000.0);
-    db.msg(&summary);
+    stamped_summary(&mut db, "s", "user", 1, 7_000.0);
     let tail = clone_rows(&db, &gen0[3..], "s", Some(7_000.0));
     let e = expected(&db.open(), "s", CLASSIC).unwrap();
-    let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
-    assert_eq!(texts, ["ok", "Noted.", "ok", "Noted."]);
+    assert_eq!(texts(&e), ["ok", "Noted.", "ok", "Noted."]);
     assert_eq!(ids_of(&e.messages[3]), vec![gen0[3], tail[0]]);
 }
 
@@ -600,25 +606,13 @@ fn legacy_rotating_clones_and_carrier_collapse() {
     let mut db = TestDb::new(Schema::Legacy);
     db.session("p", None, 1.0, Some("compression"));
     db.session("c", Some("p"), 2.0, None);
-    let said = [
-        ("user", "hi"),
-        ("assistant", "Hello!"),
-        ("user", "ok"),
-        ("assistant", "A"),
-        ("user", "ok"),
-        ("assistant", "B"),
-    ];
-    let parent: Vec<i64> = said
-        .iter()
-        .map(|(r, t)| db.msg(&Msg::new("p", r, t)).0)
-        .collect();
+    let parent = plain_rows(&mut db, "p", &HI_OK_OK);
     clone_rows(&db, &parent[..1], "c", Some(9_000.0));
     let (carrier, _) = db.msg(&Msg::new("c", "assistant", &carrier_text("Hello!", 1)));
     clone_rows(&db, &parent[2..], "c", Some(9_000.0));
     db.msg(&Msg::new("c", "user", "ok"));
     let e = expected(&db.open(), "c", CLASSIC).unwrap();
-    let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
-    assert_eq!(texts, ["hi", "Hello!", "ok", "A", "ok", "B", "ok"]);
+    assert_eq!(texts(&e), ["hi", "Hello!", "ok", "A", "ok", "B", "ok"]);
     assert_eq!(ids_of(&e.messages[1]), vec![parent[1], carrier]);
     assert_eq!(e.messages[1].shown, carrier);
 }
@@ -645,17 +639,13 @@ fn legacy_compress_here_tail_copies_from_the_middle_collapse() {
         ("user", "q6"),
         ("assistant", "a6"),
     ];
-    let parent: Vec<i64> = said
-        .iter()
-        .map(|(r, t)| db.msg(&Msg::new("p", r, t)).0)
-        .collect();
+    let parent = plain_rows(&mut db, "p", &said);
     clone_rows(&db, &parent[..3], "c", Some(9_000.0));
     let (carrier, _) = db.msg(&Msg::new("c", "assistant", &carrier_text("a3", 1)));
     let tail = clone_rows(&db, &parent[6..8], "c", Some(9_000.0));
     let e = expected(&db.open(), "c", CLASSIC).unwrap();
-    let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&e),
         ["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4", "q5", "a5", "q6", "a6"]
     );
     assert_eq!(ids_of(&e.messages[5]), vec![parent[5], carrier]);
@@ -669,21 +659,20 @@ fn legacy_rows_after_a_plain_summary_are_not_matched_inside_the_parent() {
     let mut db = TestDb::new(Schema::Legacy);
     db.session("p", None, 1.0, Some("compression"));
     db.session("c", Some("p"), 2.0, None);
-    let parent: Vec<i64> = [
-        ("user", "ok"),
-        ("assistant", "A"),
-        ("user", "q"),
-        ("assistant", "B"),
-    ]
-    .iter()
-    .map(|(r, t)| db.msg(&Msg::new("p", r, t)).0)
-    .collect();
-    let _ = parent;
+    plain_rows(
+        &mut db,
+        "p",
+        &[
+            ("user", "ok"),
+            ("assistant", "A"),
+            ("user", "q"),
+            ("assistant", "B"),
+        ],
+    );
     db.msg(&Msg::new("c", "assistant", &summary_text(1)));
     db.msg(&Msg::new("c", "user", "ok"));
     let e = expected(&db.open(), "c", CLASSIC).unwrap();
-    let texts: Vec<&str> = e.messages.iter().map(|m| m.text.as_str()).collect();
-    assert_eq!(texts, ["ok", "A", "q", "B", "ok"]);
+    assert_eq!(texts(&e), ["ok", "A", "q", "B", "ok"]);
 }
 
 #[test]
