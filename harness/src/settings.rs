@@ -7,8 +7,8 @@
 //! client truncates, plus the line the client prints for the entries it left out.
 //!
 //! Every rule here is the client's, read from its source; `docs/client-display-settings.md` quotes
-//! the source lines (file:line) per version, and each unit test (`settings/tests.rs`) cites the line it pins.
-//! In short (both 0.19.0 and iot 0.22.2.post1):
+//! the source lines (file:line) per version, and each unit test (`settings/tests.rs`) cites the
+//! line it pins. In short (both 0.19.0 and iot 0.22.2.post1):
 //!
 //! - `display.resume_display`: only the exact string `"minimal"` hides the recap panel (the
 //!   "↻ Resumed session …" status line is still printed); every other value, `"off"` included,

@@ -297,15 +297,7 @@ pub fn recap_sources(
         } else {
             RecapItem::Dropped
         };
-        return Recap {
-            panel: false,
-            title,
-            omitted: 0,
-            omitted_line: None,
-            items: vec![item; sources.len()],
-            lines: Vec::new(),
-            render_error: None,
-        };
+        return Recap::without_panel(title, vec![item; sources.len()]);
     }
 
     let mut entries: Vec<Entry> = Vec::new();
@@ -327,15 +319,7 @@ pub fn recap_sources(
         }
     }
     if entries.is_empty() {
-        return Recap {
-            panel: false,
-            title,
-            omitted: 0,
-            omitted_line: None,
-            items,
-            lines: Vec::new(),
-            render_error: None,
-        };
+        return Recap::without_panel(title, items);
     }
 
     // The window: the last 2·N entries; `skipped = len - 2N` when positive.
@@ -364,9 +348,45 @@ pub fn recap_sources(
         ClientVersion::V0_19 => format!("  ... {omitted} earlier messages ..."),
         ClientVersion::Iot0_22 => "  cli.resume.earlier_messages".to_string(),
     });
+    let kept = entries.drain(..).skip(first_kept);
+    let (lines, render_error) = panel_lines(version, omitted_line.as_deref(), kept, &mut items);
+    Recap {
+        panel: render_error.is_none(),
+        title,
+        omitted,
+        omitted_line,
+        items,
+        lines,
+        render_error,
+    }
+}
+
+impl Recap {
+    /// The recap when no panel is printed: `minimal`, or no entries at all.
+    fn without_panel(title: String, items: Vec<RecapItem>) -> Recap {
+        Recap {
+            panel: false,
+            title,
+            omitted: 0,
+            omitted_line: None,
+            items,
+            lines: Vec::new(),
+            render_error: None,
+        }
+    }
+}
+
+/// The panel body's lines for the entries in the window (`kept`), after the omitted line if any,
+/// and where the client raises drawing them; marks each kept entry's item as shown.
+fn panel_lines(
+    version: ClientVersion,
+    omitted_line: Option<&str>,
+    kept: impl Iterator<Item = Entry>,
+    items: &mut [RecapItem],
+) -> (Vec<String>, Option<String>) {
     let mut lines: Vec<String> = Vec::new();
-    if let Some(line) = &omitted_line {
-        lines.push(line.clone());
+    if let Some(line) = omitted_line {
+        lines.push(line.to_string());
         lines.push(String::new());
     }
     let mut render_error = None;
@@ -374,7 +394,7 @@ pub fn recap_sources(
         ClientVersion::V0_19 => ("  ● You: ", "  ◆ Hermes: "),
         ClientVersion::Iot0_22 => ("  cli.resume.label_you ", "  cli.resume.label_assistant "),
     };
-    for e in entries.drain(..).skip(first_kept) {
+    for e in kept {
         let text = &e.shown.text;
         match e.shown.kind {
             EntryKind::Event => {
@@ -410,15 +430,7 @@ pub fn recap_sources(
         items[e.source] = RecapItem::Shown(e.shown);
     }
     lines.push(String::new());
-    Recap {
-        panel: render_error.is_none(),
-        title,
-        omitted,
-        omitted_line,
-        items,
-        lines,
-        render_error,
-    }
+    (lines, render_error)
 }
 
 /// The entry of one source, with (for an assistant) its full text and full body; or why it is
