@@ -140,6 +140,25 @@ fn reasoning_steps(tags: &[&str]) -> Vec<Strip> {
     steps
 }
 
+/// The tool-call markup steps, tags optionally prefixed by the namespace pattern `ns` (iot):
+/// every tool-call block, the `<function name=…>` block, then stray closing tags.
+fn tool_call_steps(ns: &str) -> Vec<Strip> {
+    let mut steps = Vec::new();
+    for tc in TOOL_CALL_TAGS {
+        steps.push(Strip::All(
+            Regex::new(&format!(r"(?is)<{ns}{tc}\b[^>]*>.*?</{ns}{tc}>\s*")).expect("regex"),
+        ));
+    }
+    steps.push(Strip::AfterBoundary(
+        Regex::new(FUNCTION_BLOCK).expect("regex"),
+    ));
+    let names = TOOL_CALL_TAGS.join("|");
+    steps.push(Strip::All(
+        Regex::new(&format!(r"(?i)</(?:{ns}(?:{names}|function))>\s*")).expect("regex"),
+    ));
+    steps
+}
+
 /// 0.19 `cli.py:242-311`.
 static STRIP_019: LazyLock<Vec<Strip>> = LazyLock::new(|| {
     let mut steps = reasoning_steps(&[
@@ -149,20 +168,8 @@ static STRIP_019: LazyLock<Vec<Strip>> = LazyLock::new(|| {
         "reasoning",
         "thought",
     ]);
-    for tc in TOOL_CALL_TAGS {
-        steps.push(Strip::All(
-            Regex::new(&format!(r"(?is)<{tc}\b[^>]*>.*?</{tc}>\s*")).expect("regex"),
-        ));
-    }
-    steps.push(Strip::AfterBoundary(
-        Regex::new(FUNCTION_BLOCK).expect("regex"),
-    ));
-    steps.push(Strip::All(
-        Regex::new(
-            r"(?i)</(?:tool_call|tool_calls|tool_result|function_call|function_calls|function)>\s*",
-        )
-        .expect("regex"),
-    ));
+    // Tool-call blocks, the `<function name=…>` block and the closing tags, without a namespace.
+    steps.extend(tool_call_steps(""));
     steps
 });
 
@@ -181,18 +188,8 @@ static STRIP_IOT: LazyLock<Vec<Strip>> = LazyLock::new(|| {
         "推敲",
     ]);
     let ns = r"(?:[\w.-]+:)?";
-    for tc in TOOL_CALL_TAGS {
-        steps.push(Strip::All(
-            Regex::new(&format!(r"(?is)<{ns}{tc}\b[^>]*>.*?</{ns}{tc}>\s*")).expect("regex"),
-        ));
-    }
-    steps.push(Strip::AfterBoundary(
-        Regex::new(FUNCTION_BLOCK).expect("regex"),
-    ));
+    steps.extend(tool_call_steps(ns));
     let names = TOOL_CALL_TAGS.join("|");
-    steps.push(Strip::All(
-        Regex::new(&format!(r"(?i)</(?:{ns}(?:{names}|function))>\s*")).expect("regex"),
-    ));
     // `(?=\n|$)` of the client is `(?m:$)` here: before a `\n` or at the end.
     steps.push(Strip::All(
         Regex::new(&format!(

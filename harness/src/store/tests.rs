@@ -9,6 +9,20 @@ fn file_bytes(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap()
 }
 
+/// A SQLite file `name` in `dir`, created by running `sql`.
+fn sqlite_file(dir: &tempfile::TempDir, name: &str, sql: &str) -> PathBuf {
+    let p = dir.path().join(name);
+    Connection::open(&p).unwrap().execute_batch(sql).unwrap();
+    p
+}
+
+/// A file `name` in `dir` holding `bytes`.
+fn file_with(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.path().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
 fn err_text(r: Result<Store, StoreError>) -> String {
     match r {
         Ok(_) => panic!("expected an error"),
@@ -36,8 +50,7 @@ fn directory_is_rejected_naming_it() {
 #[test]
 fn text_file_is_not_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("notes.txt");
-    std::fs::write(&p, "hello, I am not a database\n").unwrap();
+    let p = file_with(&dir, "notes.txt", b"hello, I am not a database\n");
     let msg = err_text(Store::open(&p));
     assert!(msg.contains("notes.txt"), "{msg}");
     assert!(msg.contains("SQLite format 3"), "{msg}");
@@ -46,8 +59,7 @@ fn text_file_is_not_sqlite() {
 #[test]
 fn empty_file_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("empty.db");
-    std::fs::write(&p, b"").unwrap();
+    let p = file_with(&dir, "empty.db", b"");
     let msg = err_text(Store::open(&p));
     assert!(
         msg.contains("empty.db") && msg.contains("empty (0 bytes)"),
@@ -93,11 +105,8 @@ fn garbage_after_a_valid_header_is_an_error_not_a_panic() {
 #[test]
 fn sqlite_without_hermes_tables_is_a_schema_error() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("other.db");
-    let c = Connection::open(&p).unwrap();
-    c.execute_batch("CREATE TABLE sessions (id TEXT, started_at REAL);")
-        .unwrap();
-    drop(c);
+    let sessions_only = "CREATE TABLE sessions (id TEXT, started_at REAL);";
+    let p = sqlite_file(&dir, "other.db", sessions_only);
     let r = Store::open(&p);
     assert!(matches!(r, Err(StoreError::Schema { .. })));
     let msg = err_text(Store::open(&p));
@@ -110,14 +119,12 @@ fn sqlite_without_hermes_tables_is_a_schema_error() {
 #[test]
 fn missing_required_column_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("cols.db");
-    let c = Connection::open(&p).unwrap();
-    c.execute_batch(
+    let p = sqlite_file(
+        &dir,
+        "cols.db",
         "CREATE TABLE sessions (id TEXT, started_at REAL);
          CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT, timestamp REAL);",
-    )
-    .unwrap();
-    drop(c);
+    );
     let msg = err_text(Store::open(&p));
     assert!(msg.contains("cols.db"), "{msg}");
     assert!(msg.contains("table `messages` with column `role`"), "{msg}");
@@ -206,16 +213,14 @@ fn detects_uid_and_legacy_schemas_and_defaults_absent_columns() {
 #[test]
 fn very_old_database_without_active_or_compacted_reads_as_live() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("old.db");
-    let c = Connection::open(&p).unwrap();
-    c.execute_batch(
+    let p = sqlite_file(
+        &dir,
+        "old.db",
         "CREATE TABLE sessions (id TEXT PRIMARY KEY, started_at REAL NOT NULL);
          CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL);
          INSERT INTO sessions VALUES ('o', 1.0);
          INSERT INTO messages VALUES (1, 'o', 'user', 'hi', 2.0);",
-    )
-    .unwrap();
-    drop(c);
+    );
     let store = Store::open(&p).unwrap();
     let s = store.latest_session().unwrap().unwrap();
     assert_eq!(s.parent_session_id, None);
