@@ -830,6 +830,11 @@ mod tests {
         Scenario::parse(text, Path::new("s.toml"), "s".into())
     }
 
+    /// The error parsing `text`, as printed.
+    fn error_in(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
     const OK: &str = "# pins nothing\n[scenario]\nsize = { rows = 40, cols = 100 }\n\n[[step]]\nlaunch = []\n\n[[step]]\nsay = \"hi\"\nreply = \"hello\"\n\n[[step]]\ncheck = \"end\"\nexpect = {}\n";
 
     #[test]
@@ -868,20 +873,19 @@ mod tests {
         assert_eq!(turn.tool_calls[0].arguments["path"], "a.txt");
         assert_eq!(s.files, vec![(PathBuf::from("a.txt"), "abc".to_owned())]);
         let escape = OK.to_owned() + "\n[files]\n\"../a.txt\" = \"abc\"\n";
-        let err = parse(&escape).unwrap_err().to_string();
+        let err = error_in(&escape);
         assert!(err.contains("relative path inside"), "{err}");
         let stray = OK.replace(
             "check = \"end\"",
             "check = \"end\"\ntools = [{ name = \"read_file\" }]",
         );
-        let err = parse(&stray).unwrap_err().to_string();
+        let err = error_in(&stray);
         assert!(err.contains("`tools` does not belong"), "{err}");
     }
 
     #[test]
     fn unknown_key_is_an_error_with_its_line() {
-        let text = OK.replace("reply = \"hello\"", "reply = \"hello\"\nrepyl = 1");
-        let err = parse(&text).unwrap_err().to_string();
+        let err = error_in(&OK.replace("reply = \"hello\"", "reply = \"hello\"\nrepyl = 1"));
         assert!(err.contains("repyl") && err.contains("s.toml"), "{err}");
     }
 
@@ -894,8 +898,7 @@ mod tests {
 
     #[test]
     fn a_step_with_two_actions_names_its_line() {
-        let text = OK.replace("say = \"hi\"", "say = \"hi\"\nquit = true");
-        let err = parse(&text).unwrap_err().to_string();
+        let err = error_in(&OK.replace("say = \"hi\"", "say = \"hi\"\nquit = true"));
         assert!(
             err.contains("s.toml:8") && err.contains("exactly one"),
             "{err}"
@@ -904,14 +907,12 @@ mod tests {
 
     #[test]
     fn say_without_reply_is_an_error() {
-        let text = OK.replace("reply = \"hello\"\n", "");
-        assert!(parse(&text).unwrap_err().to_string().contains("reply"));
+        assert!(error_in(&OK.replace("reply = \"hello\"\n", "")).contains("reply"));
     }
 
     #[test]
     fn first_line_must_say_what_is_pinned() {
-        let text = OK.replacen("# pins nothing\n", "", 1);
-        assert!(parse(&text).unwrap_err().to_string().contains("first line"));
+        assert!(error_in(&OK.replacen("# pins nothing\n", "", 1)).contains("first line"));
     }
 
     #[test]

@@ -123,6 +123,9 @@ const TOOL_CALL_TAGS: [&str; 5] = [
 ];
 const FUNCTION_BLOCK: &str = r"(?is)[ \t]*<function\b[^>]*\bname\s*=[^>]*>.*?</function>\s*";
 
+/// The reasoning tags both versions strip, in this order (each adds its own before or after).
+const REASONING_TAGS: [&str; 4] = ["think", "thinking", "reasoning", "thought"];
+
 fn reasoning_steps(tags: &[&str]) -> Vec<Strip> {
     let mut steps = Vec::new();
     for tag in tags {
@@ -161,13 +164,7 @@ fn tool_call_steps(ns: &str) -> Vec<Strip> {
 
 /// 0.19 `cli.py:242-311`.
 static STRIP_019: LazyLock<Vec<Strip>> = LazyLock::new(|| {
-    let mut steps = reasoning_steps(&[
-        "REASONING_SCRATCHPAD",
-        "think",
-        "thinking",
-        "reasoning",
-        "thought",
-    ]);
+    let mut steps = reasoning_steps(&[&["REASONING_SCRATCHPAD"][..], &REASONING_TAGS].concat());
     // Tool-call blocks, the `<function name=…>` block and the closing tags, without a namespace.
     steps.extend(tool_call_steps(""));
     steps
@@ -176,17 +173,13 @@ static STRIP_019: LazyLock<Vec<Strip>> = LazyLock::new(|| {
 /// iot `hermes_cli/cli_render.py:33-68` with `agent/agent_runtime_helpers.py:43-80` and
 /// `agent/think_scrubber.py:23-26`.
 static STRIP_IOT: LazyLock<Vec<Strip>> = LazyLock::new(|| {
-    let mut steps = reasoning_steps(&[
-        "think",
-        "thinking",
-        "reasoning",
-        "thought",
-        "REASONING_SCRATCHPAD",
-        "思考",
-        "反思",
-        "推理",
-        "推敲",
-    ]);
+    let mut steps = reasoning_steps(
+        &[
+            &REASONING_TAGS[..],
+            &["REASONING_SCRATCHPAD", "思考", "反思", "推理", "推敲"],
+        ]
+        .concat(),
+    );
     let ns = r"(?:[\w.-]+:)?";
     steps.extend(tool_call_steps(ns));
     let names = TOOL_CALL_TAGS.join("|");
