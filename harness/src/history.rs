@@ -114,7 +114,7 @@ pub struct Compaction {
 
 /// What was said, by logical message: the ground truth of the properties.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Said {
+pub struct Utterance {
     /// Displayed role.
     pub role: Role,
     /// The text a correct display shows.
@@ -169,7 +169,7 @@ pub struct History {
     /// Indices into `rows` of the live generation.
     live: Vec<usize>,
     /// What was said, by logical message.
-    pub said: Vec<Said>,
+    pub said: Vec<Utterance>,
     /// Compactions written (each stores one summary).
     pub compactions: u32,
     /// Notices written (each a distinct internal text).
@@ -283,7 +283,7 @@ impl History {
                     )
                     .to_string();
                     let logical = self.said.len();
-                    self.said.push(Said {
+                    self.said.push(Utterance {
                         role: Role::Assistant,
                         text: String::new(),
                         in_recap: false,
@@ -296,7 +296,7 @@ impl History {
                         let out = TOOL_OUTPUTS[(self.next_call as usize + k) % TOOL_OUTPUTS.len()];
                         let out = format!("{out}\n({id})");
                         let logical = self.said.len();
-                        self.said.push(Said {
+                        self.said.push(Utterance {
                             role: Role::Tool,
                             text: out.clone(),
                             in_recap: false,
@@ -352,7 +352,7 @@ impl History {
         in_recap: bool,
     ) -> rusqlite::Result<()> {
         let logical = self.said.len();
-        self.said.push(Said {
+        self.said.push(Utterance {
             role: if role == "user" {
                 Role::User
             } else {
@@ -483,7 +483,39 @@ impl History {
         let legacy = self.schema == Schema::Legacy;
         let old = self.live.clone();
         let carried = old[n - tail..].to_vec();
-        if c.rotate {
+        self.retire(c.rotate, &old, &carried)?;
+        self.compactions += 1;
+        let session = self.tip().to_string();
+        // 0.19 stamps the batch `now`, `now + 1 µs`, …; a user turn may keep its own.
+        let mut stamp = BatchStamp {
+            batch_ts: self.tick(),
+            k: 0.0,
+            legacy,
+            carry_user_ts: c.carry_user_ts,
+        };
+        let mut next = self.copy_rows(&old[..head], &session, &mut stamp, c.prune && !legacy)?;
+        let summary_pos = next.len();
+        let (summary_row, wrapped) = self.write_summary(c, &carried, &session, &mut stamp)?;
+        next.push(summary_row);
+        next.extend(self.copy_rows(&carried[wrapped..], &session, &mut stamp, false)?);
+        self.legacy_rotation = (legacy && c.rotate).then(|| {
+            // The messages after the head copies: the carried reply (if a carrier) and the tail.
+            let child = self.message_texts(&next[summary_pos..]);
+            let copies = child.len();
+            (self.message_texts(&old), child, copies)
+        });
+        self.live = next;
+        Ok(())
+    }
+
+    /// Ends the live generation of a compaction: a rotation ends the session (its rows stay live)
+    /// and starts the child; in place, 0.19 archives every `old` row, 0.22 archives what is
+    /// summarized and supersedes the `carried` tail.
+    fn retire(&mut self, rotate: bool, old: &[usize], carried: &[usize]) -> rusqlite::Result<()> {
+        let n = old.len();
+        let tail = carried.len();
+        let legacy = self.schema == Schema::Legacy;
+        if rotate {
             // The parent ends; its rows stay as they are (live), the child continues it.
             let parent = self.tip().to_string();
             self.conn.execute(
@@ -492,32 +524,32 @@ impl History {
             )?;
             self.new_session(Some(&parent))?;
         } else if legacy {
-            self.set_state(&old, false, true)?;
+            self.set_state(old, false, true)?;
         } else {
             // 0.22 archives what is summarized and supersedes the carried tail.
             self.set_state(&old[..n - tail], false, true)?;
-            self.set_state(&carried, false, false)?;
+            self.set_state(carried, false, false)?;
         }
-        self.compactions += 1;
-        let session = self.tip().to_string();
-        // 0.19 stamps the batch `now`, `now + 1 µs`, …; a user turn may keep its own.
-        let batch_ts = self.tick();
-        let mut k = 0.0;
-        let mut stamp = |row: &GenRow| -> f64 {
-            k += 1.0;
-            if !legacy || (c.carry_user_ts && row.role == "user" && !row.bearing) {
-                row.ts
-            } else {
-                batch_ts + (k - 1.0) * 1e-6
-            }
-        };
+        Ok(())
+    }
+
+    /// Copies `rows` (indices into `self.rows`) into `session`, stamped by `stamp`, a copied notice
+    /// merged with the user row after it; `prune` replaces tool outputs with the placeholder.
+    /// Returns the indices of the rows written.
+    fn copy_rows(
+        &mut self,
+        rows: &[usize],
+        session: &str,
+        stamp: &mut BatchStamp,
+        prune: bool,
+    ) -> rusqlite::Result<Vec<usize>> {
         let mut next = Vec::new();
         let mut pending_notice: Option<GenRow> = None;
-        for &i in &old[..head] {
+        for &i in rows {
             let mut r = self.rows[i].clone();
-            r.session = session.clone();
-            r.ts = stamp(&r);
-            if c.prune && !legacy && r.role == "tool" {
+            r.session = session.to_string();
+            r.ts = stamp.next(&r);
+            if prune && r.role == "tool" {
                 r.content = PRUNED_PLACEHOLDER.to_string();
             }
             for r in self.merge_notice(&mut pending_notice, r) {
@@ -527,14 +559,26 @@ impl History {
         if let Some(n) = pending_notice.take() {
             next.push(self.insert(n)?);
         }
+        Ok(next)
+    }
+
+    /// Writes the compaction's summary into `session`: a carrier wrapping the first `carried` row
+    /// when the compaction asks for one and that row is a plain reply, else a standalone summary.
+    /// Returns the index of the row written and how many `carried` rows it stands for (1 or 0).
+    fn write_summary(
+        &mut self,
+        c: Compaction,
+        carried: &[usize],
+        session: &str,
+        stamp: &mut BatchStamp,
+    ) -> rusqlite::Result<(usize, usize)> {
+        let legacy = self.schema == Schema::Legacy;
         let summary = format!(
             "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary \
              below.\n\n## Summary {}\nThe user asked about lighthouses.\n\n{HANDOFF_END}",
             self.compactions
         );
-        let summary_pos = next.len();
         let first = self.rows[carried[0]].clone();
-        let mut rest = &carried[..];
         if c.carrier
             && first.role == "assistant"
             && !first.bearing
@@ -542,44 +586,46 @@ impl History {
             && !first.content.is_empty()
         {
             let mut r = first.clone();
-            r.session = session.clone();
+            r.session = session.to_string();
             r.content = format!(
                 "{PRIOR_CONTEXT_HEADER}\n{}\n\n{PRIOR_CONTEXT_END}\n\n{summary}",
                 first.content
             );
             r.summary = !legacy;
             r.bearing = true;
-            r.ts = stamp(&r);
-            next.push(self.insert(r)?);
-            rest = &carried[1..];
+            r.ts = stamp.next(&r);
+            Ok((self.insert(r)?, 1))
         } else {
             let role = if c.summary_user { "user" } else { "assistant" };
             let mut r = self.fresh_row(role, summary, None);
             r.summary = !legacy;
             if legacy {
-                r.ts = stamp(&r);
+                r.ts = stamp.next(&r);
             }
-            next.push(self.insert(r)?);
+            Ok((self.insert(r)?, 0))
         }
-        for &i in rest {
-            let mut r = self.rows[i].clone();
-            r.session = session.clone();
-            r.ts = stamp(&r);
-            for r in self.merge_notice(&mut pending_notice, r) {
-                next.push(self.insert(r)?);
-            }
+    }
+}
+
+/// The timestamps of one compaction's batch: 0.19 stamps its rows `batch_ts`, `batch_ts + 1 µs`, …
+/// (a user turn keeps its own when `carry_user_ts`); 0.22 copies keep their timestamp.
+struct BatchStamp {
+    batch_ts: f64,
+    /// Rows stamped so far.
+    k: f64,
+    legacy: bool,
+    carry_user_ts: bool,
+}
+
+impl BatchStamp {
+    /// The timestamp of the next row of the batch, a copy of `row`.
+    fn next(&mut self, row: &GenRow) -> f64 {
+        self.k += 1.0;
+        if !self.legacy || (self.carry_user_ts && row.role == "user" && !row.bearing) {
+            row.ts
+        } else {
+            self.batch_ts + (self.k - 1.0) * 1e-6
         }
-        if let Some(n) = pending_notice.take() {
-            next.push(self.insert(n)?);
-        }
-        self.legacy_rotation = (legacy && c.rotate).then(|| {
-            // The messages after the head copies: the carried reply (if a carrier) and the tail.
-            let child = self.message_texts(&next[summary_pos..]);
-            let copies = child.len();
-            (self.message_texts(&old), child, copies)
-        });
-        self.live = next;
-        Ok(())
     }
 }
 

@@ -17,7 +17,7 @@
 //! - [`screen`]: `vt100` emulation keeping the whole rendered history, chrome stripped, as a [`screen::Transcript`].
 //! - [`store`]: read-only access to `state.db` (0.19 and 0.22 schemas), sessions, lineage and rows.
 //! - [`display`]: the harness's own definition of a correct display, as [`display::Expected`].
-//! - [`history`]: generated compaction histories in the real schemas (a test double of the client's
+//! - `history` (feature `test-support`): generated compaction histories in the real schemas (a test double of the client's
 //!   writes, for property tests, the differential test and benchmarks).
 //! - [`html`]: a browsable report (`--report DIR`): each check's screen with repeats highlighted
 //!   and linked to their stored rows, the recordings and the provider log.
@@ -26,7 +26,7 @@
 //!   an utterance stored twice, a parent cycle or missing parent, ids against timestamps), by row.
 //! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings.
 //! - [`words`]: the word segmentation the oracle counts with (UAX-29, case-folded, CJK one each).
-//! - [`reference`](mod@reference): the client's own display read (`get_resume_conversations`) through one
+//! - `reference` (feature `test-support`): the client's own display read (`get_resume_conversations`) through one
 //!   long-lived worker, and its comparison with [`display`] (the differential test).
 //! - [`report`]: human text and JSON verdicts.
 //! - [`runner`]: executes a scenario end to end and produces its verdict.
@@ -36,6 +36,7 @@
 pub mod client;
 pub mod display;
 pub mod driver;
+#[cfg(any(test, feature = "test-support"))]
 pub mod history;
 pub mod html;
 pub mod inspect;
@@ -43,6 +44,7 @@ pub mod integrity;
 pub mod interrupt;
 pub mod oracle;
 pub mod provider;
+#[cfg(any(test, feature = "test-support"))]
 pub mod reference;
 pub mod report;
 pub mod runner;

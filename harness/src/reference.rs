@@ -289,26 +289,8 @@ pub fn compare(
                     order.push(n);
                 }
                 ids.push(id);
-                let text = row.content.as_deref().unwrap_or("").trim();
                 let want = expected.messages[n].text.as_str();
-                let known = match kind {
-                    Some(RowKind::Carrier) => Some(Class::CarrierWithSummary),
-                    Some(RowKind::MergedNotice) => Some(Class::MergedNoticeShown),
-                    _ => None,
-                };
-                if let Some(class) = known.filter(|_| text != want) {
-                    out.push(Disagreement {
-                        class,
-                        rows: vec![id],
-                        message: Some(n),
-                    });
-                } else if text != want && kind != Some(RowKind::PrunedStub) {
-                    out.push(Disagreement {
-                        class: Class::TextDiffers,
-                        rows: vec![id],
-                        message: Some(n),
-                    });
-                }
+                out.extend(text_differs(row, id, kind, n, want));
             }
             None => out.push(Disagreement {
                 class: if kind == Some(RowKind::Summary) {
@@ -321,6 +303,61 @@ pub fn compare(
             }),
         }
     }
+    out.extend(missing_or_repeated(expected, kinds, &listed));
+    let mut highest: Option<usize> = None;
+    for &n in &order {
+        if highest.is_some_and(|h| n < h) {
+            out.push(Disagreement {
+                class: Class::OutOfOrder,
+                rows: listed[&n].clone(),
+                message: Some(n),
+            });
+        }
+        highest = highest.max(Some(n));
+    }
+    out
+}
+
+/// The disagreement, if any, between the text the client loaded for row `id` (of kind `kind`)
+/// and `want`, the text of the logical message `n` it is a copy of.
+fn text_differs(
+    row: &ClientRow,
+    id: i64,
+    kind: Option<RowKind>,
+    n: usize,
+    want: &str,
+) -> Option<Disagreement> {
+    let text = row.content.as_deref().unwrap_or("").trim();
+    let known = match kind {
+        Some(RowKind::Carrier) => Some(Class::CarrierWithSummary),
+        Some(RowKind::MergedNotice) => Some(Class::MergedNoticeShown),
+        _ => None,
+    };
+    if let Some(class) = known.filter(|_| text != want) {
+        Some(Disagreement {
+            class,
+            rows: vec![id],
+            message: Some(n),
+        })
+    } else if text != want && kind != Some(RowKind::PrunedStub) {
+        Some(Disagreement {
+            class: Class::TextDiffers,
+            rows: vec![id],
+            message: Some(n),
+        })
+    } else {
+        None
+    }
+}
+
+/// The logical messages the client lists no row of, or several: `listed` maps each message to
+/// the ids of its rows the client listed.
+fn missing_or_repeated(
+    expected: &Expected,
+    kinds: &HashMap<i64, RowKind>,
+    listed: &HashMap<usize, Vec<i64>>,
+) -> Vec<Disagreement> {
+    let mut out = Vec::new();
     for (n, m) in expected.messages.iter().enumerate() {
         match listed.get(&n) {
             None => out.push(Disagreement {
@@ -346,17 +383,6 @@ pub fn compare(
             }
             Some(_) => {}
         }
-    }
-    let mut highest: Option<usize> = None;
-    for &n in &order {
-        if highest.is_some_and(|h| n < h) {
-            out.push(Disagreement {
-                class: Class::OutOfOrder,
-                rows: listed[&n].clone(),
-                message: Some(n),
-            });
-        }
-        highest = highest.max(Some(n));
     }
     out
 }

@@ -368,18 +368,7 @@ impl Scenario {
             line,
             message,
         };
-        let summary = text
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix('#'))
-            .map(|l| l.trim().to_owned())
-            .filter(|l| !l.is_empty())
-            .ok_or_else(|| {
-                invalid(
-                    1,
-                    "the first line must be a `# …` comment saying what the scenario pins".into(),
-                )
-            })?;
+        let summary = summary_line(text, &invalid)?;
         let (rows, cols) = (raw.scenario.size.rows, raw.scenario.size.cols);
         if !(10..=1000).contains(&rows) || !(40..=1000).contains(&cols) {
             return Err(invalid(
@@ -394,227 +383,9 @@ impl Scenario {
             )
         })?;
 
-        // Expand `include` steps: the included file's steps, each reported at the include's line.
-        let mut expanded: Vec<(usize, RawStep)> = Vec::with_capacity(raw.step.len());
-        for spanned in raw.step {
-            let line = line_at(text, spanned.span().start);
-            let s = spanned.into_inner();
-            let Some(include) = s.include.clone() else {
-                expanded.push((line, s));
-                continue;
-            };
-            if s.actions() > 0 {
-                return Err(invalid(
-                    line,
-                    "`include` is a step of its own: no other action beside it".into(),
-                ));
-            }
-            let file = path.parent().unwrap_or(Path::new(".")).join(&include);
-            let included = std::fs::read_to_string(&file).map_err(|e| {
-                invalid(
-                    line,
-                    format!("cannot read included `{}`: {e}", file.display()),
-                )
-            })?;
-            let steps: RawSteps = toml::from_str(&included).map_err(|e| {
-                invalid(line, format!("invalid included `{}`: {e}", file.display()))
-            })?;
-            for step in steps.step {
-                if step.include.is_some() {
-                    return Err(invalid(
-                        line,
-                        format!(
-                            "`{}` includes another file: includes do not nest",
-                            file.display()
-                        ),
-                    ));
-                }
-                expanded.push((line, step));
-            }
-        }
-        let mut steps = Vec::with_capacity(expanded.len());
-        let mut launched = false;
-        for (line, s) in &expanded {
-            let line = *line;
-            if s.actions() != 1 {
-                return Err(invalid(
-                    line,
-                    "a step must have exactly one of `include`, `launch`, `say`, `command`, \
-                     `resume`, `resize`, `export`, `quit`, `check`"
-                        .into(),
-                ));
-            }
-            let stray = |key: &str, ok: bool| -> Result<(), ScenarioError> {
-                if ok {
-                    Ok(())
-                } else {
-                    Err(invalid(
-                        line,
-                        format!("`{key}` does not belong to this step"),
-                    ))
-                }
-            };
-            stray("reply", s.reply.is_none() || s.say.is_some())?;
-            stray("fault", s.fault.is_none() || s.say.is_some())?;
-            stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
-            stray("tools", s.tools.is_none() || s.say.is_some())?;
-            stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
-            stray("expect", s.expect.is_none() || s.check.is_some())?;
-            stray("client", s.client.is_none() || s.launch.is_some())?;
-            let action = if let Some(args) = &s.launch {
-                launched = true;
-                Action::Launch {
-                    args: args.clone(),
-                    client: s.client.clone(),
-                }
-            } else if let Some(text) = &s.say {
-                let reply = s.reply.clone().ok_or_else(|| {
-                    invalid(
-                        line,
-                        "`say` needs the model's `reply` (the fake model's script)".into(),
-                    )
-                })?;
-                if text.trim().is_empty() || reply.trim().is_empty() {
-                    return Err(invalid(line, "`say` and `reply` must not be empty".into()));
-                }
-                let mut tool_calls = Vec::new();
-                for call in s.tools.iter().flatten() {
-                    if call.name.trim().is_empty() {
-                        return Err(invalid(line, "a tool call needs a `name`".into()));
-                    }
-                    let arguments = serde_json::to_value(&call.arguments).map_err(|e| {
-                        invalid(line, format!("tool `{}`: arguments: {e}", call.name))
-                    })?;
-                    tool_calls.push(crate::provider::ToolCall {
-                        name: call.name.clone(),
-                        arguments,
-                    });
-                }
-                Action::Say {
-                    text: text.clone(),
-                    reply,
-                    fault: s.fault,
-                    fault_times: s.fault_times,
-                    tool_calls,
-                }
-            } else if let Some(text) = &s.command {
-                let wait_for = s.wait_for.clone().ok_or_else(|| {
-                    invalid(
-                        line,
-                        "`command` needs `wait_for`: the text that shows it finished".into(),
-                    )
-                })?;
-                Action::Command {
-                    text: text.clone(),
-                    wait_for,
-                }
-            } else if let Some(id) = &s.resume {
-                if id.trim().is_empty() {
-                    return Err(invalid(
-                        line,
-                        "`resume` needs a session id (or `{session}`)".into(),
-                    ));
-                }
-                Action::Resume(id.clone())
-            } else if let Some(args) = &s.export {
-                if args.is_empty() {
-                    return Err(invalid(
-                        line,
-                        "`export` needs the client's arguments, e.g. `[\"sessions\", \"export\", \"{out}\", …]`"
-                            .into(),
-                    ));
-                }
-                Action::Export(args.clone())
-            } else if let Some(size) = &s.resize {
-                let (cols, rows) = parse_size(size).ok_or_else(|| {
-                    invalid(
-                        line,
-                        format!("`resize = \"{size}\"`: expected `COLSxROWS`, e.g. `80x24`"),
-                    )
-                })?;
-                if !(10..=1000).contains(&rows) || !(40..=1000).contains(&cols) {
-                    return Err(invalid(
-                        line,
-                        format!("`resize` must be 40..=1000 cols and 10..=1000 rows, got {size}"),
-                    ));
-                }
-                Action::Resize { rows, cols }
-            } else if s.quit == Some(true) {
-                Action::Quit
-            } else if s.quit == Some(false) {
-                return Err(invalid(
-                    line,
-                    "`quit = false` is not a step; remove it".into(),
-                ));
-            } else {
-                let name = s.check.clone().unwrap_or_default();
-                let expect = s.expect.clone().ok_or_else(|| {
-                    invalid(
-                        line,
-                        "`check` needs `expect = { … }` (exact numbers)".into(),
-                    )
-                })?;
-                for cause in &expect.causes {
-                    if !["display", "data", "both"].contains(&cause.as_str()) {
-                        return Err(invalid(
-                            line,
-                            format!(
-                                "unknown cause `{cause}`: expected `display`, `data` or `both`"
-                            ),
-                        ));
-                    }
-                }
-                Action::Check { name, expect }
-            };
-            if !launched && !matches!(action, Action::Launch { .. }) {
-                return Err(invalid(line, "the first step must be `launch`".into()));
-            }
-            let default_deadline = match &action {
-                Action::Launch { .. } => 60,
-                Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
-                Action::Command { .. } => 90,
-                Action::Resume(_) => 60,
-                Action::Resize { .. } => 30,
-                Action::Export(_) => 60,
-            };
-            steps.push(Step {
-                line,
-                action,
-                deadline_secs: s.deadline_secs.unwrap_or(default_deadline),
-            });
-        }
-        if steps.is_empty() {
-            return Err(invalid(
-                1,
-                "a scenario needs at least one `[[step]]`".into(),
-            ));
-        }
-        if !steps
-            .iter()
-            .any(|s| matches!(s.action, Action::Check { .. }))
-        {
-            return Err(invalid(
-                steps[0].line,
-                "a scenario needs at least one `check` step".into(),
-            ));
-        }
-        let mut files = Vec::with_capacity(raw.files.len());
-        for (name, content) in raw.files {
-            let relative = PathBuf::from(&name);
-            let plain = relative
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-            if name.is_empty() || !plain {
-                return Err(invalid(
-                    line_of(text, "[files]"),
-                    format!(
-                        "`[files]` key `{name}`: expected a relative path inside the working \
-                         directory (no `..`, no leading `/`)"
-                    ),
-                ));
-            }
-            files.push((relative, content));
-        }
+        let expanded = expand_includes(raw.step, text, path, &invalid)?;
+        let steps = steps(&expanded, &invalid)?;
+        let files = files(raw.files, text, &invalid)?;
         Ok(Scenario {
             name,
             path: path.to_owned(),
@@ -668,6 +439,306 @@ impl Scenario {
             title: self.title.clone(),
         }
     }
+}
+
+/// The first line of a scenario: a `# …` comment saying what it pins, without `# `.
+fn summary_line(
+    text: &str,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<String, ScenarioError> {
+    text.lines()
+        .next()
+        .and_then(|l| l.strip_prefix('#'))
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| {
+            invalid(
+                1,
+                "the first line must be a `# …` comment saying what the scenario pins".into(),
+            )
+        })
+}
+
+/// Expands `include` steps: the included file's steps, each reported at the include's line.
+fn expand_includes(
+    raw: Vec<toml::Spanned<RawStep>>,
+    text: &str,
+    path: &Path,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Vec<(usize, RawStep)>, ScenarioError> {
+    let mut expanded: Vec<(usize, RawStep)> = Vec::with_capacity(raw.len());
+    for spanned in raw {
+        let line = line_at(text, spanned.span().start);
+        let s = spanned.into_inner();
+        let Some(include) = s.include.clone() else {
+            expanded.push((line, s));
+            continue;
+        };
+        if s.actions() > 0 {
+            return Err(invalid(
+                line,
+                "`include` is a step of its own: no other action beside it".into(),
+            ));
+        }
+        let file = path.parent().unwrap_or(Path::new(".")).join(&include);
+        let included = std::fs::read_to_string(&file).map_err(|e| {
+            invalid(
+                line,
+                format!("cannot read included `{}`: {e}", file.display()),
+            )
+        })?;
+        let steps: RawSteps = toml::from_str(&included)
+            .map_err(|e| invalid(line, format!("invalid included `{}`: {e}", file.display())))?;
+        for step in steps.step {
+            if step.include.is_some() {
+                return Err(invalid(
+                    line,
+                    format!(
+                        "`{}` includes another file: includes do not nest",
+                        file.display()
+                    ),
+                ));
+            }
+            expanded.push((line, step));
+        }
+    }
+    Ok(expanded)
+}
+
+/// The steps of a scenario, each with exactly one action and only the keys of that action; the
+/// first one launches the client, and one at least is a `check`.
+fn steps(
+    expanded: &[(usize, RawStep)],
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Vec<Step>, ScenarioError> {
+    let mut steps = Vec::with_capacity(expanded.len());
+    let mut launched = false;
+    for (line, s) in expanded {
+        let line = *line;
+        if s.actions() != 1 {
+            return Err(invalid(
+                line,
+                "a step must have exactly one of `include`, `launch`, `say`, `command`, \
+                 `resume`, `resize`, `export`, `quit`, `check`"
+                    .into(),
+            ));
+        }
+        let stray = |key: &str, ok: bool| -> Result<(), ScenarioError> {
+            if ok {
+                Ok(())
+            } else {
+                Err(invalid(
+                    line,
+                    format!("`{key}` does not belong to this step"),
+                ))
+            }
+        };
+        stray("reply", s.reply.is_none() || s.say.is_some())?;
+        stray("fault", s.fault.is_none() || s.say.is_some())?;
+        stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
+        stray("tools", s.tools.is_none() || s.say.is_some())?;
+        stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
+        stray("expect", s.expect.is_none() || s.check.is_some())?;
+        stray("client", s.client.is_none() || s.launch.is_some())?;
+        let action = action(line, s, invalid)?;
+        launched |= matches!(action, Action::Launch { .. });
+        if !launched {
+            return Err(invalid(line, "the first step must be `launch`".into()));
+        }
+        let default_deadline = match &action {
+            Action::Launch { .. } => 60,
+            Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
+            Action::Command { .. } => 90,
+            Action::Resume(_) => 60,
+            Action::Resize { .. } => 30,
+            Action::Export(_) => 60,
+        };
+        steps.push(Step {
+            line,
+            action,
+            deadline_secs: s.deadline_secs.unwrap_or(default_deadline),
+        });
+    }
+    if steps.is_empty() {
+        return Err(invalid(
+            1,
+            "a scenario needs at least one `[[step]]`".into(),
+        ));
+    }
+    if !steps
+        .iter()
+        .any(|s| matches!(s.action, Action::Check { .. }))
+    {
+        return Err(invalid(
+            steps[0].line,
+            "a scenario needs at least one `check` step".into(),
+        ));
+    }
+    Ok(steps)
+}
+
+/// The action of a step that names exactly one.
+fn action(
+    line: usize,
+    s: &RawStep,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Action, ScenarioError> {
+    let action = if let Some(args) = &s.launch {
+        Action::Launch {
+            args: args.clone(),
+            client: s.client.clone(),
+        }
+    } else if let Some(text) = &s.say {
+        say_action(line, s, text, invalid)?
+    } else if let Some(text) = &s.command {
+        let wait_for = s.wait_for.clone().ok_or_else(|| {
+            invalid(
+                line,
+                "`command` needs `wait_for`: the text that shows it finished".into(),
+            )
+        })?;
+        Action::Command {
+            text: text.clone(),
+            wait_for,
+        }
+    } else if let Some(id) = &s.resume {
+        if id.trim().is_empty() {
+            return Err(invalid(
+                line,
+                "`resume` needs a session id (or `{session}`)".into(),
+            ));
+        }
+        Action::Resume(id.clone())
+    } else if let Some(args) = &s.export {
+        if args.is_empty() {
+            return Err(invalid(
+                line,
+                "`export` needs the client's arguments, e.g. `[\"sessions\", \"export\", \"{out}\", …]`"
+                    .into(),
+            ));
+        }
+        Action::Export(args.clone())
+    } else if let Some(size) = &s.resize {
+        resize_action(line, size, invalid)?
+    } else if s.quit == Some(true) {
+        Action::Quit
+    } else if s.quit == Some(false) {
+        return Err(invalid(
+            line,
+            "`quit = false` is not a step; remove it".into(),
+        ));
+    } else {
+        check_action(line, s, invalid)?
+    };
+    Ok(action)
+}
+
+/// A `say` step: the user's text, the fake model's scripted reply, fault and tool calls.
+fn say_action(
+    line: usize,
+    s: &RawStep,
+    text: &str,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Action, ScenarioError> {
+    let reply = s.reply.clone().ok_or_else(|| {
+        invalid(
+            line,
+            "`say` needs the model's `reply` (the fake model's script)".into(),
+        )
+    })?;
+    if text.trim().is_empty() || reply.trim().is_empty() {
+        return Err(invalid(line, "`say` and `reply` must not be empty".into()));
+    }
+    let mut tool_calls = Vec::new();
+    for call in s.tools.iter().flatten() {
+        if call.name.trim().is_empty() {
+            return Err(invalid(line, "a tool call needs a `name`".into()));
+        }
+        let arguments = serde_json::to_value(&call.arguments)
+            .map_err(|e| invalid(line, format!("tool `{}`: arguments: {e}", call.name)))?;
+        tool_calls.push(crate::provider::ToolCall {
+            name: call.name.clone(),
+            arguments,
+        });
+    }
+    Ok(Action::Say {
+        text: text.to_owned(),
+        reply,
+        fault: s.fault,
+        fault_times: s.fault_times,
+        tool_calls,
+    })
+}
+
+/// A `resize` step: `COLSxROWS` within the bounds of a scenario's size.
+fn resize_action(
+    line: usize,
+    size: &str,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Action, ScenarioError> {
+    let (cols, rows) = parse_size(size).ok_or_else(|| {
+        invalid(
+            line,
+            format!("`resize = \"{size}\"`: expected `COLSxROWS`, e.g. `80x24`"),
+        )
+    })?;
+    if !(10..=1000).contains(&rows) || !(40..=1000).contains(&cols) {
+        return Err(invalid(
+            line,
+            format!("`resize` must be 40..=1000 cols and 10..=1000 rows, got {size}"),
+        ));
+    }
+    Ok(Action::Resize { rows, cols })
+}
+
+/// A `check` step: its name and the exact findings expected.
+fn check_action(
+    line: usize,
+    s: &RawStep,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Action, ScenarioError> {
+    let name = s.check.clone().unwrap_or_default();
+    let expect = s.expect.clone().ok_or_else(|| {
+        invalid(
+            line,
+            "`check` needs `expect = { … }` (exact numbers)".into(),
+        )
+    })?;
+    for cause in &expect.causes {
+        if !["display", "data", "both"].contains(&cause.as_str()) {
+            return Err(invalid(
+                line,
+                format!("unknown cause `{cause}`: expected `display`, `data` or `both`"),
+            ));
+        }
+    }
+    Ok(Action::Check { name, expect })
+}
+
+/// The `[files]` table: relative paths inside the working directory, with their content.
+fn files(
+    raw: std::collections::BTreeMap<String, String>,
+    text: &str,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Vec<(PathBuf, String)>, ScenarioError> {
+    let mut files = Vec::with_capacity(raw.len());
+    for (name, content) in raw {
+        let relative = PathBuf::from(&name);
+        let plain = relative
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if name.is_empty() || !plain {
+            return Err(invalid(
+                line_of(text, "[files]"),
+                format!(
+                    "`[files]` key `{name}`: expected a relative path inside the working \
+                     directory (no `..`, no leading `/`)"
+                ),
+            ));
+        }
+        files.push((relative, content));
+    }
+    Ok(files)
 }
 
 /// A scenario's name: its path below `root` without extension (`compress/rotating_resume`). A file
@@ -759,6 +830,11 @@ mod tests {
         Scenario::parse(text, Path::new("s.toml"), "s".into())
     }
 
+    /// The error parsing `text`, as printed.
+    fn error_in(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
     const OK: &str = "# pins nothing\n[scenario]\nsize = { rows = 40, cols = 100 }\n\n[[step]]\nlaunch = []\n\n[[step]]\nsay = \"hi\"\nreply = \"hello\"\n\n[[step]]\ncheck = \"end\"\nexpect = {}\n";
 
     #[test]
@@ -797,20 +873,19 @@ mod tests {
         assert_eq!(turn.tool_calls[0].arguments["path"], "a.txt");
         assert_eq!(s.files, vec![(PathBuf::from("a.txt"), "abc".to_owned())]);
         let escape = OK.to_owned() + "\n[files]\n\"../a.txt\" = \"abc\"\n";
-        let err = parse(&escape).unwrap_err().to_string();
+        let err = error_in(&escape);
         assert!(err.contains("relative path inside"), "{err}");
         let stray = OK.replace(
             "check = \"end\"",
             "check = \"end\"\ntools = [{ name = \"read_file\" }]",
         );
-        let err = parse(&stray).unwrap_err().to_string();
+        let err = error_in(&stray);
         assert!(err.contains("`tools` does not belong"), "{err}");
     }
 
     #[test]
     fn unknown_key_is_an_error_with_its_line() {
-        let text = OK.replace("reply = \"hello\"", "reply = \"hello\"\nrepyl = 1");
-        let err = parse(&text).unwrap_err().to_string();
+        let err = error_in(&OK.replace("reply = \"hello\"", "reply = \"hello\"\nrepyl = 1"));
         assert!(err.contains("repyl") && err.contains("s.toml"), "{err}");
     }
 
@@ -823,8 +898,7 @@ mod tests {
 
     #[test]
     fn a_step_with_two_actions_names_its_line() {
-        let text = OK.replace("say = \"hi\"", "say = \"hi\"\nquit = true");
-        let err = parse(&text).unwrap_err().to_string();
+        let err = error_in(&OK.replace("say = \"hi\"", "say = \"hi\"\nquit = true"));
         assert!(
             err.contains("s.toml:8") && err.contains("exactly one"),
             "{err}"
@@ -833,14 +907,12 @@ mod tests {
 
     #[test]
     fn say_without_reply_is_an_error() {
-        let text = OK.replace("reply = \"hello\"\n", "");
-        assert!(parse(&text).unwrap_err().to_string().contains("reply"));
+        assert!(error_in(&OK.replace("reply = \"hello\"\n", "")).contains("reply"));
     }
 
     #[test]
     fn first_line_must_say_what_is_pinned() {
-        let text = OK.replacen("# pins nothing\n", "", 1);
-        assert!(parse(&text).unwrap_err().to_string().contains("first line"));
+        assert!(error_in(&OK.replacen("# pins nothing\n", "", 1)).contains("first line"));
     }
 
     #[test]

@@ -1,0 +1,382 @@
+//! Unit tests of the read-only store: opening, schemas, lineage and rows, on built and recorded
+//! databases.
+
+use super::testdb::{Msg, TestDb};
+use super::*;
+
+fn file_bytes(p: &Path) -> Vec<u8> {
+    // The bytes themselves stand in for a hash: test files are tiny.
+    std::fs::read(p).unwrap()
+}
+
+/// A SQLite file `name` in `dir`, created by running `sql`.
+fn sqlite_file(dir: &tempfile::TempDir, name: &str, sql: &str) -> PathBuf {
+    let p = dir.path().join(name);
+    Connection::open(&p).unwrap().execute_batch(sql).unwrap();
+    p
+}
+
+/// A file `name` in `dir` holding `bytes`.
+fn file_with(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.path().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn err_text(r: Result<Store, StoreError>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn missing_file_is_an_io_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("nope.db");
+    let r = Store::open(&p);
+    assert!(matches!(r, Err(StoreError::Io { .. })));
+    assert!(err_text(Store::open(&p)).contains("nope.db"));
+}
+
+#[test]
+fn directory_is_rejected_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let msg = err_text(Store::open(dir.path()));
+    assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+    assert!(msg.contains("directory"), "{msg}");
+}
+
+#[test]
+fn text_file_is_not_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = file_with(&dir, "notes.txt", b"hello, I am not a database\n");
+    let msg = err_text(Store::open(&p));
+    assert!(msg.contains("notes.txt"), "{msg}");
+    assert!(msg.contains("SQLite format 3"), "{msg}");
+}
+
+#[test]
+fn empty_file_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = file_with(&dir, "empty.db", b"");
+    let msg = err_text(Store::open(&p));
+    assert!(
+        msg.contains("empty.db") && msg.contains("empty (0 bytes)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn truncated_file_is_rejected() {
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("s", None, 1.0, None);
+    for i in 0..200 {
+        db.msg(&Msg::new(
+            "s",
+            "user",
+            &format!("message {i} {}", "x".repeat(300)),
+        ));
+    }
+    let bytes = std::fs::read(&db.path).unwrap();
+    assert!(bytes.len() > 8192);
+    for cut in [50usize, 4096 + 17, bytes.len() / 2] {
+        let p = db.dir.path().join(format!("cut{cut}.db"));
+        std::fs::write(&p, &bytes[..cut]).unwrap();
+        let msg = err_text(Store::open(&p));
+        assert!(msg.contains(&format!("cut{cut}.db")), "{msg}");
+        assert!(msg.contains("truncated"), "{msg}");
+    }
+}
+
+#[test]
+fn garbage_after_a_valid_header_is_an_error_not_a_panic() {
+    let db = TestDb::new(Schema::Uid);
+    let mut bytes = std::fs::read(&db.path).unwrap();
+    for b in bytes.iter_mut().skip(100) {
+        *b = 0xA5;
+    }
+    let p = db.dir.path().join("garbled.db");
+    std::fs::write(&p, &bytes).unwrap();
+    let msg = err_text(Store::open(&p));
+    assert!(msg.contains("garbled.db"), "{msg}");
+}
+
+#[test]
+fn sqlite_without_hermes_tables_is_a_schema_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions_only = "CREATE TABLE sessions (id TEXT, started_at REAL);";
+    let p = sqlite_file(&dir, "other.db", sessions_only);
+    let r = Store::open(&p);
+    assert!(matches!(r, Err(StoreError::Schema { .. })));
+    let msg = err_text(Store::open(&p));
+    assert!(
+        msg.contains("other.db") && msg.contains("`messages`"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn missing_required_column_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = sqlite_file(
+        &dir,
+        "cols.db",
+        "CREATE TABLE sessions (id TEXT, started_at REAL);
+         CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT, timestamp REAL);",
+    );
+    let msg = err_text(Store::open(&p));
+    assert!(msg.contains("cols.db"), "{msg}");
+    assert!(msg.contains("table `messages` with column `role`"), "{msg}");
+}
+
+#[test]
+fn users_file_is_byte_identical_after_open_and_reads() {
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("s", None, 1.0, None);
+    db.msg(&Msg::new("s", "user", "hi"));
+    let before = file_bytes(&db.path);
+    let mtime = std::fs::metadata(&db.path).unwrap().modified().unwrap();
+    {
+        let store = db.open();
+        let s = store.latest_session().unwrap().unwrap();
+        let lineage = store.lineage(&s.id).unwrap();
+        let ids: Vec<String> = lineage.iter().map(|s| s.id.clone()).collect();
+        assert_eq!(store.rows(&ids).unwrap().len(), 1);
+    }
+    assert_eq!(file_bytes(&db.path), before);
+    assert_eq!(
+        std::fs::metadata(&db.path).unwrap().modified().unwrap(),
+        mtime
+    );
+    // No sibling files appear next to the user's file.
+    let names: Vec<String> = std::fs::read_dir(db.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["state.db".to_string()]);
+}
+
+#[test]
+fn wal_sibling_is_copied_and_read() {
+    // A database whose newest rows live only in its `-wal`: the copy must include it.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("state.db");
+    let c = Connection::open(&p).unwrap();
+    c.execute_batch(testdb::SCHEMA_0_22).unwrap();
+    c.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0;").unwrap();
+    c.execute(
+        "INSERT INTO sessions (id, source, started_at) VALUES ('w', 'cli', 5.0)",
+        [],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('w', 'user', 'only in wal', 6.0)",
+        [],
+    )
+    .unwrap();
+    let wal = dir.path().join("state.db-wal");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+    let before_db = file_bytes(&p);
+    let before_wal = file_bytes(&wal);
+    {
+        let store = Store::open(&p).unwrap();
+        let rows = store.rows(&["w".to_string()]).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].content.as_deref(), Some("only in wal"));
+    }
+    assert_eq!(file_bytes(&p), before_db);
+    assert_eq!(file_bytes(&wal), before_wal);
+    drop(c);
+}
+
+#[test]
+fn detects_uid_and_legacy_schemas_and_defaults_absent_columns() {
+    let mut db = TestDb::new(Schema::Legacy);
+    db.session("s", None, 1.0, None);
+    let mut m = Msg::new("s", "user", "legacy hello");
+    m.active = 1;
+    db.msg(&m);
+    let store = db.open();
+    assert_eq!(store.schema(), Schema::Legacy);
+    let rows = store.rows(&["s".into()]).unwrap();
+    assert_eq!(rows[0].message_uid, None);
+    assert!(!rows[0].compressed_summary);
+    assert!(rows[0].active && !rows[0].compacted);
+
+    let db = TestDb::new(Schema::Uid);
+    assert_eq!(db.open().schema(), Schema::Uid);
+}
+
+#[test]
+fn very_old_database_without_active_or_compacted_reads_as_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = sqlite_file(
+        &dir,
+        "old.db",
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, started_at REAL NOT NULL);
+         CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL);
+         INSERT INTO sessions VALUES ('o', 1.0);
+         INSERT INTO messages VALUES (1, 'o', 'user', 'hi', 2.0);",
+    );
+    let store = Store::open(&p).unwrap();
+    let s = store.latest_session().unwrap().unwrap();
+    assert_eq!(s.parent_session_id, None);
+    let rows = store.rows(&["o".into()]).unwrap();
+    assert!(rows[0].active && !rows[0].compacted && rows[0].tool_calls.is_none());
+}
+
+#[test]
+fn invalid_utf8_and_blob_content_and_null_flags_read_leniently() {
+    let db = TestDb::new(Schema::Uid);
+    db.session("s", None, 1.0, None);
+    db.conn
+        .execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', CAST(X'68C3A96CFF6C6F' AS TEXT), 1.0)",
+            [],
+        )
+        .unwrap();
+    db.conn
+        .execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'assistant', X'6869FE', 2.0)",
+            [],
+        )
+        .unwrap();
+    // `active` is NOT NULL in the real DDL; an old reconciled column could hold NULL.
+    db.conn
+        .execute_batch(
+            "CREATE TABLE m2 AS SELECT * FROM messages; DROP TABLE messages; ALTER TABLE m2 RENAME TO messages;
+             UPDATE messages SET active = NULL, compacted = NULL WHERE role = 'assistant';",
+        )
+        .unwrap();
+    let store = db.open();
+    let rows = store.rows(&["s".into()]).unwrap();
+    assert_eq!(rows[0].content.as_deref(), Some("hél\u{FFFD}lo"));
+    assert_eq!(rows[1].content.as_deref(), Some("hi\u{FFFD}"));
+    assert!(rows[1].active && !rows[1].compacted);
+}
+
+#[test]
+fn latest_session_with_messages_skips_empty_sessions() {
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("talk", None, 1.0, None);
+    db.session("empty", None, 2.0, None);
+    let store = db.open();
+    assert_eq!(store.latest_session_with_messages().unwrap(), None);
+    db.msg(&Msg::new("talk", "user", "hi"));
+    let store = db.open();
+    assert_eq!(store.latest_session().unwrap().unwrap().id, "empty");
+    assert_eq!(
+        store.latest_session_with_messages().unwrap().unwrap().id,
+        "talk"
+    );
+}
+
+#[test]
+fn sessions_latest_and_no_such_session() {
+    let db = TestDb::new(Schema::Uid);
+    db.session("b", None, 20.0, None);
+    db.session("a", None, 10.0, None);
+    db.session("c", None, 20.0, None); // same started_at as `b`, inserted later
+    let store = db.open();
+    let ids: Vec<String> = store
+        .sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(store.latest_session().unwrap().unwrap().id, "c");
+    let e = store.lineage("zzz").unwrap_err();
+    assert!(matches!(e, StoreError::NoSuchSession { .. }));
+    assert!(e.to_string().contains("`zzz`") && e.to_string().contains("state.db"));
+    assert!(TestDb::new(Schema::Uid)
+        .open()
+        .latest_session()
+        .unwrap()
+        .is_none());
+}
+
+#[test]
+fn lineage_follows_compression_parents_only() {
+    let db = TestDb::new(Schema::Uid);
+    db.session("root", None, 1.0, Some("compression"));
+    db.session("mid", Some("root"), 2.0, Some("compression"));
+    db.session("tip", Some("mid"), 3.0, None);
+    // A /branch child of `tip`'s lineage: its parent did not end by compression.
+    db.session("plain", None, 4.0, None);
+    db.session("branch", Some("plain"), 5.0, None);
+    // A branch child of a compression-ended parent, marked as a fork.
+    db.session("fork", Some("mid"), 6.0, None);
+    db.conn
+        .execute(
+            "UPDATE sessions SET model_config = '{\"_branched_from\": \"mid\"}' WHERE id = 'fork'",
+            [],
+        )
+        .unwrap();
+    // An inherited marker naming another session does not make a fork.
+    db.conn
+        .execute(
+            "UPDATE sessions SET model_config = '{\"_branched_from\": \"elsewhere\"}' WHERE id = 'tip'",
+            [],
+        )
+        .unwrap();
+    let store = db.open();
+    let ids = |s: &str| -> Vec<String> {
+        store
+            .lineage(s)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect()
+    };
+    assert_eq!(ids("tip"), ["root", "mid", "tip"]);
+    assert_eq!(ids("mid"), ["root", "mid"]);
+    assert_eq!(ids("branch"), ["branch"]);
+    assert_eq!(ids("fork"), ["fork"]);
+}
+
+#[test]
+fn lineage_survives_cycles_and_missing_parents() {
+    let db = TestDb::new(Schema::Uid);
+    db.session("x", Some("y"), 1.0, Some("compression"));
+    db.session("y", Some("x"), 2.0, Some("compression"));
+    db.session("orphan", Some("gone"), 3.0, None);
+    let store = db.open();
+    let ids: Vec<String> = store
+        .lineage("y")
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, ["x", "y"]);
+    let ids: Vec<String> = store
+        .lineage("orphan")
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, ["orphan"]);
+}
+
+#[test]
+fn rows_are_ordered_by_id_across_sessions_and_chunks() {
+    let mut db = TestDb::new(Schema::Uid);
+    let mut sessions = Vec::new();
+    for i in 0..(IN_CHUNK + 3) {
+        let id = format!("s{i:04}");
+        db.session(&id, None, i as f64, None);
+        sessions.push(id);
+    }
+    // Interleave sessions so id order differs from session order.
+    for i in (0..sessions.len()).rev() {
+        db.msg(&Msg::new(&sessions[i], "user", "x"));
+    }
+    let store = db.open();
+    let rows = store.rows(&sessions).unwrap();
+    assert_eq!(rows.len(), sessions.len());
+    assert!(rows.windows(2).all(|w| w[0].id < w[1].id));
+    assert!(store.rows(&[]).unwrap().is_empty());
+}
