@@ -1,4 +1,4 @@
-//! Stage `html`: a browsable report of a run (`--report DIR`).
+//! `report::html`: a browsable report of a run (`--report DIR`).
 //!
 //! Input: [`ScenarioResult`]s. Output, under `DIR`:
 //! - `index.html`, which triages the run: the failing checks first, each with its one-line verdict
@@ -470,12 +470,12 @@ fn check_page(
             let _ = writeln!(
                 o,
                 "<li id=\"repeat-{k}\">{} words “{}”: surplus rendering at {} ({}); allowed \
-                 rendering{} at {}; rendered {}× in all, cause <b>{:?}</b>; stored in {}; \
+                 rendering{} at {}; rendered {}× in all, cause <b>{}</b>; stored in {}; \
                  message_uid {}</li>",
                 r.words,
                 esc(&r.excerpt),
                 link(&r.surplus_rows),
-                esc(&crate::oracle::diagnosis(r)),
+                esc(&crate::oracle::wording::diagnosis(r)),
                 if r.allowed_rows.len() == 1 { "" } else { "s" },
                 if allowed.is_empty() {
                     "none".to_string()
@@ -483,7 +483,7 @@ fn check_page(
                     allowed.join(", ")
                 },
                 r.times,
-                r.cause,
+                r.cause.title(),
                 rows.join(", "),
                 esc(&r.message_uids.join(", "))
             );
