@@ -96,10 +96,10 @@ use crate::display::{Expected, Role};
 use crate::integrity::DataProblem;
 use crate::screen::Transcript;
 
-use align::{SourceKind, Texts};
+use align::{Rendering, SourceKind, Texts};
 use coverage::{missing_and_positions, outside_longest_run, Coverage};
 use holders::{identical_holders_in_order, Holders};
-use repeat::{repeat, RepeatInput};
+use repeat::{repeats, Surplus};
 use words::Words;
 
 pub use wording::{diagnosis, verdict_sentence};
@@ -277,20 +277,7 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
     let words = Words::new(transcript, expected);
     let holders = Holders::new(&words, expected, cx);
     // Sources: messages, then internal texts (those with words).
-    let mut sources: Vec<(SourceKind, Vec<u32>)> = Vec::new();
-    let mut allowance: Vec<usize> = Vec::new();
-    for (m, t) in words.messages.iter().enumerate() {
-        if !t.ids.is_empty() {
-            sources.push((SourceKind::Message(m), t.ids.clone()));
-            allowance.push(usize::from(!holders.data_duplicate[m]));
-        }
-    }
-    for (x, t) in words.internal.iter().enumerate() {
-        if !t.ids.is_empty() {
-            sources.push((SourceKind::Internal(x), t.ids.clone()));
-            allowance.push(1);
-        }
-    }
+    let (sources, allowance) = sources(&words, &holders);
     let kinds: Vec<SourceKind> = sources.iter().map(|s| s.0).collect();
     let texts = Texts::new(words.transcript.clone(), sources);
     let mut renderings = align::align(&texts, &allowance);
@@ -312,36 +299,18 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
             .map_or(0, |l| l.row)
     };
     let rows_of = |(a, b): (usize, usize)| (row_of(a), row_of(b));
-    let mut repeats = Vec::new();
-    for (r, runs) in &cov.surplus {
-        let SourceKind::Message(m) = kinds[renderings[*r].source] else {
-            continue;
-        };
-        let members = holders.members(m);
-        let mut of_text: Vec<usize> = members
-            .iter()
-            .flat_map(|&k| cov.by_message[k].iter().copied())
-            .collect();
-        of_text.sort_unstable();
-        for run in runs {
-            repeats.push(repeat(RepeatInput {
-                expected,
-                m,
-                run: run.clone(),
-                rendering: *r,
-                renderings: &renderings,
-                by_message: of_text.clone(),
-                cover: &cov.cover,
-                tokens: &words.messages[m],
-                cause: causes[m],
-                stored: holders.stored[m],
-                said: holders.said.as_ref().map(|c| c[m]),
-                group_members: members.clone(),
-                rows_of: &rows_of,
-            }));
-        }
-    }
-    repeats.sort_by_key(|r| r.surplus_rows);
+    let repeats = repeats(
+        &Surplus {
+            expected,
+            words: &words,
+            holders: &holders,
+            cov: &cov,
+            renderings: &renderings,
+            kinds: &kinds,
+            causes: &causes,
+        },
+        &rows_of,
+    );
 
     let (missing, positions) =
         missing_and_positions(expected, &words, &holders, cx.optional, &cov, &renderings);
@@ -355,23 +324,7 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
         .iter()
         .map(|c| c.iter().filter(|b| **b).count())
         .collect();
-    let drawn = renderings
-        .iter()
-        .filter_map(|r| {
-            let first = r.pieces.first()?;
-            let last = r.pieces.last()?;
-            let (message, internal) = match kinds[r.source] {
-                SourceKind::Message(m) => (Some(m), None),
-                SourceKind::Internal(x) => (None, Some(x)),
-            };
-            Some(Drawn {
-                message,
-                internal,
-                rows: rows_of((first.t, last.t + last.len - 1)),
-                words: r.words(),
-            })
-        })
-        .collect();
+    let drawn = drawn(&renderings, &kinds, &rows_of);
     let findings = Findings {
         words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
         missing_messages: missing.len(),
@@ -388,6 +341,51 @@ pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Con
         out_of_order_messages,
         internal_words,
     }
+}
+
+/// The texts the alignment looks for — messages, then internal texts (those with words) — and how
+/// many renderings of each a correct display draws.
+fn sources(words: &Words, holders: &Holders) -> (Vec<(SourceKind, Vec<u32>)>, Vec<usize>) {
+    let mut sources: Vec<(SourceKind, Vec<u32>)> = Vec::new();
+    let mut allowance: Vec<usize> = Vec::new();
+    for (m, t) in words.messages.iter().enumerate() {
+        if !t.ids.is_empty() {
+            sources.push((SourceKind::Message(m), t.ids.clone()));
+            allowance.push(usize::from(!holders.data_duplicate[m]));
+        }
+    }
+    for (x, t) in words.internal.iter().enumerate() {
+        if !t.ids.is_empty() {
+            sources.push((SourceKind::Internal(x), t.ids.clone()));
+            allowance.push(1);
+        }
+    }
+    (sources, allowance)
+}
+
+/// Every rendering the alignment found, as history rows.
+fn drawn(
+    renderings: &[Rendering],
+    kinds: &[SourceKind],
+    rows_of: &impl Fn((usize, usize)) -> (usize, usize),
+) -> Vec<Drawn> {
+    renderings
+        .iter()
+        .filter_map(|r| {
+            let first = r.pieces.first()?;
+            let last = r.pieces.last()?;
+            let (message, internal) = match kinds[r.source] {
+                SourceKind::Message(m) => (Some(m), None),
+                SourceKind::Internal(x) => (None, Some(x)),
+            };
+            Some(Drawn {
+                message,
+                internal,
+                rows: rows_of((first.t, last.t + last.len - 1)),
+                words: r.words(),
+            })
+        })
+        .collect()
 }
 
 /// Where the screen draws a logical message or an internal text, as the alignment found it.

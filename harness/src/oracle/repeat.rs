@@ -6,34 +6,96 @@ use std::ops::Range;
 
 use crate::display::{Expected, LogicalMessage, RowRef};
 
-use super::align::Rendering;
-use super::words::{excerpt, Tokens};
+use super::align::{Rendering, SourceKind};
+use super::coverage::Coverage;
+use super::holders::Holders;
+use super::words::{excerpt, Tokens, Words};
 use super::{Cause, Repeat};
 
+/// Earlier renderings examined per repeat to list the allowed ones (a message rendered thousands of
 /// times lists the first ones only; the counts are not capped).
 const MAX_LISTED: usize = 64;
 
-/// What [`repeat`] needs to describe one surplus run of one rendering.
-pub(super) struct RepeatInput<'a, F: Fn((usize, usize)) -> (usize, usize)> {
+/// What the stages before found, for [`repeats`].
+pub(super) struct Surplus<'a> {
     pub(super) expected: &'a Expected,
-    pub(super) m: usize,
-    pub(super) run: Range<usize>,
-    pub(super) rendering: usize,
+    pub(super) words: &'a Words,
+    pub(super) holders: &'a Holders,
+    pub(super) cov: &'a Coverage,
     pub(super) renderings: &'a [Rendering],
-    /// Renderings of every holder of the text (the message, or its data duplicates), in screen
-    /// order.
-    pub(super) by_message: Vec<usize>,
-    /// Coverage of every message's word positions.
-    pub(super) cover: &'a [Vec<u32>],
-    pub(super) tokens: &'a Tokens,
-    pub(super) cause: Cause,
-    pub(super) stored: usize,
-    pub(super) said: Option<usize>,
-    pub(super) group_members: Vec<usize>,
-    pub(super) rows_of: &'a F,
+    pub(super) kinds: &'a [SourceKind],
+    /// Why each message's surplus renderings happened.
+    pub(super) causes: &'a [Cause],
 }
 
-pub(super) fn repeat<F: Fn((usize, usize)) -> (usize, usize)>(x: RepeatInput<'_, F>) -> Repeat {
+/// One [`Repeat`] for each surplus run of each rendering, in screen order.
+pub(super) fn repeats<F: Fn((usize, usize)) -> (usize, usize)>(
+    x: &Surplus<'_>,
+    rows_of: &F,
+) -> Vec<Repeat> {
+    let Surplus {
+        expected,
+        words,
+        holders,
+        cov,
+        renderings,
+        kinds,
+        causes,
+    } = *x;
+    let mut repeats = Vec::new();
+    for (r, runs) in &cov.surplus {
+        let SourceKind::Message(m) = kinds[renderings[*r].source] else {
+            continue;
+        };
+        let members = holders.members(m);
+        let mut of_text: Vec<usize> = members
+            .iter()
+            .flat_map(|&k| cov.by_message[k].iter().copied())
+            .collect();
+        of_text.sort_unstable();
+        for run in runs {
+            repeats.push(repeat(RepeatInput {
+                expected,
+                m,
+                run: run.clone(),
+                rendering: *r,
+                renderings,
+                by_message: of_text.clone(),
+                cover: &cov.cover,
+                tokens: &words.messages[m],
+                cause: causes[m],
+                stored: holders.stored[m],
+                said: holders.said.as_ref().map(|c| c[m]),
+                group_members: members.clone(),
+                rows_of,
+            }));
+        }
+    }
+    repeats.sort_by_key(|r| r.surplus_rows);
+    repeats
+}
+
+/// What [`repeat`] needs to describe one surplus run of one rendering.
+struct RepeatInput<'a, F: Fn((usize, usize)) -> (usize, usize)> {
+    expected: &'a Expected,
+    m: usize,
+    run: Range<usize>,
+    rendering: usize,
+    renderings: &'a [Rendering],
+    /// Renderings of every holder of the text (the message, or its data duplicates), in screen
+    /// order.
+    by_message: Vec<usize>,
+    /// Coverage of every message's word positions.
+    cover: &'a [Vec<u32>],
+    tokens: &'a Tokens,
+    cause: Cause,
+    stored: usize,
+    said: Option<usize>,
+    group_members: Vec<usize>,
+    rows_of: &'a F,
+}
+
+fn repeat<F: Fn((usize, usize)) -> (usize, usize)>(x: RepeatInput<'_, F>) -> Repeat {
     let msg: &LogicalMessage = &x.expected.messages[x.m];
     let this = &x.renderings[x.rendering];
     let surplus_span = this.screen_span(&x.run).unwrap_or((0, 0));
