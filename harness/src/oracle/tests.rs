@@ -314,23 +314,24 @@ fn identical_logical_messages_each_rendered_once_is_clean() {
     }
 }
 
-#[test]
-fn identical_messages_need_one_rendering_each() {
+/// Two user messages (rows 1 and 2), the screen drawing `first` once: the second is missing.
+fn second_of_two_is_missing(at: &str, first: &str, second: &str) {
     let exp = expected(
-        vec![
-            simple(Role::User, "keep going with the story", 1),
-            simple(Role::User, "keep going with the story", 2),
-        ],
+        vec![simple(Role::User, first, 1), simple(Role::User, second, 2)],
         vec![],
     );
-    let c = check(
-        "one",
-        &transcript(&["keep going with the story"]),
-        &exp,
-        None,
-    );
+    let c = check(at, &transcript(&[first]), &exp, None);
     assert_eq!(c.findings.missing_messages, 1);
     assert_eq!(c.missing[0].rows, vec![2]);
+}
+
+#[test]
+fn identical_messages_need_one_rendering_each() {
+    second_of_two_is_missing(
+        "one",
+        "keep going with the story",
+        "keep going with the story",
+    );
 }
 
 /// Two logical messages with one reply's text (rows 10 and 16, different uids).
@@ -473,21 +474,11 @@ fn recap_shorter_than_a_shingle_counts_as_rendered_by_its_prefix() {
 #[test]
 fn prefix_inside_another_message_does_not_count() {
     // The second question starts like the first; only the first one is shown.
-    let exp = expected(
-        vec![
-            simple(Role::User, "Can you tell me about lighthouses", 1),
-            simple(Role::User, "Can you tell me about harbors and boats", 2),
-        ],
-        vec![],
-    );
-    let c = check(
+    second_of_two_is_missing(
         "prefix",
-        &transcript(&["Can you tell me about lighthouses"]),
-        &exp,
-        None,
+        "Can you tell me about lighthouses",
+        "Can you tell me about harbors and boats",
     );
-    assert_eq!(c.findings.missing_messages, 1);
-    assert_eq!(c.missing[0].rows, vec![2]);
 }
 
 #[test]
@@ -665,10 +656,7 @@ fn self_repeating_text_stays_fast() {
     let text = "ha ".repeat(30_000);
     let exp = expected(vec![simple(Role::Assistant, &text, 1)], vec![]);
     let lines: Vec<String> = (0..2).flat_map(|_| wrap(&text, 80)).collect();
-    let started = std::time::Instant::now();
-    let c = check("ha", &transcript(&lines), &exp, None);
-    assert_eq!(c.findings.words_rendered_more_than_once, 30_000);
-    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    counts_within("ha", &lines, &exp, 30_000, 20);
 }
 
 #[test]
@@ -684,10 +672,20 @@ fn large_transcript_is_roughly_linear() {
     let mut lines: Vec<String> = replies.iter().flat_map(|r| wrap(r, 100)).collect();
     lines.extend(wrap(&replies[70], 80));
     assert!(lines.iter().map(String::len).sum::<usize>() > 900_000);
+    counts_within("big", &lines, &exp, 1000, 30);
+}
+
+/// Checks `lines` against `exp` in less than `secs` seconds, finding `surplus` words rendered more
+/// than once.
+fn counts_within(at: &str, lines: &[String], exp: &Expected, surplus: usize, secs: u64) {
     let started = std::time::Instant::now();
-    let c = check("big", &transcript(&lines), &exp, None);
-    assert_eq!(c.findings.words_rendered_more_than_once, 1000);
-    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    let c = check(at, &transcript(lines), exp, None);
+    assert_eq!(c.findings.words_rendered_more_than_once, surplus);
+    assert!(
+        started.elapsed().as_secs() < secs,
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
