@@ -354,7 +354,7 @@ fn carriers(inspected: &[InspectedRow], all: &Expected, rows: &[Row]) -> Vec<Car
                 })
                 .or_else(|| {
                     let uid = r.message_uid.as_deref()?;
-                    newest_row_before_with_uid(&rows, r.id, uid)
+                    newest_row_before_with_uid(rows, r.id, uid)
                 });
             Carrier {
                 row: r.id,

@@ -260,7 +260,7 @@ pub struct Context<'a> {
     pub said: Option<&'a Said>,
     /// The data problems the database alone shows ([`crate::integrity::data_problems`]). They are
     /// listed in the [`Check`] and its verdict, and an utterance the database stores twice
-    /// ([`DataProblemKind::StoredTwice`]) is a data duplicate even without a provider log: when
+    /// ([`DataProblemKind::StoredTwice`](crate::integrity::DataProblemKind::StoredTwice)) is a data duplicate even without a provider log: when
     /// its copies are two logical messages, the second is allowed no rendering (so the screen
     /// showing the data problem faithfully counts, as `data`); when the display model made them
     /// one message, a surplus rendering of it is `data` as long as it is not rendered more often

@@ -180,7 +180,7 @@ impl Marks {
         // Missing messages, from the oracle.
         for miss in &check.missing {
             let m =
-                (0..n).find(|&m| ids(&expected.messages[m]) == miss.rows && marks_free(&marks, m));
+                (0..n).find(|&m| ids(&expected.messages[m]) == miss.rows && marks_free(marks, m));
             match m {
                 Some(m) => marks[m].push(Mark::Missing),
                 None => unplaced.push((miss.excerpt.clone(), Mark::Missing)),
