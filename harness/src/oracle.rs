@@ -84,6 +84,14 @@
 //!
 //! Cost: tokenising both sides, hashing them, and one left-to-right scan of the transcript —
 //! `O(n log n)` in the transcript and conversation sizes (see `oracle/align.rs`).
+//!
+//! # Files
+//! [`check_in`] runs the stages in order, one file each: `oracle/words.rs` (both sides as word
+//! ids), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
+//! (renderings), `oracle/coverage.rs` (what they cover, missing messages, order) and
+//! `oracle/repeat.rs` (one [`Repeat`] per surplus run). They only count: every sentence about a
+//! [`Check`] — the verdict, the diagnosis, the names of each [`Cause`] — is in [`wording`], which
+//! the reports use too.
 
 mod align;
 mod coverage;
