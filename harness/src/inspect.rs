@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::display::{
-    self, InternalText, LogicalMessage, Role, RowClass, RowKind, RowState, Surface,
+    self, Expected, InternalText, LogicalMessage, Role, RowClass, RowKind, RowState, Surface,
 };
 use crate::integrity::{self, DataProblem};
 use crate::store::{Row, Schema, Session, Store, StoreError};
@@ -120,6 +120,22 @@ pub struct StateCounts {
     pub rewound: usize,
 }
 
+impl StateCounts {
+    /// The counts of `classes`.
+    fn of(classes: &[RowClass]) -> StateCounts {
+        let mut states = StateCounts::default();
+        for c in classes {
+            match c.state {
+                RowState::Live => states.live += 1,
+                RowState::Archived => states.archived += 1,
+                RowState::Superseded => states.superseded += 1,
+                RowState::Rewound => states.rewound += 1,
+            }
+        }
+        states
+    }
+}
+
 /// Everything `inspect` reports about one session of a `state.db`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Inspection {
@@ -205,102 +221,13 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
         .filter_map(|m| m.rows.first().map(|r| r.id))
         .collect();
 
-    // The newest displayed row per uid, for rows carried forward.
-    let mut uid_message: HashMap<&str, (i64, usize)> = HashMap::new();
-    for r in &rows {
-        if let (Some(uid), Some(&n)) = (r.message_uid.as_deref(), message_of.get(&r.id)) {
-            uid_message.insert(uid, (r.id, n));
-        }
-    }
     let generation_of = generations_of(&rows, &classes, &message_of, &first_of, &lineage_ids);
-    let mut states = StateCounts::default();
-    for c in &classes {
-        match c.state {
-            RowState::Live => states.live += 1,
-            RowState::Archived => states.archived += 1,
-            RowState::Superseded => states.superseded += 1,
-            RowState::Rewound => states.rewound += 1,
-        }
-    }
-    let inspected: Vec<InspectedRow> = rows
-        .iter()
-        .zip(&classes)
-        .zip(&generation_of)
-        .map(|((r, c), &g)| InspectedRow {
-            id: r.id,
-            session_id: r.session_id.clone(),
-            role: r.role.clone(),
-            message_uid: r.message_uid.clone(),
-            class: *c,
-            generation: g,
-            message: message_of.get(&r.id).copied(),
-            carried_forward_as: match (message_of.get(&r.id), r.message_uid.as_deref()) {
-                (None, Some(uid)) => uid_message
-                    .get(uid)
-                    .filter(|(id, _)| *id > r.id)
-                    .map(|&(_, n)| n),
-                _ => None,
-            },
-            preview: preview(r.content.as_deref().unwrap_or("")),
-        })
-        .collect();
+    let states = StateCounts::of(&classes);
+    let inspected = inspected_rows(&rows, &classes, &generation_of, &message_of);
 
-    let mut generations: Vec<Generation> = Vec::new();
-    for r in &inspected {
-        match generations.last_mut() {
-            Some(g) if g.number == r.generation => {
-                g.last_row = r.id;
-                g.rows += 1;
-            }
-            _ => generations.push(Generation {
-                number: r.generation,
-                session_id: r.session_id.clone(),
-                first_row: r.id,
-                last_row: r.id,
-                rows: 1,
-                summary_row: None,
-            }),
-        }
-        let g = generations.last_mut().expect("pushed above");
-        if g.number > 0
-            && g.summary_row.is_none()
-            && matches!(r.class.kind, RowKind::Summary | RowKind::Carrier)
-        {
-            g.summary_row = Some(r.id);
-        }
-    }
+    let generations = generations(&inspected);
 
-    let carriers = inspected
-        .iter()
-        .filter(|r| r.class.kind == RowKind::Carrier)
-        .map(|r| {
-            // The earlier copy in the same logical message; failing that (in-place compaction
-            // supersedes the original) the newest earlier row with the carrier's uid.
-            let carries = r
-                .message
-                .and_then(|n| {
-                    all.messages[n - 1]
-                        .rows
-                        .iter()
-                        .map(|x| x.id)
-                        .filter(|&id| id < r.id)
-                        .max()
-                })
-                .or_else(|| {
-                    let uid = r.message_uid.as_deref()?;
-                    newest_row_before_with_uid(&rows, r.id, uid)
-                });
-            Carrier {
-                row: r.id,
-                session_id: r.session_id.clone(),
-                message_uid: r.message_uid.clone(),
-                carries,
-                carried_words: r.class.display_words,
-                summary_words: r.class.internal_words,
-                message: r.message,
-            }
-        })
-        .collect();
+    let carriers = carriers(&inspected, &all, &rows);
 
     let lineage = lineage_sessions
         .into_iter()
@@ -337,6 +264,109 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
         internal: all.internal,
         data_problems,
     })
+}
+
+/// Every row with its state, kind, generation and logical message.
+fn inspected_rows(
+    rows: &[Row],
+    classes: &[RowClass],
+    generation_of: &[usize],
+    message_of: &HashMap<i64, usize>,
+) -> Vec<InspectedRow> {
+    // The newest displayed row per uid, for rows carried forward.
+    let mut uid_message: HashMap<&str, (i64, usize)> = HashMap::new();
+    for r in rows {
+        if let (Some(uid), Some(&n)) = (r.message_uid.as_deref(), message_of.get(&r.id)) {
+            uid_message.insert(uid, (r.id, n));
+        }
+    }
+    let inspected: Vec<InspectedRow> = rows
+        .iter()
+        .zip(classes)
+        .zip(generation_of)
+        .map(|((r, c), &g)| InspectedRow {
+            id: r.id,
+            session_id: r.session_id.clone(),
+            role: r.role.clone(),
+            message_uid: r.message_uid.clone(),
+            class: *c,
+            generation: g,
+            message: message_of.get(&r.id).copied(),
+            carried_forward_as: match (message_of.get(&r.id), r.message_uid.as_deref()) {
+                (None, Some(uid)) => uid_message
+                    .get(uid)
+                    .filter(|(id, _)| *id > r.id)
+                    .map(|&(_, n)| n),
+                _ => None,
+            },
+            preview: preview(r.content.as_deref().unwrap_or("")),
+        })
+        .collect();
+    inspected
+}
+
+/// The compaction generations of the rows, oldest first.
+fn generations(inspected: &[InspectedRow]) -> Vec<Generation> {
+    let mut generations: Vec<Generation> = Vec::new();
+    for r in inspected {
+        match generations.last_mut() {
+            Some(g) if g.number == r.generation => {
+                g.last_row = r.id;
+                g.rows += 1;
+            }
+            _ => generations.push(Generation {
+                number: r.generation,
+                session_id: r.session_id.clone(),
+                first_row: r.id,
+                last_row: r.id,
+                rows: 1,
+                summary_row: None,
+            }),
+        }
+        let g = generations.last_mut().expect("pushed above");
+        if g.number > 0
+            && g.summary_row.is_none()
+            && matches!(r.class.kind, RowKind::Summary | RowKind::Carrier)
+        {
+            g.summary_row = Some(r.id);
+        }
+    }
+    generations
+}
+
+/// The summary carriers among the rows, each with the earlier row holding its reply.
+fn carriers(inspected: &[InspectedRow], all: &Expected, rows: &[Row]) -> Vec<Carrier> {
+    inspected
+        .iter()
+        .filter(|r| r.class.kind == RowKind::Carrier)
+        .map(|r| {
+            // The earlier copy in the same logical message; failing that (in-place compaction
+            // supersedes the original) the newest earlier row with the carrier's uid.
+            let carries = r
+                .message
+                .and_then(|n| {
+                    all.messages[n - 1]
+                        .rows
+                        .iter()
+                        .map(|x| x.id)
+                        .filter(|&id| id < r.id)
+                        .max()
+                })
+                .or_else(|| {
+                    let uid = r.message_uid.as_deref()?;
+                    newest_row_before_with_uid(rows, r.id, uid)
+                });
+            Carrier {
+                row: r.id,
+                session_id: r.session_id.clone(),
+                message_uid: r.message_uid.clone(),
+                carries,
+                carried_words: r.class.display_words,
+                summary_words: r.class.internal_words,
+                message: r.message,
+            }
+        })
+        .collect()
 }
 
 /// The newest row before `id` with `message_uid = uid`.
@@ -435,6 +465,16 @@ impl Inspection {
     /// messages and internal texts.
     pub fn text(&self) -> String {
         let mut o = String::new();
+        self.text_head(&mut o);
+        self.text_problems_and_generations(&mut o);
+        self.text_carriers(&mut o);
+        self.text_rows(&mut o);
+        self.text_messages_and_internal(&mut o);
+        o
+    }
+
+    /// [`Inspection::text`]: the header: file, schema, session, lineage and counts.
+    fn text_head(&self, o: &mut String) {
         let _ = writeln!(o, "{}", self.path);
         let _ = writeln!(
             o,
@@ -487,7 +527,10 @@ impl Inspection {
             let _ = write!(states, ", {} rewound", s.rewound);
         }
         let _ = writeln!(o, "{states}");
+    }
 
+    /// [`Inspection::text`]: the data problems and the compaction generations.
+    fn text_problems_and_generations(&self, o: &mut String) {
         let _ = writeln!(
             o,
             "\ndata problems (what the stored rows alone show is wrong)"
@@ -512,7 +555,10 @@ impl Inspection {
                 g.number, g.first_row, g.last_row, g.rows, g.session_id
             );
         }
+    }
 
+    /// [`Inspection::text`]: the summary carriers.
+    fn text_carriers(&self, o: &mut String) {
         let _ = writeln!(o, "\ncarriers");
         if self.carriers.is_empty() {
             let _ = writeln!(o, "  none");
@@ -538,7 +584,10 @@ impl Inspection {
                 c.message.map_or("–".into(), |m| m.to_string())
             );
         }
+    }
 
+    /// [`Inspection::text`]: every row, one line each.
+    fn text_rows(&self, o: &mut String) {
         let _ = writeln!(
             o,
             "\nrows (msg: the logical message a row is a copy of; (n): carried forward as n)"
@@ -566,7 +615,10 @@ impl Inspection {
                 r.preview
             );
         }
+    }
 
+    /// [`Inspection::text`]: the logical messages and the internal texts.
+    fn text_messages_and_internal(&self, o: &mut String) {
         let _ = writeln!(
             o,
             "\nlogical messages (what a correct display shows, in order)"
@@ -600,7 +652,6 @@ impl Inspection {
                 preview(&t.text)
             );
         }
-        o
     }
 }
 

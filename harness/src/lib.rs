@@ -19,16 +19,17 @@
 //! - [`display`]: the harness's own definition of a correct display, as [`display::Expected`].
 //! - `history` (feature `test-support`): generated compaction histories in the real schemas (a test double of the client's
 //!   writes, for property tests, the differential test and benchmarks).
-//! - [`html`]: a browsable report (`--report DIR`): each check's screen with repeats highlighted
-//!   and linked to their stored rows, the recordings and the provider log.
 //! - [`inspect`]: what a `state.db` holds and what a correct display of it is (no client).
 //! - [`integrity`]: data problems the database alone shows (a reply stored before its question,
 //!   an utterance stored twice, a parent cycle or missing parent, ids against timestamps), by row.
-//! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings.
+//! - [`oracle`]: pure comparison of a transcript against the expectation, producing findings; its
+//!   [`oracle::wording`] is the one wording of verdicts and causes every report uses.
 //! - [`words`]: the word segmentation the oracle counts with (UAX-29, case-folded, CJK one each).
 //! - `reference` (feature `test-support`): the client's own display read (`get_resume_conversations`) through one
 //!   long-lived worker, and its comparison with [`display`] (the differential test).
-//! - [`report`]: human text and JSON verdicts.
+//! - [`report`]: human text and JSON verdicts, and [`report::html`], a browsable report
+//!   (`--report DIR`): each check's screen with repeats highlighted and linked to their stored rows,
+//!   the recordings and the provider log.
 //! - [`runner`]: executes a scenario end to end and produces its verdict.
 //! - [`settings`]: the client's `display.resume_*` settings (from a `config.yaml`) and the classic
 //!   CLI's resume recap under them: which messages it shows, cut how, and what it prints for the rest.
@@ -38,7 +39,6 @@ pub mod display;
 pub mod driver;
 #[cfg(any(test, feature = "test-support"))]
 pub mod history;
-pub mod html;
 pub mod inspect;
 pub mod integrity;
 pub mod interrupt;

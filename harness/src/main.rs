@@ -146,7 +146,7 @@ fn main() -> ExitCode {
                 Ok(result) => {
                     if let Some(dir) = &report_dir {
                         if let Err(e) =
-                            hermes_e2e::html::write_report(dir, std::slice::from_ref(&result))
+                            report::html::write_report(dir, std::slice::from_ref(&result))
                         {
                             eprintln!(
                                 "error: cannot write the report into `{}`: {e}",
@@ -418,7 +418,7 @@ fn run(args: RunArgs) -> ExitCode {
         .collect();
     let failed = results.iter().filter(|r| !r.passed).count();
     if let Some(dir) = report_dir {
-        match hermes_e2e::html::write_report(&dir, &results) {
+        match report::html::write_report(&dir, &results) {
             Ok(index) if !json => println!("report: {}", index.display()),
             Ok(_) => {}
             Err(e) => {

@@ -11,10 +11,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hermes_e2e::display::{self, Surface};
+use hermes_e2e::report::html;
 use hermes_e2e::runner::{CheckResult, ScenarioResult};
 use hermes_e2e::scenario::Expectation;
 use hermes_e2e::store::Store;
-use hermes_e2e::{html, oracle, screen};
+use hermes_e2e::{oracle, screen};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/iot-0.22.2.post1-rotating-resume")

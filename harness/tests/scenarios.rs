@@ -169,7 +169,7 @@ fn failure(result: &runner::ScenarioResult) -> String {
     let dir = runner::default_out_root()
         .join("reports")
         .join(slug(&result.scenario));
-    match hermes_e2e::html::write_report(&dir, std::slice::from_ref(result)) {
+    match hermes_e2e::report::html::write_report(&dir, std::slice::from_ref(result)) {
         Ok(index) => text.push_str(&format!("  report:   {}\n", index.display())),
         Err(e) => text.push_str(&format!("  report:   not written ({e})\n")),
     }

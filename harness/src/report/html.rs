@@ -1,4 +1,4 @@
-//! Stage `html`: a browsable report of a run (`--report DIR`).
+//! `report::html`: a browsable report of a run (`--report DIR`).
 //!
 //! Input: [`ScenarioResult`]s. Output, under `DIR`:
 //! - `index.html`, which triages the run: the failing checks first, each with its one-line verdict
@@ -35,6 +35,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::display::{self, Expected, Surface};
+use crate::oracle::Check;
 use crate::runner::{CheckResult, ScenarioResult};
 use crate::store::Store;
 
@@ -150,6 +151,19 @@ fn index_page(
             "<a href=\"failures.html\">failures only</a>"
         }
     );
+    o.push_str(&failing_and_errors(results, listed));
+    o.push_str(
+        "<h2>Scenarios</h2>\n<table class=\"scenarios\"><thead><tr><th>result</th><th>scenario</th>\
+         <th>client</th><th>wall</th><th>client time</th><th>checks</th><th>kept</th></tr></thead>\n<tbody>\n",
+    );
+    o.push_str(&scenario_rows(results, scenarios, listed, failures_only));
+    o.push_str("</tbody></table>\n</body>\n</html>\n");
+    o
+}
+
+/// The index's lists of the failing checks and of the harness errors (empty when there are none).
+fn failing_and_errors(results: &[ScenarioResult], listed: &[Listed]) -> String {
+    let mut o = String::new();
     let failing: Vec<&Listed> = listed.iter().filter(|l| l.failed).collect();
     if !failing.is_empty() {
         o.push_str("<h2>Failing checks</h2>\n<ol class=\"failing\">\n");
@@ -180,10 +194,17 @@ fn index_page(
         }
         o.push_str("</ul>\n");
     }
-    o.push_str(
-        "<h2>Scenarios</h2>\n<table class=\"scenarios\"><thead><tr><th>result</th><th>scenario</th>\
-         <th>client</th><th>wall</th><th>client time</th><th>checks</th><th>kept</th></tr></thead>\n<tbody>\n",
-    );
+    o
+}
+
+/// The index's table rows, one per scenario (`failures_only`: the failing ones).
+fn scenario_rows(
+    results: &[ScenarioResult],
+    scenarios: &[(String, Vec<String>)],
+    listed: &[Listed],
+    failures_only: bool,
+) -> String {
+    let mut o = String::new();
     // Failing scenarios first, each group in run order.
     let mut order: Vec<(&ScenarioResult, &(String, Vec<String>))> =
         results.iter().zip(scenarios).collect();
@@ -223,7 +244,6 @@ fn index_page(
             links.join(", ")
         );
     }
-    o.push_str("</tbody></table>\n</body>\n</html>\n");
     o
 }
 
@@ -435,26 +455,23 @@ fn check_page(
          <img class=\"picture\" src=\"{stem}.svg\" alt=\"the last screen at {}\"></a></p>",
         esc(&c.at)
     );
-    let casts: Vec<(String, Option<f64>)> = match recording_of(result, n, kept) {
-        Some(x) => vec![x],
-        None => kept
-            .iter()
-            .filter(|k| k.ends_with(".cast"))
-            .map(|k| (k.clone(), None))
-            .collect(),
-    };
-    if !casts.is_empty() {
-        let _ = writeln!(
-            o,
-            "<h2 id=\"recording\">Recording</h2>\n<script src=\"../{}/{}\"></script>",
-            assets::PLAYER_DIR,
-            assets::PLAYER_JS
-        );
-        for (k, (name, at)) in casts.iter().enumerate() {
-            o.push_str(&player(sdir, name, *at, &format!("check: {}", c.at), k));
-        }
-    }
+    o.push_str(&recordings(result, n, kept, sdir));
 
+    o.push_str(&repeats_and_missing(c));
+
+    o.push_str(&stored_rows(result, check));
+
+    o.push_str(&rendered_history(check));
+    o.push_str(SUMMARY_SCRIPT);
+    o.push_str(SUMMARY_SCRIPT);
+    o.push_str(COUNT_SCRIPT);
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// The check page's lists of the repeats (with their diagnosis) and the missing messages.
+fn repeats_and_missing(c: &Check) -> String {
+    let mut o = String::new();
     if !c.repeats.is_empty() {
         o.push_str("<h2>Repeats</h2>\n<ol class=\"repeats\">\n");
         for (k, r) in c.repeats.iter().enumerate() {
@@ -470,12 +487,12 @@ fn check_page(
             let _ = writeln!(
                 o,
                 "<li id=\"repeat-{k}\">{} words “{}”: surplus rendering at {} ({}); allowed \
-                 rendering{} at {}; rendered {}× in all, cause <b>{:?}</b>; stored in {}; \
+                 rendering{} at {}; rendered {}× in all, cause <b>{}</b>; stored in {}; \
                  message_uid {}</li>",
                 r.words,
                 esc(&r.excerpt),
                 link(&r.surplus_rows),
-                esc(&crate::oracle::diagnosis(r)),
+                esc(&crate::oracle::wording::diagnosis(r)),
                 if r.allowed_rows.len() == 1 { "" } else { "s" },
                 if allowed.is_empty() {
                     "none".to_string()
@@ -483,7 +500,7 @@ fn check_page(
                     allowed.join(", ")
                 },
                 r.times,
-                r.cause,
+                r.cause.title(),
                 rows.join(", "),
                 esc(&r.message_uids.join(", "))
             );
@@ -508,7 +525,13 @@ fn check_page(
         }
         o.push_str("</ul>\n");
     }
+    o
+}
 
+/// The check page's table of the stored rows its repeats and missing messages name.
+fn stored_rows(result: &ScenarioResult, check: &CheckResult) -> String {
+    let c = &check.check;
+    let mut o = String::new();
     // The stored rows involved, from the run's database.
     let mut ids: Vec<i64> = c
         .repeats
@@ -526,7 +549,13 @@ fn check_page(
             &ids,
         ));
     }
+    o
+}
 
+/// The check page's rendered history, each repeat's surplus and allowed renderings marked.
+fn rendered_history(check: &CheckResult) -> String {
+    let c = &check.check;
+    let mut o = String::new();
     // The screen, history included.
     o.push_str(
         "<h2 id=\"history\">Rendered history</h2>\n<p class=\"legend\"><mark class=\"surplus\">surplus \
@@ -565,10 +594,32 @@ fn check_page(
         }
     }
     o.push_str("</pre>\n");
-    o.push_str(SUMMARY_SCRIPT);
-    o.push_str(SUMMARY_SCRIPT);
-    o.push_str(COUNT_SCRIPT);
-    o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// The check page's recordings, each in the player (with a marker at the check when known).
+fn recordings(result: &ScenarioResult, n: usize, kept: &[String], sdir: &Path) -> String {
+    let c = &result.checks[n].check;
+    let mut o = String::new();
+    let casts: Vec<(String, Option<f64>)> = match recording_of(result, n, kept) {
+        Some(x) => vec![x],
+        None => kept
+            .iter()
+            .filter(|k| k.ends_with(".cast"))
+            .map(|k| (k.clone(), None))
+            .collect(),
+    };
+    if !casts.is_empty() {
+        let _ = writeln!(
+            o,
+            "<h2 id=\"recording\">Recording</h2>\n<script src=\"../{}/{}\"></script>",
+            assets::PLAYER_DIR,
+            assets::PLAYER_JS
+        );
+        for (k, (name, at)) in casts.iter().enumerate() {
+            o.push_str(&player(sdir, name, *at, &format!("check: {}", c.at), k));
+        }
+    }
     o
 }
 

@@ -17,19 +17,19 @@ pub const PLAYER_CSS: &str = "asciinema-player.css";
 const FILES: [(&str, &str); 4] = [
     (
         PLAYER_JS,
-        include_str!("../../assets/asciinema-player/asciinema-player.min.js"),
+        include_str!("../../../assets/asciinema-player/asciinema-player.min.js"),
     ),
     (
         PLAYER_CSS,
-        include_str!("../../assets/asciinema-player/asciinema-player.css"),
+        include_str!("../../../assets/asciinema-player/asciinema-player.css"),
     ),
     (
         "LICENSE",
-        include_str!("../../assets/asciinema-player/LICENSE"),
+        include_str!("../../../assets/asciinema-player/LICENSE"),
     ),
     (
         "VERSION.md",
-        include_str!("../../assets/asciinema-player/VERSION.md"),
+        include_str!("../../../assets/asciinema-player/VERSION.md"),
     ),
 ];
 

@@ -1,13 +1,22 @@
-//! Stage `report`: verdicts for people (text) and machines (one JSON object per line).
+//! Stage `report`: verdicts for people (text), machines (one JSON object per line, [`json`]) and
+//! browsers ([`html`]).
 //!
 //! Input: a [`ScenarioResult`]. Output: text in the style of snapbox/regex-test failures — finding,
 //! expected, got (with the repeated passage quoted and its screen rows), cause (rows, uids,
 //! sessions), the step and scenario line, what was kept, and the exact command to rerun.
+//!
+//! The words about a repeat, a missing message and a cause are the oracle's
+//! ([`crate::oracle::wording`]): the three outputs differ in layout, not in wording.
+
+pub mod html;
+pub mod json;
 
 use std::fmt::Write as _;
 
-use crate::oracle::{Cause, Repeat};
+use crate::oracle::wording;
 use crate::runner::ScenarioResult;
+
+pub use json::json_line;
 
 /// `text` safe to print on a terminal: control characters other than newline and tab (C0, DEL,
 /// C1) are escaped as `\u{..}`. Text from a user's database (session ids, titles, content) may
@@ -22,15 +31,6 @@ pub fn printable(text: &str) -> String {
         }
     }
     out
-}
-
-/// One JSON object (no newline) for `--json`.
-pub fn json_line(result: &ScenarioResult) -> String {
-    serde_json::to_string(result).unwrap_or_else(|e| {
-        // Serialising plain data cannot fail; if it ever does, still emit valid JSON.
-        serde_json::json!({"scenario": result.scenario, "passed": false, "error": e.to_string()})
-            .to_string()
-    })
 }
 
 /// The human report of one scenario: one `ok` line, or a `FAIL` block a maintainer can act on.
@@ -53,17 +53,11 @@ pub fn text(result: &ScenarioResult) -> String {
         }
         let _ = writeln!(out, "  got:      {}", c.verdict);
         for r in &c.check.repeats {
-            let _ = writeln!(out, "  repeat:   {}", describe_repeat(r));
-            let _ = writeln!(out, "  cause:    {}", describe_cause(r));
+            let _ = writeln!(out, "  repeat:   {}", wording::repeat_line(r));
+            let _ = writeln!(out, "  cause:    {}", wording::cause_line(r));
         }
         for m in &c.check.missing {
-            let _ = writeln!(
-                out,
-                "  missing:  {:?} \"{}\" (rows {})",
-                m.role,
-                m.excerpt,
-                join(&m.rows)
-            );
+            let _ = writeln!(out, "  missing:  {}", wording::missing_line(m));
         }
         let step = if c.line == 0 {
             format!("resumed through `{}`", c.check.at)
@@ -120,52 +114,6 @@ fn kept_entries(dir: &std::path::Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-fn describe_repeat(r: &Repeat) -> String {
-    let range = |&(a, b): &(usize, usize)| format!("{a}–{b}");
-    let allowed: Vec<String> = r.allowed_rows.iter().map(range).collect();
-    format!(
-        "{} words \"{}\" rendered {}× (surplus: history rows {}; allowed: {})",
-        r.words,
-        if r.excerpt.ends_with('…') {
-            r.excerpt.clone()
-        } else {
-            format!("{} …", r.excerpt)
-        },
-        r.times,
-        range(&r.surplus_rows),
-        if allowed.is_empty() {
-            "none".to_string()
-        } else {
-            format!("history rows {}", allowed.join(" and "))
-        }
-    )
-}
-
-fn describe_cause(r: &Repeat) -> String {
-    let what = match r.cause {
-        Cause::Display => "display problem (stored once, shown more than once)",
-        Cause::Data => "data problem (stored more than once, said once)",
-        Cause::Both => "display and data problem",
-    };
-    format!(
-        "{what}: rows {} in sessions {}; message_uid {}",
-        join(&r.rows),
-        r.sessions.join(", "),
-        if r.message_uids.is_empty() {
-            "none (legacy database)".to_owned()
-        } else {
-            r.message_uids.join(", ")
-        }
-    )
-}
-
-fn join(ids: &[i64]) -> String {
-    ids.iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Replaces what differs from run to run (session ids, paths, ports, timings, token counts) with

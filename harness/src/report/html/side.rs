@@ -123,154 +123,208 @@ pub(crate) fn side_by_side(
         internal: Vec::new(),
     };
     let expected = expected.unwrap_or(&empty);
-    let n = expected.messages.len();
-    let mut marks: Vec<Vec<Mark>> = vec![Vec::new(); n];
-    let mut unplaced: Vec<(String, Mark)> = Vec::new();
+    let mut marks = Marks {
+        on_message: vec![Vec::new(); expected.messages.len()],
+        internal: vec![None; expected.internal.len()],
+        unplaced: Vec::new(),
+    };
+    marks.findings(check, expected);
+    marks.renderings(check, expected);
+    let (o, counted) = marks.table(expected, transcript);
+    let head = summary(check, &counted, expected);
+    Side {
+        html: head + &o,
+        counted,
+    }
+}
 
-    // Surplus and allowed renderings, from the oracle.
-    for (k, r) in check.repeats.iter().enumerate() {
-        let surplus = Mark::Surplus {
-            repeat: k,
-            rows: r.surplus_rows,
-            words: r.words,
-        };
-        match message_of_repeat(expected, r) {
-            Some(m) => {
-                for &rows in &r.allowed_rows {
-                    let known = marks[m]
-                        .iter()
-                        .any(|x| matches!(x, Mark::Allowed { rows: a, .. } if *a == rows));
-                    if !known {
-                        marks[m].push(Mark::Allowed { repeat: k, rows });
+/// The marks of the view: on each logical message, on each internal text, and those the display
+/// model has no row for.
+struct Marks {
+    on_message: Vec<Vec<Mark>>,
+    internal: Vec<Option<Mark>>,
+    unplaced: Vec<(String, Mark)>,
+}
+
+impl Marks {
+    /// Surplus and allowed renderings, and missing messages: the oracle's findings.
+    fn findings(&mut self, check: &Check, expected: &Expected) {
+        let n = expected.messages.len();
+        let Marks {
+            on_message: marks,
+            unplaced,
+            ..
+        } = self;
+        // Surplus and allowed renderings, from the oracle.
+        for (k, r) in check.repeats.iter().enumerate() {
+            let surplus = Mark::Surplus {
+                repeat: k,
+                rows: r.surplus_rows,
+                words: r.words,
+            };
+            match message_of_repeat(expected, r) {
+                Some(m) => {
+                    for &rows in &r.allowed_rows {
+                        let known = marks[m]
+                            .iter()
+                            .any(|x| matches!(x, Mark::Allowed { rows: a, .. } if *a == rows));
+                        if !known {
+                            marks[m].push(Mark::Allowed { repeat: k, rows });
+                        }
                     }
+                    marks[m].push(surplus);
                 }
-                marks[m].push(surplus);
+                None => unplaced.push((r.excerpt.clone(), surplus)),
             }
-            None => unplaced.push((r.excerpt.clone(), surplus)),
         }
-    }
-    // Missing messages, from the oracle.
-    for miss in &check.missing {
-        let m = (0..n).find(|&m| ids(&expected.messages[m]) == miss.rows && marks_free(&marks, m));
-        match m {
-            Some(m) => marks[m].push(Mark::Missing),
-            None => unplaced.push((miss.excerpt.clone(), Mark::Missing)),
+        // Missing messages, from the oracle.
+        for miss in &check.missing {
+            let m =
+                (0..n).find(|&m| ids(&expected.messages[m]) == miss.rows && marks_free(marks, m));
+            match m {
+                Some(m) => marks[m].push(Mark::Missing),
+                None => unplaced.push((miss.excerpt.clone(), Mark::Missing)),
+            }
         }
     }
 
-    // Where everything else is drawn: the oracle's own renderings.
-    let placed: Vec<bool> = marks
-        .iter()
-        .map(|ms| {
-            ms.iter().any(|x| {
-                matches!(
-                    x,
-                    Mark::Surplus { .. } | Mark::Allowed { .. } | Mark::Missing
-                )
-            })
-        })
-        .collect();
-    for d in &check.drawn {
-        if let Some(m) = d.message.filter(|&m| m < n && !placed[m]) {
-            marks[m].push(Mark::Shown { rows: d.rows });
-        }
-    }
-    // Out of order: the messages the oracle counted.
-    for &m in &check.out_of_order_messages {
-        if m < n {
-            marks[m].push(Mark::Order);
-        } else {
-            unplaced.push(("a message drawn out of order".into(), Mark::Order));
-        }
-    }
-    // Internal text drawn: the oracle's words per internal text, and where it drew each.
-    let mut internal_marks: Vec<Option<Mark>> = vec![None; expected.internal.len()];
-    for (x, &words) in check.internal_words.iter().enumerate() {
-        if words == 0 {
-            continue;
-        }
-        // Identical internal texts are counted at the first; their renderings are listed there.
-        let same = |y: usize| {
-            expected.internal.get(y).map(|t| t.text.trim())
-                == expected.internal.get(x).map(|t| t.text.trim())
-        };
-        let rows: Vec<(usize, usize)> = check
-            .drawn
+    /// Where everything else is drawn (the oracle's own renderings), out-of-order messages and
+    /// internal text drawn.
+    fn renderings(&mut self, check: &Check, expected: &Expected) {
+        let n = expected.messages.len();
+        let Marks {
+            on_message: marks,
+            internal: internal_marks,
+            unplaced,
+        } = self;
+        // Where everything else is drawn: the oracle's own renderings.
+        let placed: Vec<bool> = marks
             .iter()
-            .filter(|d| d.internal.is_some_and(same))
-            .map(|d| d.rows)
+            .map(|ms| {
+                ms.iter().any(|x| {
+                    matches!(
+                        x,
+                        Mark::Surplus { .. } | Mark::Allowed { .. } | Mark::Missing
+                    )
+                })
+            })
             .collect();
-        let mark = Mark::Internal { rows, words };
-        match internal_marks.get_mut(x) {
-            Some(slot) => *slot = Some(mark),
-            None => unplaced.push(("internal text".into(), mark)),
+        for d in &check.drawn {
+            if let Some(m) = d.message.filter(|&m| m < n && !placed[m]) {
+                marks[m].push(Mark::Shown { rows: d.rows });
+            }
+        }
+        // Out of order: the messages the oracle counted.
+        for &m in &check.out_of_order_messages {
+            if m < n {
+                marks[m].push(Mark::Order);
+            } else {
+                unplaced.push(("a message drawn out of order".into(), Mark::Order));
+            }
+        }
+        // Internal text drawn: the oracle's words per internal text, and where it drew each.
+        for (x, &words) in check.internal_words.iter().enumerate() {
+            if words == 0 {
+                continue;
+            }
+            // Identical internal texts are counted at the first; their renderings are listed there.
+            let same = |y: usize| {
+                expected.internal.get(y).map(|t| t.text.trim())
+                    == expected.internal.get(x).map(|t| t.text.trim())
+            };
+            let rows: Vec<(usize, usize)> = check
+                .drawn
+                .iter()
+                .filter(|d| d.internal.is_some_and(same))
+                .map(|d| d.rows)
+                .collect();
+            let mark = Mark::Internal { rows, words };
+            match internal_marks.get_mut(x) {
+                Some(slot) => *slot = Some(mark),
+                None => unplaced.push(("internal text".into(), mark)),
+            }
         }
     }
 
-    // Write the table.
-    let mut counted = Counted::default();
-    let mut o = String::new();
-    o.push_str(
-        "<table class=\"side\">\n<thead><tr><th>#</th><th>a correct display shows</th>\
+    /// The table: a row per logical message, per internal text and per unplaced mark; and what
+    /// its marks add up to.
+    fn table(self, expected: &Expected, transcript: &Transcript) -> (String, Counted) {
+        let Marks {
+            on_message: marks,
+            internal: mut internal_marks,
+            unplaced,
+        } = self;
+        // Write the table.
+        let mut counted = Counted::default();
+        let mut o = String::new();
+        o.push_str(
+            "<table class=\"side\">\n<thead><tr><th>#</th><th>a correct display shows</th>\
          <th>the screen shows (history rows)</th></tr></thead>\n<tbody>\n",
-    );
-    for (m, msg) in expected.messages.iter().enumerate() {
-        let classes = row_classes(&marks[m]);
-        let _ = write!(
+        );
+        for (m, msg) in expected.messages.iter().enumerate() {
+            let classes = row_classes(&marks[m]);
+            let _ = write!(
             o,
             "<tr id=\"msg-{}\" class=\"msg{classes}\"><td class=\"n\">{}</td><td class=\"expected\">",
             m + 1,
             m + 1
         );
-        left_cell(
-            &mut o,
-            &format!("{:?}", msg.role),
-            &ids(msg),
-            &msg.text,
-            preview(classes.is_empty()),
-        );
-        o.push_str("</td><td class=\"shown\">");
-        right_cell(&mut o, &marks[m], transcript, &mut counted);
-        o.push_str("</td></tr>\n");
-    }
-    for (x, t) in expected.internal.iter().enumerate() {
-        let mark = internal_marks[x].take();
-        let classes = if mark.is_some() { " has-internal" } else { "" };
-        let _ = write!(
+            left_cell(
+                &mut o,
+                &format!("{:?}", msg.role),
+                &ids(msg),
+                &msg.text,
+                preview(classes.is_empty()),
+            );
+            o.push_str("</td><td class=\"shown\">");
+            right_cell(&mut o, &marks[m], transcript, &mut counted);
+            o.push_str("</td></tr>\n");
+        }
+        for (x, t) in expected.internal.iter().enumerate() {
+            let mark = internal_marks[x].take();
+            let classes = if mark.is_some() { " has-internal" } else { "" };
+            let _ = write!(
             o,
             "<tr id=\"internal-{}\" class=\"internal{classes}\"><td class=\"n\">i{}</td><td class=\"expected\">",
             x + 1,
             x + 1
         );
-        let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
-        left_cell(
-            &mut o,
-            "internal text (must not be shown)",
-            &rows,
-            &t.text,
-            preview(classes.is_empty()),
-        );
-        o.push_str("</td><td class=\"shown\">");
-        match mark {
-            Some(mark) => right_cell(&mut o, &[mark], transcript, &mut counted),
-            None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
+            let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
+            left_cell(
+                &mut o,
+                "internal text (must not be shown)",
+                &rows,
+                &t.text,
+                preview(classes.is_empty()),
+            );
+            o.push_str("</td><td class=\"shown\">");
+            match mark {
+                Some(mark) => right_cell(&mut o, &[mark], transcript, &mut counted),
+                None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
+            }
+            o.push_str("</td></tr>\n");
         }
-        o.push_str("</td></tr>\n");
-    }
-    for (what, mark) in unplaced {
-        let classes = row_classes(std::slice::from_ref(&mark));
-        let _ = write!(
-            o,
-            "<tr class=\"unplaced{classes}\"><td class=\"n\">?</td><td class=\"expected\">\
+        for (what, mark) in unplaced {
+            let classes = row_classes(std::slice::from_ref(&mark));
+            let _ = write!(
+                o,
+                "<tr class=\"unplaced{classes}\"><td class=\"n\">?</td><td class=\"expected\">\
              <div class=\"meta\">not placed on a message of the display model</div>\
              <div class=\"excerpt\">{}</div></td><td class=\"shown\">",
-            esc(&what)
-        );
-        right_cell(&mut o, &[mark], transcript, &mut counted);
-        o.push_str("</td></tr>\n");
-    }
-    o.push_str("</tbody>\n</table>\n");
+                esc(&what)
+            );
+            right_cell(&mut o, &[mark], transcript, &mut counted);
+            o.push_str("</td></tr>\n");
+        }
+        o.push_str("</tbody>\n</table>\n");
 
+        (o, counted)
+    }
+}
+
+/// The view's summary: the verdict's numbers beside what the page's marks add up to, and a
+/// warning when they differ or the display model could not be read.
+fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
     let f = &check.findings;
     let mut head = String::new();
     let _ = writeln!(
@@ -317,10 +371,7 @@ pub(crate) fn side_by_side(
              findings are listed.</p>\n",
         );
     }
-    Side {
-        html: head + &o,
-        counted,
-    }
+    head
 }
 
 /// Whether message `m` has no missing mark yet (two identical missing messages go to two rows).

@@ -1,0 +1,170 @@
+//! The oracle's first stage: both sides as word ids over one vocabulary (the expectation's), each
+//! expected-side word with its byte range so findings can quote the original text; and the fast
+//! hash map the stages key on word-id slices.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
+
+use crate::display::Expected;
+use crate::screen::Transcript;
+use crate::words::word_spans;
+
+/// Words shown in an excerpt.
+const EXCERPT_WORDS: usize = 8;
+
+/// Characters an excerpt is capped at (a "word" can be a 10 kB URL).
+const EXCERPT_CHARS: usize = 120;
+
+/// Word id that never matches: transcript / provider words that no expected text contains.
+const UNKNOWN: u32 = u32::MAX;
+
+/// The words of one expected-side text as ids, with their byte ranges in the text.
+pub(super) struct Tokens {
+    pub(super) ids: Vec<u32>,
+    pub(super) spans: Vec<Range<usize>>,
+}
+/// Both sides as word ids; the vocabulary is the expectation's (a transcript or provider word
+/// no expected text holds is [`UNKNOWN`]).
+pub(super) struct Words {
+    pub(super) vocab: FastMap<String, u32>,
+    pub(super) messages: Vec<Tokens>,
+    pub(super) internal: Vec<Tokens>,
+    /// The transcript as one word stream.
+    pub(super) transcript: Vec<u32>,
+    /// The transcript line of each word of the stream.
+    pub(super) line_of: Vec<usize>,
+}
+
+impl Words {
+    pub(super) fn new(transcript: &Transcript, expected: &Expected) -> Words {
+        let mut words = Words {
+            vocab: FastMap::default(),
+            messages: Vec::new(),
+            internal: Vec::new(),
+            transcript: Vec::new(),
+            line_of: Vec::new(),
+        };
+        words.messages = expected
+            .messages
+            .iter()
+            .map(|m| words.tokenize(&m.text))
+            .collect();
+        words.internal = expected
+            .internal
+            .iter()
+            .map(|t| words.tokenize(&t.text))
+            .collect();
+        for (k, line) in transcript.lines.iter().enumerate() {
+            for id in words.lookup(&line.text) {
+                words.transcript.push(id);
+                words.line_of.push(k);
+            }
+        }
+        words
+    }
+
+    /// The words of an expected-side text, added to the vocabulary.
+    fn tokenize(&mut self, text: &str) -> Tokens {
+        let mut ids = Vec::new();
+        let mut spans = Vec::new();
+        for (range, word) in word_spans(text) {
+            let next = u32::try_from(self.vocab.len())
+                .unwrap_or(UNKNOWN - 1)
+                .min(UNKNOWN - 1);
+            ids.push(*self.vocab.entry(word).or_insert(next));
+            spans.push(range);
+        }
+        Tokens { ids, spans }
+    }
+
+    /// The words of a screen or provider text, as ids of the vocabulary.
+    pub(super) fn lookup(&self, text: &str) -> Vec<u32> {
+        word_spans(text)
+            .into_iter()
+            .map(|(_, w)| self.vocab.get(&w).copied().unwrap_or(UNKNOWN))
+            .collect()
+    }
+}
+
+/// The first text (index) with the same words, for each text.
+pub(super) fn same_as(tokens: &[Tokens]) -> Vec<usize> {
+    let mut first: FastMap<&[u32], usize> = FastMap::default();
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| *first.entry(&t.ids).or_insert(i))
+        .collect()
+}
+
+/// The original text of the words `range` (at most [`EXCERPT_WORDS`]), whitespace collapsed and
+/// control characters removed, with `…` when the passage goes on.
+pub(super) fn excerpt(text: &str, spans: &[Range<usize>], range: Range<usize>) -> String {
+    let end = range.end.min(spans.len()).min(range.start + EXCERPT_WORDS);
+    if range.start >= end {
+        return String::new();
+    }
+    // A passage reaching the end of the text keeps its closing punctuation.
+    let to = if end == spans.len() {
+        text.len()
+    } else {
+        spans[end - 1].end
+    };
+    let from = spans[range.start].start;
+    let raw = text.get(from..to).unwrap_or_default();
+    let cleaned: String = raw
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut out: String = cleaned
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(EXCERPT_CHARS)
+        .collect();
+    if end < range.end || out.chars().count() == EXCERPT_CHARS {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// A small, fast, non-cryptographic hasher (FxHash) for word-id slices: the keys are not
+/// attacker-chosen in a way that matters here, and SipHash would dominate the run time.
+#[derive(Default)]
+pub(super) struct FxHasher(u64);
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(b));
+        }
+        for &byte in chunks.remainder() {
+            self.add(u64::from(byte));
+        }
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(super) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
