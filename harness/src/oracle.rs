@@ -93,7 +93,7 @@ use std::ops::Range;
 
 use crate::display::{Expected, LogicalMessage, Role, RowRef};
 use crate::integrity::{DataProblem, DataProblemKind};
-use crate::screen::Transcript;
+use crate::terminal::Transcript;
 use crate::words::word_spans;
 
 use align::{Rendering, SourceKind, Texts};
@@ -1182,7 +1182,7 @@ mod tests {
 
     mod adversarial;
     use crate::display::{InternalText, LogicalMessage, Role, RowRef};
-    use crate::screen::TranscriptLine;
+    use crate::terminal::TranscriptLine;
     use proptest::prelude::*;
 
     const UID: &str = "ef6c3d99a1b2c3d4";

@@ -2246,7 +2246,7 @@ mod tests {
     fn messages_off_the_recap_are_not_missing() {
         use crate::display::{Expected, RowRef};
         use crate::oracle::{check_in, Context};
-        use crate::screen::Transcript;
+        use crate::terminal::Transcript;
         let messages: Vec<LogicalMessage> = (0..50)
             .map(|i| LogicalMessage {
                 role: if i % 2 == 0 {
