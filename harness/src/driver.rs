@@ -25,7 +25,8 @@ use expectrl::session::OsSession;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::client::{is_idle, Ui, ENTER_PAUSE, SETTLE};
+use crate::client::profile::{ENTER_PAUSE, SETTLE};
+use crate::client::{is_idle, Ui};
 use crate::terminal::scan::{Event, Scanner};
 use crate::terminal::{cast, Screen, Size};
 

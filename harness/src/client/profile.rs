@@ -3,6 +3,8 @@
 //! prompt, the composer placeholders) or busy ([`is_busy`]), and how long its output must be quiet
 //! for the harness to believe a turn, a command or typing is over. The driver's waits ask these;
 //! a new client version that draws its prompt differently changes this file.
+//!
+//! Unit tests: `profile/tests.rs`.
 
 use std::time::Duration;
 

@@ -59,16 +59,20 @@ fn dropping_the_driver_kills_the_whole_process_group() {
     assert!(!alive(bg), "background child {bg} survived the driver");
 }
 
+/// The error of waiting up to `deadline` for the idle prompt from a shell running `script`.
+fn prompt_wait_error(script: &str, deadline: Duration) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
+    d.wait_until("the prompt", deadline, |s| {
+        is_idle(Ui::Classic, &s.viewport_rows())
+    })
+    .unwrap_err()
+    .to_string()
+}
+
 #[test]
 fn a_wait_past_its_deadline_reports_the_last_screen() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut d = Driver::spawn(&shell("echo still booting; sleep 300", dir.path())).unwrap();
-    let err = d
-        .wait_until("the prompt", Duration::from_millis(500), |s| {
-            is_idle(Ui::Classic, &s.viewport_rows())
-        })
-        .unwrap_err()
-        .to_string();
+    let err = prompt_wait_error("echo still booting; sleep 300", Duration::from_millis(500));
     assert!(
         err.contains("timed out") && err.contains("the prompt"),
         "{err}"
@@ -78,14 +82,7 @@ fn a_wait_past_its_deadline_reports_the_last_screen() {
 
 #[test]
 fn a_client_that_exits_early_is_reported_with_its_status() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut d = Driver::spawn(&shell("echo crashed; exit 3", dir.path())).unwrap();
-    let err = d
-        .wait_until("the prompt", Duration::from_secs(10), |s| {
-            is_idle(Ui::Classic, &s.viewport_rows())
-        })
-        .unwrap_err()
-        .to_string();
+    let err = prompt_wait_error("echo crashed; exit 3", Duration::from_secs(10));
     assert!(err.contains("exited (exit code 3)"), "{err}");
     assert!(err.contains("crashed"), "{err}");
 }

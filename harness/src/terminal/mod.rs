@@ -18,8 +18,9 @@
 //!   [`Screen::feed`] copies the rows from the top to the last non-blank one into the history.
 //!   This is what tmux does (`scroll-on-clear`, on by default), and avt (asciinema's emulator) on
 //!   `2J`; tmux is the emulator the harness cross-checks against. To see the clear before vt100
-//!   acts on it, a small scanner mirroring vt100's `vte` state machine follows the bytes; its
-//!   state survives between calls, so a sequence split across reads is seen like a whole one.
+//!   acts on it, a small scanner mirroring vt100's `vte` state machine ([`scan`]) follows the
+//!   bytes; its state survives between calls, so a sequence split across reads is seen like a
+//!   whole one.
 //!   `CSI J` from anywhere else (prompt_toolkit redrawing its input box) is not a clear.
 //! - The alternate screen is a separate canvas that real terminals never put in scrollback (the Ink
 //!   TUI draws its frames there): rows scrolling off it, and clears on it, are not recorded. While

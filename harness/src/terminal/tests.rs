@@ -196,28 +196,30 @@ fn wide_character_split_across_feeds_is_drawn_once() {
     assert_eq!(s.viewport_rows(), ["灯", "", ""]);
 }
 
+/// Feeds `bytes` and takes the answers they asked for.
+fn answers(s: &mut Screen, bytes: &[u8]) -> Vec<u8> {
+    s.feed(bytes);
+    s.take_replies()
+}
+
 #[test]
 fn device_attributes_query_is_answered() {
-    let mut s = fed(24, 80, b"\x1b[c");
-    assert_eq!(s.take_replies(), b"\x1b[?1;2c");
-    s.feed(b"\x1b[0c");
-    assert_eq!(s.take_replies(), b"\x1b[?1;2c");
+    let mut s = Screen::new(24, 80);
+    assert_eq!(answers(&mut s, b"\x1b[c"), b"\x1b[?1;2c");
+    assert_eq!(answers(&mut s, b"\x1b[0c"), b"\x1b[?1;2c");
     assert_eq!(s.take_replies(), b"");
     // DA2 (`CSI > c`) and DA1 with another parameter are not ours to answer.
-    s.feed(b"\x1b[>c\x1b[1c");
-    assert_eq!(s.take_replies(), b"");
+    assert_eq!(answers(&mut s, b"\x1b[>c\x1b[1c"), b"");
 }
 
 #[test]
 fn background_colour_query_is_answered_dark() {
     let mut s = Screen::new(24, 80);
     for query in [&b"\x1b]11;?\x07"[..], b"\x1b]11;?\x1b\\"] {
-        s.feed(query);
-        assert_eq!(s.take_replies(), b"\x1b]11;rgb:0000/0000/0000\x1b\\");
+        assert_eq!(answers(&mut s, query), b"\x1b]11;rgb:0000/0000/0000\x1b\\");
     }
     // Setting the colour is not a query.
-    s.feed(b"\x1b]11;rgb:1111/2222/3333\x07");
-    assert_eq!(s.take_replies(), b"");
+    assert_eq!(answers(&mut s, b"\x1b]11;rgb:1111/2222/3333\x07"), b"");
 }
 
 #[test]
