@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::history::{Compaction, History, Step};
-use hermes_e2e::screen::{self, Screen};
 use hermes_e2e::store::{Schema, Store};
+use hermes_e2e::terminal::{cast, Screen};
 use hermes_e2e::{oracle, words};
 
 fn fixture(file: &str) -> PathBuf {
@@ -104,7 +104,7 @@ fn display_projection(c: &mut Criterion) {
 }
 
 fn oracle_check(c: &mut Criterion) {
-    let screen = screen::replay_cast(&fixture("resume.cast")).unwrap();
+    let screen = cast::replay(&fixture("resume.cast")).unwrap();
     let transcript = screen.transcript();
     let store = Store::open(&fixture("state.db")).unwrap();
     let tip = store.latest_session().unwrap().unwrap().id;
@@ -118,7 +118,7 @@ fn oracle_check(c: &mut Criterion) {
 /// one reply rendered a second time (the shape of issue 15's `check --cast` measurement).
 fn oracle_check_million_words(c: &mut Criterion) {
     use hermes_e2e::display::{Expected, LogicalMessage, Role, RowRef};
-    use hermes_e2e::screen::{Transcript, TranscriptLine};
+    use hermes_e2e::terminal::{Transcript, TranscriptLine};
     const VOCAB: &[&str] = &[
         "keeper", "lamp", "fog", "tide", "gull", "lens", "wick", "oil", "bell", "storm", "ship",
         "rock", "pier", "net", "sail", "wind", "cliff", "wave", "beam", "log", "night", "dawn",

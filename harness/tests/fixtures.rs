@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::oracle::{self, Cause, Check};
-use hermes_e2e::screen::{self, Transcript};
 use hermes_e2e::store::Store;
+use hermes_e2e::terminal::{cast, Transcript};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -23,7 +23,7 @@ fn load(name: &str) -> (Transcript, display::Expected) {
 /// A fixture recorded with `hermes-e2e record`: the recording of the resumed client is `cast`.
 fn load_cast(name: &str, cast: &str) -> (Transcript, display::Expected) {
     let dir = fixture(name);
-    let transcript = screen::replay_cast(&dir.join(cast))
+    let transcript = cast::replay(&dir.join(cast))
         .expect("fixture recording replays")
         .transcript();
     let store = Store::open(&dir.join("state.db")).expect("fixture database opens");

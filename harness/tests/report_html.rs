@@ -15,7 +15,7 @@ use hermes_e2e::report::html;
 use hermes_e2e::runner::{CheckResult, ScenarioResult};
 use hermes_e2e::scenario::Expectation;
 use hermes_e2e::store::Store;
-use hermes_e2e::{oracle, screen};
+use hermes_e2e::{oracle, terminal};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/iot-0.22.2.post1-rotating-resume")
@@ -35,7 +35,7 @@ fn chromium() -> Option<PathBuf> {
 /// A result holding the fixture's check, with the fixture's folder as the kept artefacts.
 fn fixture_result() -> ScenarioResult {
     let dir = fixture();
-    let replayed = screen::replay_cast(&dir.join("resume.cast")).unwrap();
+    let replayed = terminal::cast::replay(&dir.join("resume.cast")).unwrap();
     let transcript = replayed.transcript();
     let screen_svg = Some(replayed.svg("fixture/rotating_resume — after --resume"));
     let store = Store::open(&dir.join("state.db")).unwrap();

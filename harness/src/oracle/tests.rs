@@ -3,7 +3,7 @@ use super::*;
 mod adversarial;
 use crate::display::{InternalText, LogicalMessage, Role, RowRef};
 use crate::integrity::DataProblemKind;
-use crate::screen::TranscriptLine;
+use crate::terminal::TranscriptLine;
 use proptest::prelude::*;
 
 const UID: &str = "ef6c3d99a1b2c3d4";

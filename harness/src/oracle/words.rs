@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use crate::display::Expected;
-use crate::screen::Transcript;
+use crate::terminal::Transcript;
 use crate::words::word_spans;
 
 /// Words shown in an excerpt.

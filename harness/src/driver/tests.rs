@@ -1,0 +1,116 @@
+//! Unit tests of the driver, with a shell standing in for the client.
+
+use super::*;
+use std::path::Path;
+
+#[test]
+fn printed_text_leaves_escape_sequences_out_even_split_across_reads() {
+    let mut p = Printed::default();
+    p.feed(b"\x1b[1;31mHel");
+    p.feed(b"lo\x1b[2");
+    p.feed(b"Cwor\x1b]0;title\x07ld \x1b]8;;http://x\x1b\\link\x1bM!");
+    assert_eq!(p.text, "helloworldlink");
+}
+
+/// A shell standing in for the client (a test double of the harness's own machinery).
+fn shell(script: &str, dir: &Path) -> Launch {
+    Launch {
+        program: PathBuf::from("/bin/sh"),
+        args: vec!["-c".into(), script.into()],
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        cwd: dir.to_owned(),
+        rows: 24,
+        cols: 80,
+        cast: dir.join("t.cast"),
+        ui: Ui::Classic,
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a zombie still counts, so also read its state.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !stat.is_empty() && !stat.contains(") Z ")
+}
+
+#[test]
+fn dropping_the_driver_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("bg.pid");
+    let script = format!(
+        "sleep 300 & echo $! > {}; echo ready; sleep 300",
+        pidfile.display()
+    );
+    let mut d = Driver::spawn(&shell(&script, dir.path())).unwrap();
+    d.wait_until("ready", Duration::from_secs(10), |s| {
+        s.viewport_rows().iter().any(|r| r == "ready")
+    })
+    .unwrap();
+    let bg: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(bg));
+    drop(d);
+    let start = Instant::now();
+    while alive(bg) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(bg), "background child {bg} survived the driver");
+}
+
+/// The error of waiting up to `deadline` for the idle prompt from a shell running `script`.
+fn prompt_wait_error(script: &str, deadline: Duration) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
+    d.wait_until("the prompt", deadline, |s| {
+        is_idle(Ui::Classic, &s.viewport_rows())
+    })
+    .unwrap_err()
+    .to_string()
+}
+
+#[test]
+fn a_wait_past_its_deadline_reports_the_last_screen() {
+    let err = prompt_wait_error("echo still booting; sleep 300", Duration::from_millis(500));
+    assert!(
+        err.contains("timed out") && err.contains("the prompt"),
+        "{err}"
+    );
+    assert!(err.contains("still booting"), "{err}");
+}
+
+#[test]
+fn a_client_that_exits_early_is_reported_with_its_status() {
+    let err = prompt_wait_error("echo crashed; exit 3", Duration::from_secs(10));
+    assert!(err.contains("exited (exit code 3)"), "{err}");
+    assert!(err.contains("crashed"), "{err}");
+}
+
+#[test]
+fn the_recording_is_asciicast_v2() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = shell("printf 'h\\303\\251llo\\n'", dir.path());
+    let mut d = Driver::spawn(&launch).unwrap();
+    let _ = d.wait_exit(Duration::from_secs(10));
+    drop(d);
+    let text = std::fs::read_to_string(&launch.cast).unwrap();
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(
+        (header["version"].as_u64(), header["width"].as_u64()),
+        (Some(2), Some(80))
+    );
+    let out: String = lines
+        .map(|l| serde_json::from_str::<(f64, String, String)>(l).unwrap().2)
+        .collect();
+    assert!(out.contains("héllo"), "{out:?}");
+}
+
+#[test]
+fn squash_ignores_wrapping_and_borders() {
+    assert_eq!(
+        squash("│ The keeper │\n│ of the lamp │"),
+        squash("the keeper of the lamp")
+    );
+}
