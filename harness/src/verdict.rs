@@ -5,7 +5,7 @@
 //! Two stages, so one reading of the database serves several transcripts (`repro` judges each
 //! display path against the same reading):
 //!
-//! 1. [`Basis::read`]: open nothing, read a [`Store`] already open — pick the session ([`Session`]:
+//! 1. [`Basis::read`]: from a [`Store`] the caller opened, pick the session ([`Session`]:
 //!    the given id, or the newest one holding messages), project the display contract
 //!    ([`display::expected`] on a [`Surface`]), and list what the database alone shows is wrong
 //!    ([`integrity::data_problems`]). [`Basis::with_recap`] adds the messages the classic CLI's
@@ -65,10 +65,10 @@ pub struct Basis {
     /// The correct display of it.
     pub expected: Expected,
     /// What the database alone shows is wrong (empty when it could not be read).
-    pub data_problems: Vec<DataProblem>,
+    data_problems: Vec<DataProblem>,
     /// Messages (indexes into [`Expected::messages`]) the display may leave out (see
     /// [`oracle::Context::optional`]); empty unless [`Basis::with_recap`] set them.
-    pub optional: Vec<usize>,
+    optional: Vec<usize>,
 }
 
 impl Basis {

@@ -8,10 +8,9 @@
 //! "The harness could not do its job" (bad scenario, client would not start, a wait ran past its
 //! deadline) is kept apart from "the client misbehaved" (a check whose numbers differ): the first is
 //! [`ScenarioResult::error`], the second a [`CheckResult`] with mismatches.
-
 //!
-//! The jobs live in their own modules: [`steps`] interprets a scenario's steps, [`session`] is the
-//! client session protocol (start, `/resume`, the waits of each command), [`cli`] runs the client
+//! The jobs live in their own modules: `steps` interprets a scenario's steps, `session` is the
+//! client session protocol (start, `/resume`, the waits of each command), `cli` runs the client
 //! without a PTY, [`repro`](mod@repro) and [`record`](mod@record) are the two other ways to run the
 //! client, [`results`] holds what the reports read and [`error`] every orchestration error. The
 //! verdict itself is [`crate::verdict`].
