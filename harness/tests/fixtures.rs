@@ -9,6 +9,7 @@ use hermes_e2e::display::{self, Surface};
 use hermes_e2e::oracle::{self, Cause, Check};
 use hermes_e2e::store::Store;
 use hermes_e2e::terminal::{cast, Transcript};
+use hermes_e2e::verdict::{Basis, Session};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -27,12 +28,8 @@ fn load_cast(name: &str, cast: &str) -> (Transcript, display::Expected) {
         .expect("fixture recording replays")
         .transcript();
     let store = Store::open(&dir.join("state.db")).expect("fixture database opens");
-    let session = store
-        .latest_session_with_messages()
-        .expect("sessions readable")
-        .expect("fixture has a session");
-    let expected = display::expected(&store, &session.id, Surface::default()).expect("projection");
-    (transcript, expected)
+    let basis = Basis::read(&store, Session::Latest, Surface::default()).expect("projection");
+    (transcript, basis.expected)
 }
 
 fn check(transcript: &Transcript, expected: &display::Expected) -> Check {
@@ -209,8 +206,10 @@ fn compaction_mid_tool_turn_resume_draws_the_carried_reply_twice() {
     let export = {
         let dir = fixture("iot-0.22.2.post1-mid-tool-turn-resume");
         let store = Store::open(&dir.join("state.db")).unwrap();
-        let session = store.latest_session_with_messages().unwrap().unwrap();
-        display::expected(&store, &session.id, Surface { tool_output: true }).unwrap()
+        let surface = Surface { tool_output: true };
+        Basis::read(&store, Session::Latest, surface)
+            .unwrap()
+            .expected
     };
     assert_eq!(
         export.messages.len(),

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hermes_e2e::display::{self, Surface};
+use hermes_e2e::display::Surface;
 use hermes_e2e::report::html;
 use hermes_e2e::runner::{CheckResult, ScenarioResult};
 use hermes_e2e::scenario::Expectation;
 use hermes_e2e::store::Store;
+use hermes_e2e::verdict::{Basis, Session};
 use hermes_e2e::{oracle, terminal};
 
 fn fixture() -> PathBuf {
@@ -39,9 +40,8 @@ fn fixture_result() -> ScenarioResult {
     let transcript = replayed.transcript();
     let screen_svg = Some(replayed.svg("fixture/rotating_resume — after --resume"));
     let store = Store::open(&dir.join("state.db")).unwrap();
-    let session = store.latest_session_with_messages().unwrap().unwrap();
-    let expected = display::expected(&store, &session.id, Surface::default()).unwrap();
-    let check = oracle::check("after --resume", &transcript, &expected, None);
+    let basis = Basis::read(&store, Session::Latest, Surface::default()).unwrap();
+    let check = basis.check("after --resume", &transcript, None);
     ScenarioResult {
         scenario: "fixture/rotating_resume".into(),
         file: dir.join("PROVENANCE.md"),
@@ -53,9 +53,9 @@ fn fixture_result() -> ScenarioResult {
             expected: Expectation::default(),
             mismatches: vec!["words_rendered_more_than_once: expected 0, got 169".into()],
             line: 0,
-            session: session.id,
-            stored_rows: expected.stored_rows,
-            logical_messages: expected.messages.len(),
+            session: basis.session.clone(),
+            stored_rows: basis.expected.stored_rows,
+            logical_messages: basis.expected.messages.len(),
             transcript,
             screen_svg,
         }],

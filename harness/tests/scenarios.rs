@@ -168,7 +168,7 @@ fn failure(result: &runner::ScenarioResult) -> String {
     let mut text = report::text(result);
     let dir = runner::default_out_root()
         .join("reports")
-        .join(slug(&result.scenario));
+        .join(runner::slug(&result.scenario, "check"));
     match hermes_e2e::report::html::write_report(&dir, std::slice::from_ref(result)) {
         Ok(index) => text.push_str(&format!("  report:   {}\n", index.display())),
         Err(e) => text.push_str(&format!("  report:   not written ({e})\n")),
@@ -200,7 +200,7 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
             let name = format!(
                 "{}@{}",
                 scenario.name.replace('/', "__"),
-                slug(&check.check.at)
+                runner::slug(&check.check.at, "check")
             );
             insta::assert_snapshot!(
                 name,
@@ -228,20 +228,6 @@ fn after_resume(scenario: &Scenario, line: usize) -> bool {
 
 fn snapshot_dir() -> PathBuf {
     runner::workspace_root().join("snapshots")
-}
-
-fn slug(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect::<String>()
-        .trim_matches('_')
-        .to_owned()
 }
 
 /// The rendered history below the start-up banner (whose tool list and logo say nothing about the

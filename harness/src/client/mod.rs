@@ -28,6 +28,7 @@ use std::process::Command;
 
 pub mod chrome;
 pub mod profile;
+pub mod recap;
 pub mod stored;
 
 pub use profile::{is_busy, is_idle, Ui, COMMAND_SETTLE};

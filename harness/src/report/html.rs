@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use crate::display::{self, Expected, Surface};
 use crate::oracle::Check;
-use crate::runner::{CheckResult, ScenarioResult};
+use crate::runner::{slug, CheckResult, ScenarioResult};
 use crate::store::Store;
 
 pub use side::Counted;
@@ -64,12 +64,12 @@ pub fn write_report(dir: &Path, results: &[ScenarioResult]) -> std::io::Result<P
     let mut listed: Vec<Listed> = Vec::new();
     let mut scenarios: Vec<(String, Vec<String>)> = Vec::new(); // (folder, kept)
     for result in results {
-        let folder = slug(&result.scenario);
+        let folder = slug(&result.scenario, "check");
         let sdir = dir.join(&folder);
         std::fs::create_dir_all(&sdir)?;
         let kept = copy_artefacts(&result.kept, &sdir)?;
         for (n, check) in result.checks.iter().enumerate() {
-            let stem = format!("check-{}-{}", n + 1, slug(&check.check.at));
+            let stem = format!("check-{}-{}", n + 1, slug(&check.check.at, "check"));
             let own = recording_of(result, n, &kept);
             let (rows, cols) = own
                 .as_ref()
@@ -772,26 +772,6 @@ fn esc(text: &str) -> String {
     out
 }
 
-/// A file-name-safe slug.
-fn slug(text: &str) -> String {
-    let s: String = text
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let s = s.trim_matches('_').to_string();
-    if s.is_empty() {
-        "check".into()
-    } else {
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -802,7 +782,5 @@ mod tests {
             esc("<b>\"x\" & 'y'</b>\u{1b}[2J"),
             "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;\\u{1b}[2J"
         );
-        assert_eq!(slug("after --resume"), "after___resume");
-        assert_eq!(slug("///"), "check");
     }
 }

@@ -1,0 +1,130 @@
+//! `record`: a scenario run kept as a fixture, with a `PROVENANCE.md` saying how it was made.
+
+use std::path::{Path, PathBuf};
+
+use super::error::Error;
+use super::{run, RunOptions, ScenarioResult};
+use crate::scenario::{Action, Scenario};
+
+/// Runs `scenario` and keeps what it produced as a fixture in `dest`: `state.db`, every
+/// `session-N.cast`, `provider.jsonl` and a `PROVENANCE.md` saying which client, which scenario
+/// and config, what each checkpoint showed and how to reproduce the verdict without a client.
+/// Returns the scenario's result (recorded whether or not it passed: a new bug is a failing run).
+pub fn record(
+    scenario: &Scenario,
+    options: &RunOptions,
+    dest: &Path,
+) -> Result<ScenarioResult, Error> {
+    let result = run(scenario, options);
+    std::fs::create_dir_all(dest).map_err(|source| Error::Create {
+        path: dest.to_owned(),
+        source,
+    })?;
+    let mut kept = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&result.kept)
+        .map_err(|source| Error::Read {
+            path: result.kept.clone(),
+            source,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for from in entries {
+        let name = from
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let wanted = name == "state.db"
+            || name == "provider.jsonl"
+            || (name.starts_with("session-") && name.ends_with(".cast"));
+        if wanted && from.is_file() {
+            std::fs::copy(&from, dest.join(&name)).map_err(|source| Error::Copy {
+                path: from.clone(),
+                source,
+            })?;
+            kept.push(name);
+        }
+    }
+    if !kept.iter().any(|k| k == "state.db") {
+        return Err(Error::NoDatabase {
+            scenario: scenario.name.clone(),
+            verdict: result.error.as_deref().unwrap_or("no error").to_owned(),
+        });
+    }
+    let last_cast = kept.iter().rfind(|k| k.ends_with(".cast")).cloned();
+    std::fs::write(
+        dest.join("PROVENANCE.md"),
+        provenance(scenario, &result, dest, &kept, last_cast.as_deref()),
+    )
+    .map_err(|source| Error::Write {
+        path: dest.join("PROVENANCE.md"),
+        source,
+    })?;
+    Ok(result)
+}
+
+/// The `PROVENANCE.md` of a recorded fixture.
+fn provenance(
+    scenario: &Scenario,
+    result: &ScenarioResult,
+    dest: &Path,
+    kept: &[String],
+    last_cast: Option<&str>,
+) -> String {
+    use std::fmt::Write as _;
+    let mut p = String::new();
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let _ = writeln!(p, "# fixtures/{name}\n");
+    let _ = writeln!(p, "- Client: `{}` (classic CLI).", result.client);
+    for step in &scenario.steps {
+        if let Action::Launch {
+            client: Some(other),
+            args,
+        } = &step.action
+        {
+            let _ = writeln!(
+                p,
+                "- The launch at line {} (`hermes {}`) used `{other}`.",
+                step.line,
+                args.join(" ")
+            );
+        }
+    }
+    let _ = writeln!(
+        p,
+        "- Recorded by `hermes-e2e record {} --out {}` (hermes-e2e {}).",
+        scenario.path.display(),
+        dest.display(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(p, "- Scenario: {}", scenario.summary);
+    let _ = writeln!(
+        p,
+        "- Config: the harness's offline config (fake model on 127.0.0.1) with `{}`; terminal {}×{}.",
+        scenario.config, scenario.cols, scenario.rows
+    );
+    let _ = writeln!(p, "- Files: {}.", kept.join(", "));
+    let _ = writeln!(p, "- What it shows:");
+    for c in &result.checks {
+        let _ = writeln!(
+            p,
+            "  - `{}` (session `{}`, {} stored rows, {} logical messages): {}",
+            c.check.at, c.session, c.stored_rows, c.logical_messages, c.verdict
+        );
+    }
+    if let Some(e) = &result.error {
+        let first = e.lines().next().unwrap_or_default();
+        let _ = writeln!(p, "- The run did not finish: {first}");
+    }
+    if let Some(cast) = last_cast {
+        let _ = writeln!(
+            p,
+            "- Reproduce the last verdict without a client: `hermes-e2e check --cast {d}/{cast} --db {d}/state.db`.",
+            d = dest.display()
+        );
+    }
+    p
+}

@@ -1,0 +1,134 @@
+//! What a run produces: every check's outcome, the step timings and the scenario's result — the
+//! types the reports ([`crate::report`], [`crate::html`]) read.
+
+use std::path::PathBuf;
+
+use crate::oracle::{self, Check};
+use crate::scenario::Expectation;
+use crate::terminal::Transcript;
+use crate::verdict::Basis;
+
+/// One checkpoint's outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckResult {
+    /// What the oracle found.
+    #[serde(flatten)]
+    pub check: Check,
+    /// What the scenario expected.
+    #[serde(skip)]
+    pub expected: Expectation,
+    /// Each difference between expected and found, as `finding: expected X, got Y`.
+    pub mismatches: Vec<String>,
+    /// The oracle's one-sentence verdict.
+    pub verdict: String,
+    /// Line of the `check` step in the scenario file.
+    pub line: usize,
+    /// The displayed session.
+    pub session: String,
+    /// Stored rows / logical messages of the display model.
+    pub stored_rows: usize,
+    /// Number of logical messages expected.
+    pub logical_messages: usize,
+    /// The rendered history the oracle read (for snapshots and reports).
+    #[serde(skip)]
+    pub transcript: Transcript,
+    /// A picture of the terminal at the checkpoint, colours kept ([`crate::terminal::Screen::svg`]);
+    /// `None` for a check of an exported file.
+    #[serde(skip)]
+    pub screen_svg: Option<String>,
+}
+
+/// Wall time of one step, and how much of it was the harness only waiting.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StepTiming {
+    /// Line of the step.
+    pub line: usize,
+    /// Step kind.
+    pub kind: &'static str,
+    /// Seconds.
+    pub secs: f64,
+    /// Seconds of it the harness spent confirming that the client had gone quiet, after the
+    /// client's last byte (the rest is the client drawing and working, or the harness checking).
+    pub harness_wait_secs: f64,
+}
+
+/// The outcome of one scenario.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScenarioResult {
+    /// Scenario name (`compress/rotating_resume`).
+    pub scenario: String,
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Client spec used.
+    pub client: String,
+    /// True when every check matched and no harness error happened.
+    pub passed: bool,
+    /// Every check run.
+    pub checks: Vec<CheckResult>,
+    /// A harness-level failure (with step and last screen), if any.
+    pub error: Option<String>,
+    /// Line of the step that failed, if any.
+    pub error_line: Option<usize>,
+    /// Wall time of the whole scenario, seconds.
+    pub wall_secs: f64,
+    /// Seconds spent waiting on the client (launch, turns, commands, quit).
+    pub client_secs: f64,
+    /// Per-step timings.
+    pub steps: Vec<StepTiming>,
+    /// Where artefacts were kept.
+    pub kept: PathBuf,
+    /// The command that reruns exactly this (shown on failure).
+    pub rerun: String,
+}
+
+impl CheckResult {
+    /// The outcome of `check`, made on `basis`, against what the scenario expected: the
+    /// mismatches and the verdict sentence are derived from them.
+    pub fn new(
+        basis: &Basis,
+        check: Check,
+        expected: Expectation,
+        line: usize,
+        transcript: Transcript,
+        screen_svg: Option<String>,
+    ) -> CheckResult {
+        CheckResult {
+            verdict: oracle::verdict_sentence(&check),
+            mismatches: expected.mismatches(&check),
+            check,
+            expected,
+            line,
+            session: basis.session.clone(),
+            stored_rows: basis.expected.stored_rows,
+            logical_messages: basis.expected.messages.len(),
+            transcript,
+            screen_svg,
+        }
+    }
+}
+
+impl ScenarioResult {
+    /// A result with nothing run yet: no check, no error, no time.
+    pub fn new(
+        scenario: String,
+        file: PathBuf,
+        client: String,
+        kept: PathBuf,
+        rerun: String,
+    ) -> ScenarioResult {
+        ScenarioResult {
+            scenario,
+            file,
+            client,
+            passed: false,
+            checks: Vec::new(),
+            error: None,
+            error_line: None,
+            wall_secs: 0.0,
+            client_secs: 0.0,
+            steps: Vec::new(),
+            kept,
+            rerun,
+        }
+    }
+}

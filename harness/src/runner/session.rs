@@ -1,0 +1,220 @@
+//! The client session protocol: how the harness starts the real client in its PTY and knows, for
+//! each thing it types (a line of conversation, a slash command, `/resume`, a resize, `/quit`),
+//! when the client is done with it. Every wait of one step shares the step's deadline.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::error::Error;
+use crate::client::recap::recap_closed_after;
+use crate::driver::{self, Driver, DriverError, Launch};
+
+/// The deadline of one step: every wait of the step shares it.
+pub(super) struct Deadline {
+    start: Instant,
+    whole: Duration,
+}
+
+impl Deadline {
+    /// A deadline of `whole`, starting now.
+    pub(super) fn new(whole: Duration) -> Deadline {
+        Deadline {
+            start: Instant::now(),
+            whole,
+        }
+    }
+
+    /// The whole deadline.
+    pub(super) fn whole(&self) -> Duration {
+        self.whole
+    }
+
+    /// What is left of it after the earlier waits.
+    pub(super) fn left(&self) -> Duration {
+        self.whole.saturating_sub(self.start.elapsed())
+    }
+
+    /// A driver error as the step reports it (see [`whole_step`]).
+    pub(super) fn error(&self, e: DriverError) -> Error {
+        whole_step(e, self.whole)
+    }
+}
+
+/// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
+/// launch's own and its environment is added — and waits until it is ready for input: the idle
+/// prompt, quiet for [`crate::client::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
+/// rest), and for the TUI its session banner (a resumed TUI first draws a partial transcript).
+pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, Error> {
+    let clock = Deadline::new(deadline);
+    let ui = launch.ui;
+    if ui == crate::client::Ui::Tui && !on_path(&launch.env, "node") {
+        return Err(Error::NoNode {
+            path: env_value(&launch.env, "PATH").to_owned(),
+        });
+    }
+    launch
+        .args
+        .splice(0..0, ui.args().iter().map(|a| a.to_string()));
+    launch
+        .env
+        .extend(ui.env().iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let mut d = Driver::spawn(&launch).map_err(|e| clock.error(e))?;
+    if let Some(marker) = ui.started_marker() {
+        let needle = driver::squash(marker);
+        d.wait_until(&format!("`{marker}` on screen"), clock.left(), |s| {
+            driver::squash(&s.history_lines().join("")).contains(&needle)
+        })
+        .map_err(|e| clock.error(e))?;
+    }
+    d.wait_idle_quiet(
+        "the idle prompt",
+        crate::client::COMMAND_SETTLE,
+        clock.left(),
+    )
+    .map_err(|e| clock.error(e))?;
+    Ok(d)
+}
+
+/// A driver error as the step reports it: a timeout in any of the step's waits (which share the
+/// step's deadline) is reported against the whole deadline, not the remainder that wait had left.
+fn whole_step(e: DriverError, deadline: Duration) -> Error {
+    Error::Driver(match e {
+        DriverError::Timeout { what, screen, .. } => DriverError::Timeout {
+            what,
+            secs: deadline.as_secs_f64(),
+            screen,
+        },
+        other => other,
+    })
+}
+
+/// The value of `key` in a client environment ("" when unset).
+fn env_value<'a>(env: &'a [(String, String)], key: &str) -> &'a str {
+    env.iter()
+        .find(|(k, _)| k == key)
+        .map_or("", |(_, v)| v.as_str())
+}
+
+/// Whether an executable `name` is in one of the directories of the environment's `PATH`.
+pub(super) fn on_path(env: &[(String, String)], name: &str) -> bool {
+    env_value(env, "PATH")
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .any(|d| Path::new(d).join(name).is_file())
+}
+
+/// Types `/resume ID` and waits until its output is drawn: `/resume` prints a one-line notice,
+/// then the recap panel; the history is complete once the panel below the echoed command has
+/// closed and the prompt is back.
+pub(super) fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Result<(), Error> {
+    let clock = Deadline::new(deadline);
+    let echo = format!("/resume {id}");
+    let ui = d.ui();
+    if let Some(marker) = ui.started_marker() {
+        // The TUI draws no recap panel: it redraws the resumed transcript twice — the session's
+        // own rows first, with `ready`, then (0.2 s or more later) everything again under the
+        // session banner. Done is the banner drawn after the command, then a settled prompt.
+        let mark = d.printed_mark();
+        d.type_line(&echo, deadline).map_err(|e| clock.error(e))?;
+        return d
+            .wait_printed_then_idle(marker, mark, crate::client::COMMAND_SETTLE, clock.left())
+            .map_err(|e| clock.error(e));
+    }
+    d.type_line(&echo, deadline).map_err(|e| clock.error(e))?;
+    d.wait_until("the recap panel of `/resume` to close", clock.left(), |s| {
+        crate::client::is_idle(ui, &s.viewport_rows())
+            && recap_closed_after(&s.history_lines(), &echo)
+    })
+    .map_err(|e| clock.error(e))
+}
+
+/// Types a line of conversation and waits until the turn is over: the end of `reply` drawn and
+/// the idle prompt back — or, when the model never replies (`gives_up`), until the client has
+/// given up: its output settles with the idle prompt back.
+pub(super) fn say(
+    d: &mut Driver,
+    text: &str,
+    reply: &str,
+    gives_up: bool,
+    clock: &Deadline,
+) -> Result<(), Error> {
+    d.type_line(text, clock.whole())
+        .map_err(|e| clock.error(e))?;
+    if gives_up {
+        d.wait_settled_idle(clock.left())
+            .map_err(|e| clock.error(e))
+    } else {
+        d.wait_idle_with(&reply_tail(reply), clock.left())
+            .map_err(|e| clock.error(e))
+    }
+}
+
+/// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
+fn reply_tail(reply: &str) -> String {
+    let squashed = driver::squash(reply);
+    let n = squashed.chars().count();
+    squashed.chars().skip(n.saturating_sub(40)).collect()
+}
+
+/// Types a slash command and waits until `wait_for` is drawn below it (or the client shows it
+/// is working) and the idle prompt is back and settled.
+pub(super) fn command(
+    d: &mut Driver,
+    text: &str,
+    wait_for: &str,
+    clock: &Deadline,
+) -> Result<(), Error> {
+    let ui = d.ui();
+    d.type_line(text, clock.whole())
+        .map_err(|e| clock.error(e))?;
+    // `wait_for` must appear BELOW the echoed command: text an earlier run of the
+    // same command left on screen (a second `/compress`) proves nothing. Once seen
+    // it counts even if redrawn away: the TUI's `compressing …` progress line is
+    // gone, with the rest of its screen, when `/compress` is done.
+    let needle = driver::squash(wait_for);
+    // The TUI says when it is working in its status bar: that it left `ready`
+    // after the command was typed proves the command ran, whatever it printed
+    // (a scenario's `wait_for` is usually the classic CLI's wording).
+    let mut seen = false;
+    d.wait_until(
+        &format!("`{wait_for}` below `{text}` and the idle prompt"),
+        clock.left(),
+        |s| {
+            if !seen {
+                let lines = s.history_lines();
+                seen = lines
+                    .iter()
+                    .rposition(|l| l.contains(text))
+                    .map(|at| driver::squash(&lines[at + 1..].join("")))
+                    .is_some_and(|below| below.contains(&needle))
+                    || crate::client::is_busy(ui, &s.viewport_rows());
+            }
+            seen && crate::client::is_idle(ui, &s.viewport_rows())
+        },
+    )
+    .map_err(|e| clock.error(e))?;
+    d.wait_idle_quiet(
+        &format!("the idle prompt to settle after `{text}`"),
+        crate::client::COMMAND_SETTLE,
+        clock.left(),
+    )
+    .map_err(|e| clock.error(e))
+}
+
+/// Resizes the terminal and waits until the client has redrawn: quiet, then the idle prompt.
+pub(super) fn resize(d: &mut Driver, rows: u16, cols: u16, clock: &Deadline) -> Result<(), Error> {
+    d.resize(rows, cols).map_err(|e| clock.error(e))?;
+    d.wait_quiet(Duration::from_millis(300), clock.left())
+        .map_err(|e| clock.error(e))?;
+    d.wait_idle_with("", clock.left())
+        .map_err(|e| clock.error(e))
+}
+
+/// Types `/quit`, waits for the client to exit and closes its recording.
+pub(super) fn quit(mut d: Driver, clock: &Deadline) -> Result<(), Error> {
+    d.type_line("/quit", clock.whole())
+        .map_err(|e| clock.error(e))?;
+    d.wait_exit(clock.left()).map_err(|e| clock.error(e))?;
+    d.finish_recording();
+    Ok(())
+}

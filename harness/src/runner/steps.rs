@@ -1,0 +1,345 @@
+//! The step interpreter: a scenario's steps run one by one on a small state — the client's home,
+//! the fake model, the running client — one function per scenario action.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::cli::{export_transcript, run_cli};
+use super::error::{Error, StepError};
+use super::session::{self, slash_resume, start_client, Deadline};
+use super::{create_dir, CheckResult, Progress, ScenarioResult, StepTiming};
+use crate::client::{self, Client};
+use crate::display::Surface;
+use crate::driver::{Driver, Launch};
+use crate::provider::Provider;
+use crate::scenario::{merge_json, Action, DisplayProfile, Expectation, Scenario, Step, Ui};
+use crate::settings::{ClientVersion, DisplaySettings};
+use crate::store::Store;
+use crate::terminal::Transcript;
+use crate::verdict::{self, Basis};
+
+/// Runs the steps of `scenario` in the run directory `dir`, recording every check and every
+/// step's time into `result`, and keeps the provider log and a copy of `state.db` in `dir`.
+pub(super) fn run_steps(
+    scenario: &Scenario,
+    dir: &Path,
+    result: &mut ScenarioResult,
+    progress: Option<&Progress>,
+) -> Result<(), StepError> {
+    let mut run = Run::prepare(scenario, dir, result)?;
+    let outcome = run.steps(result, progress);
+    run.keep();
+    outcome
+}
+
+/// The state of one scenario run between its steps.
+struct Run<'a> {
+    scenario: &'a Scenario,
+    /// The run directory (artefacts).
+    dir: &'a Path,
+    /// The scenario's client (a `launch` may name another).
+    client: Client,
+    /// The client's `HERMES_HOME`.
+    home: PathBuf,
+    /// The client's working directory.
+    work: PathBuf,
+    /// The client's environment.
+    env: Vec<(String, String)>,
+    provider: Provider,
+    /// The settings and version the classic CLI draws its resume recap with (`None`: the TUI).
+    recap: Option<(DisplaySettings, ClientVersion)>,
+    /// The running client, if any.
+    driver: Option<Driver>,
+    launches: usize,
+    exports: usize,
+    /// What the last `export` step wrote, for the next `check`.
+    exported: Option<Transcript>,
+}
+
+impl<'a> Run<'a> {
+    /// Resolves the client, writes a fresh run directory (the client's home, its user home and
+    /// working directory with the scenario's files), starts the fake model and writes the config.
+    fn prepare(
+        scenario: &'a Scenario,
+        dir: &'a Path,
+        result: &mut ScenarioResult,
+    ) -> Result<Run<'a>, Error> {
+        let client: Client = client::resolve(&result.client)?;
+        result.client = client.label().to_owned();
+        // A fresh run directory: nothing from an earlier run can leak into this one.
+        let _ = std::fs::remove_dir_all(dir);
+        let home = dir.join("home");
+        let user_home = dir.join("user-home");
+        let work = dir.join("work");
+        for d in [&home, &user_home, &work] {
+            create_dir(d)?;
+        }
+        for (relative, content) in &scenario.files {
+            let file = work.join(relative);
+            if let Some(parent) = file.parent() {
+                create_dir(parent)?;
+            }
+            std::fs::write(&file, content).map_err(|source| Error::Write { path: file, source })?;
+        }
+        let provider = Provider::start(scenario.script()).map_err(Error::Provider)?;
+        let mut config = client::base_config(&provider.base_url());
+        let version = ClientVersion::from_spec(client.label()).unwrap_or(ClientVersion::Iot0_22);
+        if scenario.display == DisplayProfile::Stock {
+            config["display"] = DisplaySettings::stock(version).to_config_json();
+        }
+        merge_json(&mut config, &scenario.config);
+        // The recap the classic CLI draws on resume follows the settings it actually ran with.
+        let recap = (scenario.ui == Ui::Classic)
+            .then(|| DisplaySettings::from_yaml_str(&config.to_string(), "config.yaml", version))
+            .and_then(Result::ok)
+            .map(|settings| (settings, version));
+        client::write_config(&home, &config).map_err(|source| Error::Config {
+            home: home.clone(),
+            source,
+        })?;
+        let env = client::environment(&home, &user_home);
+        Ok(Run {
+            scenario,
+            dir,
+            client,
+            home,
+            work,
+            env,
+            provider,
+            recap,
+            driver: None,
+            launches: 0,
+            exports: 0,
+            exported: None,
+        })
+    }
+
+    /// Runs every step in order, timing each; stops at the first error.
+    fn steps(
+        &mut self,
+        result: &mut ScenarioResult,
+        progress: Option<&Progress>,
+    ) -> Result<(), StepError> {
+        let scenario = self.scenario;
+        let total = scenario.steps.len();
+        for (n, step) in scenario.steps.iter().enumerate() {
+            let t = Instant::now();
+            let clock = Deadline::new(Duration::from_secs(step.deadline_secs));
+            let kind = step_kind(step);
+            if let Some(p) = progress {
+                p(&format!(
+                    "{}: step {}/{total} `{kind}` (line {})",
+                    scenario.name,
+                    n + 1,
+                    step.line
+                ));
+            }
+            let waits_on_client = !matches!(step.action, Action::Check { .. });
+            // A step that fails still took the client's time: it is counted before the error
+            // goes up (a client that never became idle ran for the whole deadline).
+            let outcome = self.perform(step, &clock, result);
+            let secs = t.elapsed().as_secs_f64();
+            if waits_on_client {
+                result.client_secs += secs;
+            }
+            let harness_wait_secs = self
+                .driver
+                .as_mut()
+                .map_or(0.0, |d| d.take_settled().as_secs_f64());
+            result.steps.push(StepTiming {
+                line: step.line,
+                kind,
+                secs,
+                harness_wait_secs,
+            });
+            outcome.map_err(StepError::at(step.line))?;
+        }
+        Ok(())
+    }
+
+    /// Performs one step.
+    fn perform(
+        &mut self,
+        step: &Step,
+        clock: &Deadline,
+        result: &mut ScenarioResult,
+    ) -> Result<(), Error> {
+        match &step.action {
+            Action::Launch { args, client } => self.launch(args, client.as_deref(), clock),
+            Action::Say {
+                text,
+                reply,
+                fault,
+                fault_times,
+                tool_calls: _,
+            } => {
+                // A fault on every answer: the reply never arrives.
+                let gives_up = fault.is_some() && fault_times.is_none();
+                session::say(self.running()?, text, reply, gives_up, clock)
+            }
+            Action::Command { text, wait_for } => {
+                let text = self.substitute_one(text)?;
+                session::command(self.running()?, &text, wait_for, clock)
+            }
+            Action::Resume(id) => {
+                let id = self.substitute_one(id)?;
+                slash_resume(self.running()?, &id, clock.whole())
+            }
+            Action::Resize { rows, cols } => session::resize(self.running()?, *rows, *cols, clock),
+            Action::Quit => session::quit(self.driver.take().ok_or(Error::QuitNotRunning)?, clock),
+            Action::Check { name, expect } => {
+                let checked = self.check(name, expect, step.line)?;
+                result.checks.push(checked);
+                Ok(())
+            }
+            Action::Export(args) => self.export(args, clock),
+        }
+    }
+
+    /// `launch`: starts the client (the scenario's, or the one the step names) in the PTY.
+    fn launch(
+        &mut self,
+        args: &[String],
+        client: Option<&str>,
+        clock: &Deadline,
+    ) -> Result<(), Error> {
+        let program = match client {
+            // `--client`/`HERMES_E2E_CLIENT` override the scenario's client, not a
+            // per-launch one: a cross-version scenario needs both versions.
+            Some(spec) => client::resolve(spec)?.executable,
+            None => self.client.executable.clone(),
+        };
+        if self.driver.is_some() {
+            return Err(Error::AlreadyRunning);
+        }
+        let args = self.substitute_session(args)?;
+        self.launches += 1;
+        let launch = Launch {
+            program,
+            args,
+            env: self.env.clone(),
+            cwd: self.work.clone(),
+            rows: self.scenario.rows,
+            cols: self.scenario.cols,
+            cast: self.dir.join(format!("session-{}.cast", self.launches)),
+            ui: self.scenario.ui,
+        };
+        self.driver = Some(start_client(launch, clock.whole())?);
+        Ok(())
+    }
+
+    /// `check`: the verdict on what the client shows (or what the last `export` wrote) against
+    /// the newest session of `state.db` with messages, compared with the expectation.
+    fn check(
+        &mut self,
+        name: &str,
+        expect: &Expectation,
+        line: usize,
+    ) -> Result<CheckResult, Error> {
+        let (transcript, surface, svg) = match self.exported.take() {
+            Some(t) => (t, Surface { tool_output: true }, None),
+            None => {
+                let name = format!("{} — {name}", self.scenario.name);
+                let d = self.running()?;
+                let svg = d.screen().svg(&name);
+                (d.screen().transcript(), Surface::default(), Some(svg))
+            }
+        };
+        let store = Store::open(&self.home.join("state.db"))?;
+        // The session on screen: the newest one with messages (a fresh client that then ran
+        // `/resume ID` may have written an empty session of its own).
+        let basis =
+            Basis::read(&store, verdict::Session::Latest, surface).map_err(|e| match e {
+                verdict::Error::Store(e) => Error::Store(e),
+                verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
+            })?;
+        let basis = match &self.recap {
+            Some((settings, version)) => basis.with_recap(settings, *version),
+            None => basis,
+        };
+        let check = basis.check(name, &transcript, Some(&self.provider.said()));
+        Ok(CheckResult::new(
+            &basis,
+            check,
+            expect.clone(),
+            line,
+            transcript,
+            svg,
+        ))
+    }
+
+    /// `export`: runs the client without a PTY into `export-N/` and keeps what it wrote for the
+    /// next `check`.
+    fn export(&mut self, args: &[String], clock: &Deadline) -> Result<(), Error> {
+        self.exports += 1;
+        let out = self.dir.join(format!("export-{}", self.exports));
+        create_dir(&out)?;
+        let args: Vec<String> = self
+            .substitute_session(args)?
+            .into_iter()
+            .map(|a| a.replace("{out}", &out.to_string_lossy()))
+            .collect();
+        let stdout = run_cli(
+            &self.client.executable,
+            &args,
+            &self.env,
+            &self.work,
+            clock.whole(),
+        )?;
+        self.exported = Some(export_transcript(&out, &stdout)?);
+        Ok(())
+    }
+
+    /// The running client.
+    fn running(&mut self) -> Result<&mut Driver, Error> {
+        self.driver.as_mut().ok_or(Error::NotRunning)
+    }
+
+    /// [`Run::substitute_session`] of one text.
+    fn substitute_one(&self, text: &str) -> Result<String, Error> {
+        Ok(self
+            .substitute_session(std::slice::from_ref(&text.to_owned()))?
+            .remove(0))
+    }
+
+    /// Replaces `{session}` in launch arguments or a command with the newest session of
+    /// `state.db` that holds messages.
+    fn substitute_session(&self, args: &[String]) -> Result<Vec<String>, Error> {
+        if !args.iter().any(|a| a.contains("{session}")) {
+            return Ok(args.to_vec());
+        }
+        let store = Store::open(&self.home.join("state.db"))?;
+        let session = store
+            .latest_session_with_messages()?
+            .ok_or(Error::NoSessionYet)?;
+        Ok(args
+            .iter()
+            .map(|a| a.replace("{session}", &session.id))
+            .collect())
+    }
+
+    /// Stops the client and keeps what a maintainer needs to look at a failure without
+    /// rerunning: the provider log and a copy of `state.db`.
+    fn keep(mut self) {
+        drop(self.driver.take());
+        let _ = self.provider.write_log(&self.dir.join("provider.jsonl"));
+        let db = self.home.join("state.db");
+        if db.is_file() {
+            let _ = std::fs::copy(&db, self.dir.join("state.db"));
+        }
+    }
+}
+
+/// The kind of a step, as timings and progress name it.
+fn step_kind(step: &Step) -> &'static str {
+    match step.action {
+        Action::Launch { .. } => "launch",
+        Action::Say { .. } => "say",
+        Action::Command { .. } => "command",
+        Action::Resume(_) => "resume",
+        Action::Resize { .. } => "resize",
+        Action::Export(_) => "export",
+        Action::Quit => "quit",
+        Action::Check { .. } => "check",
+    }
+}

@@ -1,0 +1,119 @@
+//! Where a verdict is made from a transcript and a database: the one path every caller takes
+//! (`check --cast`, a scenario's `check` step, `repro`, the fixture tests, the report test, the
+//! benchmarks).
+//!
+//! Two stages, so one reading of the database serves several transcripts (`repro` judges each
+//! display path against the same reading):
+//!
+//! 1. [`Basis::read`]: from a [`Store`] the caller opened, pick the session ([`Session`]:
+//!    the given id, or the newest one holding messages), project the display contract
+//!    ([`display::expected`] on a [`Surface`]), and list what the database alone shows is wrong
+//!    ([`integrity::data_problems`]). [`Basis::with_recap`] adds the messages the classic CLI's
+//!    resume recap leaves out under the client's display settings ([`settings::not_on_recap`]).
+//! 2. [`Basis::check`]: run the oracle ([`oracle::check_in`]) on one transcript, with what the
+//!    provider log says was said when there is one.
+//!
+//! How a scenario's expectation compares with the [`Check`] is
+//! [`Expectation::mismatches`](crate::scenario::Expectation::mismatches).
+
+use std::path::PathBuf;
+
+use crate::display::{self, Expected, Surface};
+use crate::integrity::{self, DataProblem};
+use crate::oracle::{self, Check, Said};
+use crate::settings::{self, ClientVersion, DisplaySettings};
+use crate::store::{Store, StoreError};
+use crate::terminal::Transcript;
+
+/// Which session of the database was displayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Session<'a> {
+    /// The most recently started session holding at least one message (a client that then ran
+    /// `/resume ID`, or was started and left, may have written an empty session of its own).
+    Latest,
+    /// This session id; an id that is not in the database is [`StoreError::NoSuchSession`].
+    Id(&'a str),
+}
+
+impl<'a> From<Option<&'a str>> for Session<'a> {
+    /// `Some(id)` is that session, `None` the latest with messages.
+    fn from(id: Option<&'a str>) -> Self {
+        id.map_or(Session::Latest, Session::Id)
+    }
+}
+
+/// Why the database gave no basis for a verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the database failed, or the session asked for is not in it.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// [`Session::Latest`] in a database without any session holding messages.
+    #[error("`{}` has no session with messages", path.display())]
+    NoSessionWithMessages {
+        /// The database (its user-facing path).
+        path: PathBuf,
+    },
+}
+
+/// Everything a verdict needs from the database, read once: the displayed session, the display
+/// contract, the data problems and the messages the display may leave out.
+#[derive(Debug, Clone)]
+pub struct Basis {
+    /// The displayed session's id.
+    pub session: String,
+    /// The correct display of it.
+    pub expected: Expected,
+    /// What the database alone shows is wrong (empty when it could not be read).
+    data_problems: Vec<DataProblem>,
+    /// Messages (indexes into [`Expected::messages`]) the display may leave out (see
+    /// [`oracle::Context::optional`]); empty unless [`Basis::with_recap`] set them.
+    optional: Vec<usize>,
+}
+
+impl Basis {
+    /// Reads the basis of a verdict on `session` of `store`, displayed on `surface`.
+    pub fn read(store: &Store, session: Session<'_>, surface: Surface) -> Result<Basis, Error> {
+        let session = match session {
+            Session::Id(id) => id.to_owned(),
+            Session::Latest => {
+                store
+                    .latest_session_with_messages()?
+                    .ok_or_else(|| Error::NoSessionWithMessages {
+                        path: store.path().to_owned(),
+                    })?
+                    .id
+            }
+        };
+        let expected = display::expected(store, &session, surface)?;
+        let data_problems = integrity::data_problems(store, &session).unwrap_or_default();
+        Ok(Basis {
+            session,
+            expected,
+            data_problems,
+            optional: Vec::new(),
+        })
+    }
+
+    /// The same basis for a client whose classic CLI drew its resume recap under `settings`: the
+    /// messages the recap does not draw are optional.
+    pub fn with_recap(mut self, settings: &DisplaySettings, version: ClientVersion) -> Basis {
+        self.optional = settings::not_on_recap(settings, version, &self.expected);
+        self
+    }
+
+    /// The oracle's check of `transcript` against this basis, at the checkpoint `at`; `said` is
+    /// what the provider log says was said (scenario runs).
+    pub fn check(&self, at: &str, transcript: &Transcript, said: Option<&Said>) -> Check {
+        oracle::check_in(
+            at,
+            transcript,
+            &self.expected,
+            &oracle::Context {
+                said,
+                data_problems: &self.data_problems,
+                optional: &self.optional,
+            },
+        )
+    }
+}
