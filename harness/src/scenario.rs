@@ -136,12 +136,6 @@ pub struct Scenario {
 
 pub use crate::client::Ui;
 
-/// Parses `COLSxROWS` (e.g. `100x40`) into `(cols, rows)`.
-pub fn parse_size(text: &str) -> Option<(u16, u16)> {
-    let (c, r) = text.trim().split_once('x')?;
-    Some((c.trim().parse().ok()?, r.trim().parse().ok()?))
-}
-
 /// One step with the 1-based line of the file where it starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
@@ -768,7 +762,7 @@ fn resize_action(
     size: &str,
     invalid: &impl Fn(usize, String) -> ScenarioError,
 ) -> Result<Action, ScenarioError> {
-    let (cols, rows) = parse_size(size).ok_or_else(|| {
+    let crate::terminal::Size { cols, rows } = size.parse().map_err(|_| {
         invalid(
             line,
             format!("`resize = \"{size}\"`: expected `COLSxROWS`, e.g. `80x24`"),

@@ -133,6 +133,9 @@ pub fn redact(text: &str) -> String {
             // Token estimates depend on ids and paths in the system prompt.
             (r"~[\d,]+ tokens", "~[N] tokens"),
             (r"~[\d,]+ →", "~[N] →"),
+            // The TUI's status bar names the git branch of its working directory, which lies in
+            // the harness's checkout: a snapshot must not depend on the branch checked out.
+            (r"(/work) \([\w./+-]+\)", "$1 ([BRANCH])"),
         ]
         .into_iter()
         .map(|(re, to)| (regex::Regex::new(re).expect("valid redaction regex"), to))
@@ -152,11 +155,11 @@ mod tests {
     #[test]
     fn redact_hides_what_varies_between_runs() {
         let text = "⚙️  /resume 20261203_081113_dbbb5b\n     Approx request size: ~13,904 → ~13,872 tokens\n\
-                    http://127.0.0.1:40123/v1 took 1.5 s";
+                    http://127.0.0.1:40123/v1 took 1.5 s\n─ …rotating_resume/work (r12-run)";
         assert_eq!(
             redact(text),
             "⚙️  /resume [SESSION]\n     Approx request size: ~[N] → ~[N] tokens\n\
-             http://127.0.0.1:[PORT]/v1 took [TIME]"
+             http://127.0.0.1:[PORT]/v1 took [TIME]\n─ …rotating_resume/work ([BRANCH])"
         );
     }
 
