@@ -49,4 +49,5 @@ pub mod scenario;
 pub mod screen;
 pub mod settings;
 pub mod store;
+pub mod triage;
 pub mod words;
