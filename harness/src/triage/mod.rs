@@ -1,0 +1,15 @@
+//! Triage beyond reproduction: which published client version broke a display, and what a
+//! verdict's *signature* is (the shape of a failure, apart from its exact numbers).
+//!
+//! - [`versions`]: the published releases of the client line, oldest first (read from the package
+//!   index, or given as a list or a range).
+//! - [`signature`]: what kind of failure a verdict shows (finding kinds, causes, the kind of message
+//!   repeated), so that two runs can be said to fail "the same way".
+//! - [`probe`]: what each release is probed with (a scenario or a saved `state.db`).
+//! - [`bisect`]: `git bisect run` over published versions (good / bad / skip), or a walk over all of
+//!   them that names every version where the signature changes.
+
+pub mod bisect;
+pub mod probe;
+pub mod signature;
+pub mod versions;
