@@ -252,10 +252,21 @@ fn bisect(args: BisectArgs) -> Result<ExitCode, String> {
         (Some(path), _) => {
             Subject::Scenario(Scenario::load(path, &scenarios_root()).map_err(|e| e.to_string())?)
         }
-        (None, Some(path)) => Subject::Db {
-            path: path.clone(),
-            session: args.session.clone(),
-        },
+        (None, Some(path)) => {
+            // A file that is no `state.db` (or has nothing to resume) is bad input, not a
+            // release that cannot run the probe.
+            let store = hermes_e2e::store::Store::open(path).map_err(|e| e.to_string())?;
+            hermes_e2e::verdict::Basis::read(
+                &store,
+                args.session.as_deref().into(),
+                hermes_e2e::display::Surface::default(),
+            )
+            .map_err(|e| e.to_string())?;
+            Subject::Db {
+                path: path.clone(),
+                session: args.session.clone(),
+            }
+        }
         (None, None) => return Err("give a scenario or `--db STATE_DB`".into()),
     };
     let releases = match args.versions.as_deref() {
@@ -263,6 +274,12 @@ fn bisect(args: BisectArgs) -> Result<ExitCode, String> {
         Some(spec) => versions::select(spec, versions::published_or_cached),
     }
     .map_err(|e| e.to_string())?;
+    if releases.len() < 2 {
+        return Err(format!(
+            "a bisection needs at least two releases; {} given",
+            releases.len()
+        ));
+    }
     let out = args
         .out
         .clone()

