@@ -36,15 +36,23 @@ fn check(transcript: &Transcript, expected: &display::Expected) -> Check {
     oracle::check("fixture", transcript, expected, None)
 }
 
+/// A check's words rendered more than once, messages missing and words of internal text shown.
+fn counts(c: &Check) -> (usize, usize, usize) {
+    let f = &c.findings;
+    (
+        f.words_rendered_more_than_once,
+        f.missing_messages,
+        f.internal_text_shown,
+    )
+}
+
 #[test]
 fn rotating_resume_shows_the_carried_reply_twice() {
     let (transcript, expected) = load("iot-0.22.2.post1-rotating-resume");
     assert_eq!(expected.stored_rows, 18);
     assert_eq!(expected.messages.len(), 12);
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 169);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 502);
+    assert_eq!(counts(&c), (169, 0, 502));
     assert_eq!(c.findings.out_of_order, 0);
     assert_eq!(c.repeats.len(), 1);
     let r = &c.repeats[0];
@@ -63,9 +71,7 @@ fn rotating_resume_shows_the_carried_reply_twice() {
 fn inplace_resume_shows_every_message_once() {
     let (transcript, expected) = load("iot-0.22.2.post1-inplace-resume");
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 502);
+    assert_eq!(counts(&c), (0, 0, 502));
     assert_eq!(c.findings.out_of_order, 0);
 }
 
@@ -126,9 +132,7 @@ fn v0_19_rotating_resume_loses_the_compacted_middle() {
     let (transcript, expected) = load_cast("0.19.0-rotating-resume", "session-2.cast");
     assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    assert_eq!(counts(&c), (0, 6, 344));
     let missing: Vec<Vec<i64>> = c.missing.iter().map(|m| m.rows.clone()).collect();
     assert_eq!(missing, (4..=9).map(|r| vec![r]).collect::<Vec<_>>());
 }
@@ -138,9 +142,7 @@ fn v0_19_rotating_resume_loses_the_compacted_middle() {
 fn v0_19_inplace_resume_loses_the_archived_middle() {
     let (transcript, expected) = load_cast("0.19.0-inplace-resume", "session-2.cast");
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    assert_eq!(counts(&c), (0, 6, 344));
 }
 
 /// A database compacted by 0.19.0 and migrated by 0.22.2.post1 (fresh uid per row): the display
@@ -154,9 +156,7 @@ fn cross_version_resume_draws_the_0_19_copies_twice() {
     );
     assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 488);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    assert_eq!(counts(&c), (488, 0, 344));
     let pairs: Vec<(Vec<i64>, Cause)> = c
         .repeats
         .iter()
@@ -179,9 +179,7 @@ fn automatic_compaction_resume_shows_the_summary_and_nothing_twice() {
         load_cast("iot-0.22.2.post1-auto-threshold-resume", "session-2.cast");
     assert_eq!((expected.stored_rows, expected.messages.len()), (21, 14));
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 495);
+    assert_eq!(counts(&c), (0, 0, 495));
     assert_eq!(c.findings.out_of_order, 0);
 }
 
@@ -194,9 +192,7 @@ fn compaction_mid_tool_turn_resume_draws_the_carried_reply_twice() {
         load_cast("iot-0.22.2.post1-mid-tool-turn-resume", "session-2.cast");
     assert_eq!((expected.stored_rows, expected.messages.len()), (23, 14));
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 124);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 512);
+    assert_eq!(counts(&c), (124, 0, 512));
     let repeats: Vec<(Vec<i64>, usize, Cause)> = c
         .repeats
         .iter()
@@ -238,9 +234,7 @@ fn v0_19_compress_here_copies_from_the_middle_are_recognised() {
     );
     let (resumed, expected) = load_cast("0.19.0-compress-here-resume", "session-2.cast");
     let c = check(&resumed, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 346);
+    assert_eq!(counts(&c), (0, 6, 346));
 }
 
 /// The Ink TUI of 0.19.0 (inline, 300 rows), in-place compaction: the resumed TUI misses the
@@ -249,7 +243,5 @@ fn v0_19_compress_here_copies_from_the_middle_are_recognised() {
 fn v0_19_tui_inplace_resume_loses_the_compacted_middle() {
     let (transcript, expected) = load_cast("0.19.0-tui-inplace-resume", "session-2.cast");
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    assert_eq!(counts(&c), (0, 6, 344));
 }

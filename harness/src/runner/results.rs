@@ -131,4 +131,23 @@ impl ScenarioResult {
             rerun,
         }
     }
+
+    /// The files (not directories) in [`ScenarioResult::kept`] with their names, in name order.
+    pub fn kept_files(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.kept)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        paths.sort();
+        Ok(paths
+            .into_iter()
+            .filter(|p| p.is_file())
+            .map(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (p, name)
+            })
+            .collect())
+    }
 }
