@@ -1,5 +1,5 @@
 //! What a run produces: every check's outcome, the step timings and the scenario's result — the
-//! types the reports ([`crate::report`], [`crate::html`]) read.
+//! types the reports ([`crate::report`], [`crate::report::html`]) read.
 
 use std::path::PathBuf;
 
