@@ -22,6 +22,15 @@ fn rotating_db() -> PathBuf {
     fixture("iot-0.22.2.post1-rotating-resume/state.db")
 }
 
+/// A copy of the recorded database, `state.db` in a fresh temporary directory: a test may
+/// write to it, the fixture stays as recorded.
+fn copied_rotating_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::copy(rotating_db(), &path).unwrap();
+    (dir, path)
+}
+
 /// Runs the binary; every run here finishes in well under a second (no client).
 fn run(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -203,9 +212,7 @@ fn bad_recordings_are_refused_naming_file_and_line() {
 /// state (copying `-wal` with the file) and leaves every file byte-identical.
 #[test]
 fn database_in_use_with_wal_and_open_writer_reads_the_committed_state() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("state.db");
-    std::fs::copy(rotating_db(), &path).unwrap();
+    let (dir, path) = copied_rotating_db();
     let writer = Connection::open(&path).unwrap();
     writer
         .execute_batch(
@@ -249,9 +256,7 @@ fn database_in_use_with_wal_and_open_writer_reads_the_committed_state() {
 /// the recorded database it was added to has none.
 #[test]
 fn inspect_names_a_reply_stored_before_its_question() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("state.db");
-    std::fs::copy(rotating_db(), &path).unwrap();
+    let (_dir, path) = copied_rotating_db();
     let (reply, question) = {
         let c = Connection::open(&path).unwrap();
         c.execute(
@@ -319,9 +324,7 @@ fn inspect_names_a_reply_stored_before_its_question() {
 /// character to the triager's terminal.
 #[test]
 fn hostile_content_gives_a_verdict_and_no_raw_control_characters() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("state.db");
-    std::fs::copy(rotating_db(), &path).unwrap();
+    let (_dir, path) = copied_rotating_db();
     {
         let c = Connection::open(&path).unwrap();
         c.execute_batch(
@@ -437,9 +440,7 @@ fn repro_of_the_rotating_bug_report_in_the_real_client() {
 /// user sees: the archived reply cut to its first 34 words, drawn again inside the whole carrier.
 #[test]
 fn repro_with_the_users_stock_settings_counts_what_they_show() {
-    let dir = tempfile::tempdir().unwrap();
-    let user = dir.path().join("state.db");
-    std::fs::copy(rotating_db(), &user).unwrap();
+    let (dir, user) = copied_rotating_db();
     let config = dir.path().join("config.yaml");
     std::fs::write(
         &config,

@@ -72,24 +72,27 @@ fn assert_timed_out_verdict(result: &runner::ScenarioResult, line: usize, deadli
     );
 }
 
-#[test]
-fn a_hanging_model_gives_a_verdict_within_the_step_deadline() {
-    let (result, took, dir) = run("hang", &faulty("hang", 6));
+/// Runs scenario `name` against a model with `fault` on every answer (6 s step deadline) and
+/// asserts the timed-out verdict within 40 s with no process left behind; returns the fake
+/// model's log.
+fn times_out_within_the_deadline(name: &str, fault: &str) -> String {
+    let (result, took, dir) = run(name, &faulty(fault, 6));
     assert_timed_out_verdict(&result, 9, 6);
     // Launch (a few seconds) + the 6 s deadline + teardown; nowhere near a hang.
     assert!(took < Duration::from_secs(40), "took {took:?}");
     assert!(processes_under(dir.path()).is_empty());
-    let log = std::fs::read_to_string(dir.path().join("out/hang/provider.jsonl")).unwrap();
+    std::fs::read_to_string(dir.path().join(format!("out/{name}/provider.jsonl"))).unwrap()
+}
+
+#[test]
+fn a_hanging_model_gives_a_verdict_within_the_step_deadline() {
+    let log = times_out_within_the_deadline("hang", "hang");
     assert!(log.contains("\"fault\":\"hang\""), "the hang is in the log");
 }
 
 #[test]
 fn a_model_that_only_fails_gives_a_verdict_within_the_step_deadline() {
-    let (result, took, dir) = run("http500", &faulty("http_500", 6));
-    assert_timed_out_verdict(&result, 9, 6);
-    assert!(took < Duration::from_secs(40), "took {took:?}");
-    assert!(processes_under(dir.path()).is_empty());
-    let log = std::fs::read_to_string(dir.path().join("out/http500/provider.jsonl")).unwrap();
+    let log = times_out_within_the_deadline("http500", "http_500");
     assert!(log.contains("\"fault\":\"http_500\""));
     assert!(log.contains("\"status\":500"));
 }

@@ -36,15 +36,34 @@ fn check(transcript: &Transcript, expected: &display::Expected) -> Check {
     oracle::check("fixture", transcript, expected, None)
 }
 
+/// The check of fixture `name`'s resumed client (`session-2.cast`), once its database is
+/// asserted to hold `rows_and_messages` (stored rows, logical messages).
+fn check_resumed(name: &str, rows_and_messages: (usize, usize)) -> Check {
+    let (transcript, expected) = load_cast(name, "session-2.cast");
+    assert_eq!(
+        (expected.stored_rows, expected.messages.len()),
+        rows_and_messages
+    );
+    check(&transcript, &expected)
+}
+
+/// A check's words rendered more than once, messages missing and words of internal text shown.
+fn counts(c: &Check) -> (usize, usize, usize) {
+    let f = &c.findings;
+    (
+        f.words_rendered_more_than_once,
+        f.missing_messages,
+        f.internal_text_shown,
+    )
+}
+
 #[test]
 fn rotating_resume_shows_the_carried_reply_twice() {
     let (transcript, expected) = load("iot-0.22.2.post1-rotating-resume");
     assert_eq!(expected.stored_rows, 18);
     assert_eq!(expected.messages.len(), 12);
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 169);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 502);
+    assert_eq!(counts(&c), (169, 0, 502));
     assert_eq!(c.findings.out_of_order, 0);
     assert_eq!(c.repeats.len(), 1);
     let r = &c.repeats[0];
@@ -63,9 +82,7 @@ fn rotating_resume_shows_the_carried_reply_twice() {
 fn inplace_resume_shows_every_message_once() {
     let (transcript, expected) = load("iot-0.22.2.post1-inplace-resume");
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 502);
+    assert_eq!(counts(&c), (0, 0, 502));
     assert_eq!(c.findings.out_of_order, 0);
 }
 
@@ -123,12 +140,8 @@ fn fixtures_are_byte_identical_after_use() {
 /// middle (rows 4–9) is stored and never shown.
 #[test]
 fn v0_19_rotating_resume_loses_the_compacted_middle() {
-    let (transcript, expected) = load_cast("0.19.0-rotating-resume", "session-2.cast");
-    assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
-    let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    let c = check_resumed("0.19.0-rotating-resume", (18, 12));
+    assert_eq!(counts(&c), (0, 6, 344));
     let missing: Vec<Vec<i64>> = c.missing.iter().map(|m| m.rows.clone()).collect();
     assert_eq!(missing, (4..=9).map(|r| vec![r]).collect::<Vec<_>>());
 }
@@ -138,9 +151,7 @@ fn v0_19_rotating_resume_loses_the_compacted_middle() {
 fn v0_19_inplace_resume_loses_the_archived_middle() {
     let (transcript, expected) = load_cast("0.19.0-inplace-resume", "session-2.cast");
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    assert_eq!(counts(&c), (0, 6, 344));
 }
 
 /// A database compacted by 0.19.0 and migrated by 0.22.2.post1 (fresh uid per row): the display
@@ -148,15 +159,8 @@ fn v0_19_inplace_resume_loses_the_archived_middle() {
 /// problem, each pairing a parent row with its child copy.
 #[test]
 fn cross_version_resume_draws_the_0_19_copies_twice() {
-    let (transcript, expected) = load_cast(
-        "cross-0.19.0-to-iot-0.22.2.post1-rotating-resume",
-        "session-2.cast",
-    );
-    assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
-    let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 488);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    let c = check_resumed("cross-0.19.0-to-iot-0.22.2.post1-rotating-resume", (18, 12));
+    assert_eq!(counts(&c), (488, 0, 344));
     let pairs: Vec<(Vec<i64>, Cause)> = c
         .repeats
         .iter()
@@ -175,13 +179,8 @@ fn cross_version_resume_draws_the_0_19_copies_twice() {
 /// carrier: the resumed recap repeats nothing but lists the summary as an assistant message.
 #[test]
 fn automatic_compaction_resume_shows_the_summary_and_nothing_twice() {
-    let (transcript, expected) =
-        load_cast("iot-0.22.2.post1-auto-threshold-resume", "session-2.cast");
-    assert_eq!((expected.stored_rows, expected.messages.len()), (21, 14));
-    let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 495);
+    let c = check_resumed("iot-0.22.2.post1-auto-threshold-resume", (21, 14));
+    assert_eq!(counts(&c), (0, 0, 495));
     assert_eq!(c.findings.out_of_order, 0);
 }
 
@@ -190,13 +189,8 @@ fn automatic_compaction_resume_shows_the_summary_and_nothing_twice() {
 /// (twice: parent and child) but are not messages of the classic recap.
 #[test]
 fn compaction_mid_tool_turn_resume_draws_the_carried_reply_twice() {
-    let (transcript, expected) =
-        load_cast("iot-0.22.2.post1-mid-tool-turn-resume", "session-2.cast");
-    assert_eq!((expected.stored_rows, expected.messages.len()), (23, 14));
-    let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 124);
-    assert_eq!(c.findings.missing_messages, 0);
-    assert_eq!(c.findings.internal_text_shown, 512);
+    let c = check_resumed("iot-0.22.2.post1-mid-tool-turn-resume", (23, 14));
+    assert_eq!(counts(&c), (124, 0, 512));
     let repeats: Vec<(Vec<i64>, usize, Cause)> = c
         .repeats
         .iter()
@@ -238,9 +232,7 @@ fn v0_19_compress_here_copies_from_the_middle_are_recognised() {
     );
     let (resumed, expected) = load_cast("0.19.0-compress-here-resume", "session-2.cast");
     let c = check(&resumed, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 346);
+    assert_eq!(counts(&c), (0, 6, 346));
 }
 
 /// The Ink TUI of 0.19.0 (inline, 300 rows), in-place compaction: the resumed TUI misses the
@@ -249,7 +241,5 @@ fn v0_19_compress_here_copies_from_the_middle_are_recognised() {
 fn v0_19_tui_inplace_resume_loses_the_compacted_middle() {
     let (transcript, expected) = load_cast("0.19.0-tui-inplace-resume", "session-2.cast");
     let c = check(&transcript, &expected);
-    assert_eq!(c.findings.words_rendered_more_than_once, 0);
-    assert_eq!(c.findings.missing_messages, 6);
-    assert_eq!(c.findings.internal_text_shown, 344);
+    assert_eq!(counts(&c), (0, 6, 344));
 }

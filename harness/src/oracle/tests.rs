@@ -221,6 +221,15 @@ fn render(texts: &[&str], width: usize) -> Vec<String> {
     texts.iter().flat_map(|t| panel(t, width)).collect()
 }
 
+/// `check` (checkpoint `at`) of the [`conversation`] with its messages drawn in `order` (indices
+/// of its texts) at width 60.
+fn check_conversation_drawn(at: &str, order: &[usize]) -> Check {
+    let (messages, texts) = conversation();
+    let exp = expected(messages, vec![]);
+    let drawn: Vec<&str> = order.iter().map(|&i| texts[i].as_str()).collect();
+    check(at, &transcript(&render(&drawn, 60)), &exp, None)
+}
+
 #[test]
 fn clean_transcript_has_all_zero_findings() {
     let (messages, texts) = conversation();
@@ -483,10 +492,7 @@ fn prefix_inside_another_message_does_not_count() {
 
 #[test]
 fn missing_user_message_is_counted() {
-    let (messages, texts) = conversation();
-    let exp = expected(messages, vec![]);
-    let lines = render(&[&texts[0], &texts[1], &texts[3]], 60);
-    let c = check("missing", &transcript(&lines), &exp, None);
+    let c = check_conversation_drawn("missing", &[0, 1, 3]);
     assert_eq!(
         c.findings,
         Findings {
@@ -569,10 +575,7 @@ fn summary_quoting_a_reply_counts_only_its_own_words() {
 
 #[test]
 fn swapped_messages_are_one_out_of_order() {
-    let (messages, texts) = conversation();
-    let exp = expected(messages, vec![]);
-    let lines = render(&[&texts[0], &texts[2], &texts[1], &texts[3]], 60);
-    let c = check("order", &transcript(&lines), &exp, None);
+    let c = check_conversation_drawn("order", &[0, 2, 1, 3]);
     assert_eq!(
         c.findings,
         Findings {

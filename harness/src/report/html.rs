@@ -67,7 +67,7 @@ pub fn write_report(dir: &Path, results: &[ScenarioResult]) -> std::io::Result<P
         let folder = slug(&result.scenario, "check");
         let sdir = dir.join(&folder);
         std::fs::create_dir_all(&sdir)?;
-        let kept = copy_artefacts(&result.kept, &sdir)?;
+        let kept = copy_artefacts(result, &sdir)?;
         for (n, check) in result.checks.iter().enumerate() {
             let stem = format!("check-{}-{}", n + 1, slug(&check.check.at, "check"));
             let own = recording_of(result, n, &kept);
@@ -248,19 +248,13 @@ fn scenario_rows(
 }
 
 /// Copies the recordings and the provider log of a run into `to`; returns their names.
-fn copy_artefacts(kept: &Path, to: &Path) -> std::io::Result<Vec<String>> {
+fn copy_artefacts(result: &ScenarioResult, to: &Path) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
-    let Ok(entries) = std::fs::read_dir(kept) else {
+    let Ok(files) = result.kept_files() else {
         return Ok(names);
     };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if p.is_file() && (name.ends_with(".cast") || name == "provider.jsonl") {
+    for (p, name) in files {
+        if name.ends_with(".cast") || name == "provider.jsonl" {
             std::fs::copy(&p, to.join(&name))?;
             names.push(name);
         }

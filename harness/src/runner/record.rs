@@ -1,6 +1,6 @@
 //! `record`: a scenario run kept as a fixture, with a `PROVENANCE.md` saying how it was made.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::error::Error;
 use super::{run, RunOptions, ScenarioResult};
@@ -21,23 +21,15 @@ pub fn record(
         source,
     })?;
     let mut kept = Vec::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&result.kept)
-        .map_err(|source| Error::Read {
-            path: result.kept.clone(),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for from in entries {
-        let name = from
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    let files = result.kept_files().map_err(|source| Error::Read {
+        path: result.kept.clone(),
+        source,
+    })?;
+    for (from, name) in files {
         let wanted = name == "state.db"
             || name == "provider.jsonl"
             || (name.starts_with("session-") && name.ends_with(".cast"));
-        if wanted && from.is_file() {
+        if wanted {
             std::fs::copy(&from, dest.join(&name)).map_err(|source| Error::Copy {
                 path: from.clone(),
                 source,

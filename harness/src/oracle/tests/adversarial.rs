@@ -87,6 +87,13 @@ fn reply(t: &str) -> (Role, String) {
     (Role::Assistant, t.to_string())
 }
 
+/// `(question, reply)` exchanges as alternating user / assistant texts.
+fn exchanges(said: &[(&str, &str)]) -> Vec<(Role, String)> {
+    said.iter()
+        .flat_map(|&(q, r)| [user(q), reply(r)])
+        .collect()
+}
+
 // ---- The table of issue 11, rebuilt with our own texts. ----
 
 /// A 180-word reply rendered once more; two earlier replies are one 177-word paragraph written
@@ -97,14 +104,12 @@ fn paragraph_written_four_times_elsewhere_does_not_inflate_the_count() {
     let r = format!("{p} And that is all."); // 181 words? no: "And that is all" is 4 words.
     let r = r.replacen(" And that is all.", " That is all.", 1);
     assert_eq!(word_count(&r), 180);
-    let texts = vec![
-        user("Write the paragraph twice."),
-        reply(&format!("{p}\n\n{p}")),
-        user("Again, twice."),
-        reply(&format!("{p}\n\n{p}")),
-        user("Now once, with an ending."),
-        reply(&r),
-    ];
+    let twice = format!("{p}\n\n{p}");
+    let texts = exchanges(&[
+        ("Write the paragraph twice.", &twice),
+        ("Again, twice.", &twice),
+        ("Now once, with an ending.", &r),
+    ]);
     for width in [40, 77, 120] {
         assert_eq!(
             check_drawn(&texts, width, &[]).findings,
@@ -129,14 +134,17 @@ fn paragraph_written_four_times_elsewhere_does_not_inflate_the_count() {
 fn shared_paragraph_with_other_edges_counts_the_reply_once() {
     let p = paragraph(102, 177);
     let r = format!("{p} That is all.");
-    let texts = vec![
-        user("Tell me about the keeper."),
-        reply(&format!("In short: {p} More tomorrow.")),
-        user("And the harbour?"),
-        reply(&format!("{p} Then the boats came home.")),
-        user("Once more, please."),
-        reply(&r),
-    ];
+    let texts = exchanges(&[
+        (
+            "Tell me about the keeper.",
+            &format!("In short: {p} More tomorrow."),
+        ),
+        (
+            "And the harbour?",
+            &format!("{p} Then the boats came home."),
+        ),
+        ("Once more, please.", &r),
+    ]);
     assert_eq!(check_drawn(&texts, 70, &[]).findings, Findings::default());
     let c = check_drawn(&texts, 70, &draw(&[reply(&r)], 55));
     assert_eq!(c.findings.words_rendered_more_than_once, 180);
@@ -175,14 +183,11 @@ fn cjk_reply_with_sentences_repeated_elsewhere_counts_its_ideographs() {
         .flat_map(|s| [s.clone(), s.clone()])
         .collect();
     let earlier_b: String = [&sentences[5..], &sentences[..5]].concat().concat();
-    let texts = vec![
-        user("讲一个故事"),
-        reply(&earlier_a),
-        user("再讲一遍"),
-        reply(&earlier_b),
-        user("最后一次"),
-        reply(&r),
-    ];
+    let texts = exchanges(&[
+        ("讲一个故事", &earlier_a),
+        ("再讲一遍", &earlier_b),
+        ("最后一次", &r),
+    ]);
     for width in [20, 33] {
         assert_eq!(
             check_drawn(&texts, width, &[]).findings,
@@ -256,12 +261,10 @@ fn paragraph_repeated_four_times_inside_another_reply() {
     assert_eq!(word_count(&r), 61);
     let r = format!("Very briefly: {q}");
     assert_eq!(word_count(&r), 62);
-    let texts = vec![
-        user("Four times, please."),
-        reply(&[q.as_str(); 4].join("\n\n")),
-        user("Now briefly."),
-        reply(&r),
-    ];
+    let texts = exchanges(&[
+        ("Four times, please.", &[q.as_str(); 4].join("\n\n")),
+        ("Now briefly.", &r),
+    ]);
     assert_eq!(check_drawn(&texts, 64, &[]).findings, Findings::default());
     let c = check_drawn(&texts, 64, &draw(&[reply(&r)], 64));
     assert_eq!(c.findings.words_rendered_more_than_once, 62);
@@ -290,14 +293,11 @@ fn truncated_and_repeated_renderings_count_what_they_cover() {
 /// A user typing "yes" three times; one of them drawn twice; one missing.
 #[test]
 fn identical_short_messages_are_counted_per_holder() {
-    let texts = vec![
-        user("yes"),
-        reply(&paragraph(106, 30)),
-        user("yes"),
-        reply(&paragraph(107, 30)),
-        user("yes"),
-        reply(&paragraph(108, 30)),
-    ];
+    let texts = exchanges(&[
+        ("yes", &paragraph(106, 30)),
+        ("yes", &paragraph(107, 30)),
+        ("yes", &paragraph(108, 30)),
+    ]);
     assert_eq!(check_drawn(&texts, 50, &[]).findings, Findings::default());
     let c = check_drawn(&texts, 50, &draw(&[user("yes")], 50));
     assert_eq!(c.findings.words_rendered_more_than_once, 1);

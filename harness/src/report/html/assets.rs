@@ -1,7 +1,7 @@
 //! The asciinema player (version 3.18.0 from the npm registry, see
-//! `harness/assets/asciinema-player/VERSION.md`), embedded at build time and written into every
-//! report directory, so a report opened from `file://` or a CI artefact plays its recordings with
-//! no network access.
+//! `harness/assets/vendor/asciinema-player/VERSION.md`), embedded at build time and written into
+//! every report directory, so a report opened from `file://` or a CI artefact plays its recordings
+//! with no network access.
 
 use std::path::Path;
 
@@ -17,19 +17,19 @@ pub const PLAYER_CSS: &str = "asciinema-player.css";
 const FILES: [(&str, &str); 4] = [
     (
         PLAYER_JS,
-        include_str!("../../../assets/asciinema-player/asciinema-player.min.js"),
+        include_str!("../../../assets/vendor/asciinema-player/asciinema-player.min.js"),
     ),
     (
         PLAYER_CSS,
-        include_str!("../../../assets/asciinema-player/asciinema-player.css"),
+        include_str!("../../../assets/vendor/asciinema-player/asciinema-player.css"),
     ),
     (
         "LICENSE",
-        include_str!("../../../assets/asciinema-player/LICENSE"),
+        include_str!("../../../assets/vendor/asciinema-player/LICENSE"),
     ),
     (
         "VERSION.md",
-        include_str!("../../../assets/asciinema-player/VERSION.md"),
+        include_str!("../../../assets/vendor/asciinema-player/VERSION.md"),
     ),
 ];
 
