@@ -485,10 +485,11 @@ pub fn report_md(
             outcome.probes.len()
         ));
     }
-    md.push_str(&format!(
-        "**{}**\n\n",
-        outcome.answer_text().replace('\n', "\n\n")
-    ));
+    match outcome.answer {
+        // A list of change points is a Markdown list, not one bold line.
+        Answer::ChangePoints(_) => md.push_str(&format!("{}\n\n", outcome.answer_text())),
+        _ => md.push_str(&format!("**{}**\n\n", outcome.answer_text())),
+    }
     md.push_str("## Probes\n\nEach check: words rendered more than once / messages missing / words of internal text shown / messages out of order.\n\n");
     md.push_str(&outcome.table());
     md.push_str(&format!(
