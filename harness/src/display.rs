@@ -334,7 +334,7 @@ fn project(
         .map(|(i, s)| (s.as_str(), i))
         .collect();
     let mut internal = InternalAcc::default();
-    let views: Vec<RowView> = rows
+    let mut views: Vec<RowView> = rows
         .iter()
         .enumerate()
         .filter_map(|(i, row)| {
@@ -376,7 +376,8 @@ fn project(
             continue;
         };
         let role = views[first].role;
-        let text = views[shown].text.clone();
+        // Each view is shown by at most one logical message: its text moves into it.
+        let text = std::mem::take(&mut views[shown].text);
         let has_tool_calls = members.iter().any(|&v| views[v].has_tool_calls);
         if !on_surface(surface, role, &text, has_tool_calls) {
             continue;
@@ -428,6 +429,19 @@ fn copies_without_uids(views: &[RowView], rows: &[Row]) -> bool {
         .iter()
         .filter_map(|r| r.message_uid.as_deref())
         .any(|u| !seen.insert(u))
+}
+
+/// Shown by the classic CLI's resume recap (the surface without tool output): what
+/// [`expected`] on `Surface { tool_output: false }` keeps of the messages it gives on
+/// `Surface { tool_output: true }` — the surfaces differ only in this filter (rule 7), so one
+/// projection serves both.
+pub fn in_recap(message: &LogicalMessage) -> bool {
+    on_surface(
+        Surface { tool_output: false },
+        message.role,
+        &message.text,
+        false,
+    )
 }
 
 /// Rule 7: what a surface shows. The classic CLI recap shows user and assistant text only: no

@@ -195,12 +195,15 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
     let lineage_ids: Vec<String> = lineage_sessions.iter().map(|s| s.id.clone()).collect();
     let rows = store.rows(&lineage_ids)?;
     let classes = display::classify(store, &rows);
-    // One read of the rows serves the classification and both surfaces.
-    let project = |surface| {
-        display::expected_from_rows(store, &session_id, lineage_ids.clone(), &rows, surface)
-    };
-    let all = project(Surface { tool_output: true });
-    let recap = project(Surface { tool_output: false });
+    // One read of the rows and one projection serve the classification and both surfaces (the
+    // recap's messages are the ones `display::in_recap` keeps).
+    let all = display::expected_from_rows(
+        store,
+        &session_id,
+        lineage_ids.clone(),
+        &rows,
+        Surface { tool_output: true },
+    );
     let data_problems =
         integrity::data_problems_from_rows(&sessions, &session_id, &rows, &classes, &all);
 
@@ -215,9 +218,10 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
         .iter()
         .filter_map(|m| m.rows.first().map(|r| r.id))
         .collect();
-    let recap_first: HashSet<i64> = recap
+    let recap_first: HashSet<i64> = all
         .messages
         .iter()
+        .filter(|m| display::in_recap(m))
         .filter_map(|m| m.rows.first().map(|r| r.id))
         .collect();
 
@@ -255,7 +259,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
         lineage,
         stored_rows: rows.len(),
         logical_messages: messages.len(),
-        recap_messages: recap.messages.len(),
+        recap_messages: recap_first.len(),
         states,
         rows: inspected,
         generations,

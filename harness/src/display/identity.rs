@@ -7,26 +7,28 @@ use super::{Form, Role, RowView};
 use crate::store::Row;
 
 /// Display identity (rule 2) on 0.22-style databases.
+///
+/// It borrows from the views and rows it identifies: a message's text is compared, never copied.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Identity {
+enum Identity<'a> {
     /// An assistant row calling tools, with provider ids for every call: the call ids and the
     /// timestamp identify it. Pruning rewrites a carried copy's arguments (and text may be
     /// cleaned), so the full `tool_calls` would split one message in two; ids repeat across turns
     /// on some providers, so the timestamp stays in the key.
     Calls {
         ts: u64,
-        call_ids: Vec<String>,
-        tool_call_id: Option<String>,
-        tool_name: Option<String>,
+        call_ids: &'a [String],
+        tool_call_id: Option<&'a str>,
+        tool_name: Option<&'a str>,
     },
     /// Every other row: role, displayed text, timestamp and tool-call identity.
     Content {
-        role: String,
-        text: String,
+        role: &'a str,
+        text: &'a str,
         ts: u64,
-        tool_call_id: Option<String>,
-        tool_calls: Option<String>,
-        tool_name: Option<String>,
+        tool_call_id: Option<&'a str>,
+        tool_calls: Option<&'a str>,
+        tool_name: Option<&'a str>,
     },
 }
 
@@ -39,21 +41,21 @@ pub(super) fn ts_bits(ts: f64) -> u64 {
     }
 }
 
-fn identity(v: &RowView, row: &Row) -> Identity {
+fn identity<'a>(v: &'a RowView, row: &'a Row) -> Identity<'a> {
     match &v.call_ids {
         Some(ids) => Identity::Calls {
             ts: ts_bits(row.timestamp),
-            call_ids: ids.clone(),
-            tool_call_id: row.tool_call_id.clone(),
-            tool_name: row.tool_name.clone(),
+            call_ids: ids,
+            tool_call_id: row.tool_call_id.as_deref(),
+            tool_name: row.tool_name.as_deref(),
         },
         None => Identity::Content {
-            role: row.role.clone(),
-            text: v.text.clone(),
+            role: &row.role,
+            text: &v.text,
             ts: ts_bits(row.timestamp),
-            tool_call_id: row.tool_call_id.clone(),
-            tool_calls: v.tool_calls.clone(),
-            tool_name: row.tool_name.clone(),
+            tool_call_id: row.tool_call_id.as_deref(),
+            tool_calls: v.tool_calls.as_deref(),
+            tool_name: row.tool_name.as_deref(),
         },
     }
 }

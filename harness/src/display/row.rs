@@ -8,6 +8,7 @@ use super::{
     SUMMARY_PREFIXES, SYSTEM_NOTICE_PREFIX,
 };
 use crate::store::Row;
+use std::borrow::Cow;
 
 /// Pass 1: classifies one row. `None` for rows that never display (`system`); every other row gets
 /// a view, with `candidate = false` when rule 1 excludes it.
@@ -239,14 +240,15 @@ pub(super) fn is_model_only(row: &Row) -> bool {
 
 /// Decodes stored content: structured content (`\0json:` + JSON) becomes its text parts joined by
 /// a space, images as `[image]`; anything else is the text itself.
-fn decode_content(content: Option<&str>) -> String {
+fn decode_content(content: Option<&str>) -> Cow<'_, str> {
     let Some(c) = content else {
-        return String::new();
+        return Cow::Borrowed("");
     };
+    // Plain text (nearly every row) is borrowed: a gigabyte message is not copied to be read.
     let Some(json) = c.strip_prefix(CONTENT_JSON_PREFIX) else {
-        return c.to_string();
+        return Cow::Borrowed(c);
     };
-    match serde_json::from_str::<serde_json::Value>(json) {
+    Cow::Owned(match serde_json::from_str::<serde_json::Value>(json) {
         Ok(serde_json::Value::String(s)) => s,
         Ok(serde_json::Value::Array(parts)) => parts
             .iter()
@@ -265,7 +267,7 @@ fn decode_content(content: Option<&str>) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         _ => c.to_string(),
-    }
+    })
 }
 
 /// `(call ids when every call has one, tool_calls re-serialised, has at least one call)`.
