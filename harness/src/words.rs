@@ -59,12 +59,31 @@ pub fn words(text: &str, at: usize) -> Vec<Word> {
 /// spelling. In rare cases one range carries more than one word (see `normalize`).
 pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
     let mut out = Vec::new();
-    for range in pieces(text) {
-        for word in normalize(&text[range.clone()], 0) {
-            out.push((range.clone(), word));
-        }
-    }
+    each_word(text, &mut |range, word| out.push((range, word.to_owned())));
     out
+}
+
+/// Calls `f` with each word of `text` and the byte range it was taken from, in order — the words
+/// of [`word_spans`], without allocating for the common ones (an ASCII word is lowercased into one
+/// reused buffer): the oracle looks a million words up in its vocabulary.
+pub fn each_word(text: &str, f: &mut dyn FnMut(Range<usize>, &str)) {
+    let mut lower = String::new();
+    each_piece(text, &mut |range| {
+        let raw = &text[range.clone()];
+        if is_plain_word(raw) {
+            f(range, raw);
+        } else if raw.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            // Cleaning an ASCII letter/digit run only lowercases it, and the result is one
+            // stable piece (rule 8 holds at once).
+            lower.clear();
+            lower.extend(raw.chars().map(|c| c.to_ascii_lowercase()));
+            f(range, &lower);
+        } else {
+            for word in normalize(raw, 0) {
+                f(range.clone(), &word);
+            }
+        }
+    });
 }
 
 /// The raw word pieces of `text`: UAX-29 segments holding a letter or digit, with every CJK/kana
@@ -349,6 +368,19 @@ mod tests {
             text in "([a-zA-Z0-9_:.,;'\"!?()\\-]{0,6}|[ ]{1,3}|[\u{e9}\u{301}\u{200d}\u{3000}\u{5149}\u{30ab}\u{d55c}\u{1f600}\t\n]){0,24}"
         ) {
             prop_assert_eq!(pieces(&text), unicode_only(&text));
+        }
+
+        #[test]
+        fn each_word_gives_the_normalised_words(
+            text in "([a-zA-Z0-9_:.,;'\"!?()\\-]{0,6}|[ ]{1,3}|[\u{e9}\u{c9}\u{301}\u{2019}\u{3000}\u{5149}\u{30ab}\u{d55c}\t\n]){0,24}"
+        ) {
+            let mut got = Vec::new();
+            each_word(&text, &mut |r, w| got.push((r, w.to_owned())));
+            let want: Vec<(Range<usize>, String)> = pieces(&text)
+                .into_iter()
+                .flat_map(|r| normalize(&text[r.clone()], 0).into_iter().map(move |w| (r.clone(), w)))
+                .collect();
+            prop_assert_eq!(got, want);
         }
 
         #[test]

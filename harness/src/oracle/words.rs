@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use crate::display::Expected;
 use crate::terminal::Transcript;
-use crate::words::word_spans;
+use crate::words::each_word;
 
 /// Words shown in an excerpt.
 const EXCERPT_WORDS: usize = 8;
@@ -68,22 +68,31 @@ impl Words {
     fn tokenize(&mut self, text: &str) -> Tokens {
         let mut ids = Vec::new();
         let mut spans = Vec::new();
-        for (range, word) in word_spans(text) {
-            let next = u32::try_from(self.vocab.len())
-                .unwrap_or(UNKNOWN - 1)
-                .min(UNKNOWN - 1);
-            ids.push(*self.vocab.entry(word).or_insert(next));
+        let vocab = &mut self.vocab;
+        each_word(text, &mut |range, word| {
+            let id = match vocab.get(word) {
+                Some(&id) => id,
+                None => {
+                    let next = u32::try_from(vocab.len())
+                        .unwrap_or(UNKNOWN - 1)
+                        .min(UNKNOWN - 1);
+                    vocab.insert(word.to_owned(), next);
+                    next
+                }
+            };
+            ids.push(id);
             spans.push(range);
-        }
+        });
         Tokens { ids, spans }
     }
 
     /// The words of a screen or provider text, as ids of the vocabulary.
     pub(super) fn lookup(&self, text: &str) -> Vec<u32> {
-        word_spans(text)
-            .into_iter()
-            .map(|(_, w)| self.vocab.get(&w).copied().unwrap_or(UNKNOWN))
-            .collect()
+        let mut ids = Vec::new();
+        each_word(text, &mut |_, w| {
+            ids.push(self.vocab.get(w).copied().unwrap_or(UNKNOWN))
+        });
+        ids
     }
 }
 

@@ -1,0 +1,202 @@
+//! Benchmarks at scale (issue 15): a 1,000,000-word check end to end against bare vt100 parsing of
+//! the same bytes, the display projection of a 100,000-message conversation with 50 compactions,
+//! and `inspect` of one very large message.
+//!
+//! `cargo bench -p hermes-e2e --bench scale` (≈ 3 minutes). The inputs are generated here, in the
+//! test tree, deterministically: a conversation of 10,000 messages of 100 words in the 0.22 schema
+//! with the asciicast a client would have drawn of it (each message once), the shape of
+//! `hermes-e2e check --cast` on a long session; a [`History`] with a compaction every 800 turns;
+//! one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 999 for the gigabyte case: one
+//! sample takes ≈ 20 s). Peak memory is not something criterion measures: it is measured on the
+//! same inputs with `/usr/bin/time -f "%e s %M KB" hermes-e2e check --cast …` / `inspect …`,
+//! as the README's Performance section says.
+
+use std::hint::black_box;
+use std::io::Write;
+use std::num::NonZeroU16;
+use std::path::{Path, PathBuf};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use hermes_e2e::client::stored::SCHEMA_0_22;
+use hermes_e2e::display::{self, Surface};
+use hermes_e2e::history::{Compaction, History, Step};
+use hermes_e2e::store::{Schema, Store};
+use hermes_e2e::terminal::cast;
+use hermes_e2e::verdict::{Basis, Session};
+use rusqlite::Connection;
+
+const VOCAB: &[&str] = &[
+    "keeper", "lamp", "fog", "tide", "gull", "lens", "wick", "oil", "bell", "storm", "ship",
+    "rock", "pier", "net", "sail", "wind", "cliff", "wave", "beam", "log", "night", "dawn",
+    "stair", "glass", "brass", "boat", "shore", "ice", "smoke", "bread", "salt", "rope", "harbor",
+    "winter", "light", "tower",
+];
+
+/// A deterministic word stream (xorshift).
+struct Words(u64);
+
+impl Words {
+    fn next(&mut self) -> &'static str {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        VOCAB[(self.0 % VOCAB.len() as u64) as usize]
+    }
+
+    fn text(&mut self, words: usize) -> String {
+        (0..words)
+            .map(|_| self.next())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// A database of one session with `messages` messages of `words` words, alternating user and
+/// assistant, in the 0.22 schema.
+fn conversation_db(path: &Path, texts: &[String]) {
+    let mut db = Connection::open(path).unwrap();
+    db.execute_batch(SCHEMA_0_22).unwrap();
+    db.execute(
+        "INSERT INTO sessions (id, source, started_at) VALUES ('s1', 'cli', 1000.0)",
+        [],
+    )
+    .unwrap();
+    let tx = db.transaction().unwrap();
+    for (i, t) in texts.iter().enumerate() {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        tx.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp, active, message_uid) \
+             VALUES ('s1', ?1, ?2, ?3, 1, ?4)",
+            rusqlite::params![role, t, 1000.0 + i as f64, format!("uid{i}")],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+/// The asciicast a 200×50 terminal would have recorded of `texts`, each drawn once after a role
+/// marker; returns the recording's path and its output bytes.
+fn conversation_cast(path: &Path, texts: &[String]) -> Vec<u8> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(f, r#"{{"version": 2, "width": 200, "height": 50}}"#).unwrap();
+    let mut bytes = Vec::new();
+    for (i, t) in texts.iter().enumerate() {
+        let line = format!("{}{t}\r\n", if i % 2 == 0 { "● " } else { "◆ " });
+        let event = serde_json::json!([0.001 * (i + 1) as f64, "o", line]);
+        writeln!(f, "{event}").unwrap();
+        bytes.extend_from_slice(line.as_bytes());
+    }
+    f.flush().unwrap();
+    bytes
+}
+
+fn million_words(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut words = Words(0x2545_f491_4f6c_dd1d);
+    let texts: Vec<String> = (0..10_000).map(|_| words.text(100)).collect();
+    let (db, recording) = (dir.path().join("state.db"), dir.path().join("big.cast"));
+    conversation_db(&db, &texts);
+    let bytes = conversation_cast(&recording, &texts);
+    let file_bytes = std::fs::metadata(&recording).unwrap().len();
+
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(file_bytes));
+    // What `hermes-e2e check --cast big.cast --db state.db` does, minus printing.
+    g.bench_function("check_cast_1m_words_10k_messages", |b| {
+        b.iter(|| {
+            let screen = cast::replay(&recording).unwrap();
+            let transcript = screen.transcript();
+            let store = Store::open(&db).unwrap();
+            let basis = Basis::read(&store, Session::Latest, Surface::default()).unwrap();
+            black_box(basis.check("bench", &transcript, None))
+        })
+    });
+    // The floor: vt100 alone on the same output (no history kept, no JSON, no oracle).
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("bare_vt100_same_output", |b| {
+        b.iter(|| {
+            let (rows, cols) = (NonZeroU16::new(50).unwrap(), NonZeroU16::new(200).unwrap());
+            let mut parser = vt100::Parser::new(rows, cols, 0);
+            parser.process(black_box(&bytes));
+            black_box(parser.screen().cursor_position())
+        })
+    });
+    g.finish();
+}
+
+/// 100,000 messages (≈ 40,000 turns, some with tool calls) with 50 compactions, every fifth
+/// rotating into a child session.
+fn hundred_thousand_messages(c: &mut Criterion) {
+    let mut steps = Vec::new();
+    let mut compactions = 0;
+    for t in 0..40_000usize {
+        steps.push(if t % 7 == 3 {
+            Step::ToolTurn {
+                user: t % 5,
+                calls: 1,
+                reply: t % 4,
+            }
+        } else {
+            Step::Turn {
+                user: t % 5,
+                reply: t % 4,
+            }
+        });
+        if t % 800 == 799 && compactions < 50 {
+            compactions += 1;
+            steps.push(Step::Compact(Compaction {
+                rotate: compactions % 5 == 0,
+                head: 2,
+                tail: 4,
+                carrier: true,
+                summary_user: false,
+                carry_user_ts: false,
+                prune: true,
+            }));
+        }
+    }
+    let mut h = History::new(Schema::Uid).unwrap();
+    h.run(&steps).unwrap();
+    let store = Store::open(h.path()).unwrap();
+    let rows = store.rows(&h.sessions).unwrap().len();
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(rows as u64));
+    g.bench_function("projection_100k_messages_50_compactions", |b| {
+        b.iter(|| black_box(display::expected(&store, h.tip(), Surface::default()).unwrap()))
+    });
+    g.finish();
+}
+
+/// `inspect` of a database holding one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB.
+fn one_large_message(c: &mut Criterion) {
+    let mb: usize = std::env::var("HERMES_E2E_BENCH_MESSAGE_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let dir = tempfile::tempdir().unwrap();
+    let db: PathBuf = dir.path().join("state.db");
+    let mut words = Words(7);
+    let chunk = words.text(100_000) + " ";
+    let text = chunk.repeat((mb << 20) / chunk.len() + 1);
+    conversation_db(&db, &["hello there".to_owned(), text]);
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes((mb << 20) as u64));
+    g.bench_function(format!("inspect_one_{mb}_mb_message"), |b| {
+        b.iter(|| {
+            let store = Store::open(&db).unwrap();
+            black_box(hermes_e2e::inspect::inspect(&store, None).unwrap().text())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    million_words,
+    hundred_thousand_messages,
+    one_large_message
+);
+criterion_main!(benches);
