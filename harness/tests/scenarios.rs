@@ -79,12 +79,8 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
         // The TUI is not swept either: right after `/compress` it erases what is still on screen,
         // so how many messages go missing there depends on the terminal's height (pinned at the
         // scenario's own size).
-        let own_geometry = Scenario::load(&file, &root).is_ok_and(|s| {
-            s.ui == Ui::Tui
-                || s.steps
-                    .iter()
-                    .any(|st| matches!(st.action, Action::Resize { .. }))
-        });
+        let own_geometry = Scenario::load(&file, &root)
+            .is_ok_and(|s| s.ui == Ui::Tui || s.steps.iter().any(|st| resizes(&st.action)));
         if !own_geometry && (sweep_all || SWEPT.contains(&name.as_str())) {
             for &(cols, rows) in &sizes {
                 let (file, root) = (file.clone(), root.clone());
@@ -110,6 +106,21 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
         );
     }
     trials
+}
+
+/// Whether a step resizes the terminal: a `resize` step, or a `say` step that resizes or drags
+/// while its reply streams.
+fn resizes(action: &Action) -> bool {
+    match action {
+        Action::Resize { .. } => true,
+        Action::Say { during, .. } => during.iter().any(|d| {
+            matches!(
+                d.action,
+                scenario::DuringAction::Resize(_) | scenario::DuringAction::Drag { .. }
+            )
+        }),
+        _ => false,
+    }
 }
 
 /// Whether `node` is in a directory of the PATH the harness gives the client.

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod cli;
+mod during;
 pub mod error;
 pub mod record;
 pub mod repro;
