@@ -33,6 +33,9 @@
 //! # fault_times = 1              # optional: only the first N answers (retries then succeed)
 //! # tools = [{ name = "read_file", arguments = { path = "keeper_log.txt" } }]
 //! #                              # optional: the model calls these first, then replies
+//! # stream = { chunk_chars = 10, delay_ms = 30 }   # optional: a paced stream, and with it
+//! # during = [{ after_word = "keeper", resize = "80x24" }]   # actions while it streams
+//! #                              # (see `scenario/during.rs`)
 //! [[step]]
 //! command = "/compress"
 //! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)

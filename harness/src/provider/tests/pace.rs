@@ -9,6 +9,12 @@ const PACED_REPLY: &str = "The keeper climbed the stairs at dusk, trimmed the wi
 
 const DELAY: Duration = Duration::from_millis(30);
 
+/// Ten characters a chunk, 30 ms before each (upstream's `chunk_chars=10, delay_per_chunk=0.03`).
+const TEN_EVERY_30_MS: Pace = Pace {
+    chunk_chars: 10,
+    delay: DELAY,
+};
+
 fn paced_script(pace: Option<Pace>) -> Script {
     Script {
         turns: vec![Turn {
@@ -72,11 +78,7 @@ fn read_paced(provider: &Provider) -> (Vec<(String, Instant)>, String) {
 
 #[test]
 fn a_paced_stream_sends_chunks_of_its_size_spread_over_time() {
-    let pace = Pace {
-        chunk_chars: 10,
-        delay: DELAY,
-    };
-    let provider = Provider::start(paced_script(Some(pace))).expect("start");
+    let provider = Provider::start(paced_script(Some(TEN_EVERY_30_MS))).expect("start");
     let (deltas, raw) = read_paced(&provider);
     let sizes: Vec<usize> = deltas.iter().map(|(c, _)| c.chars().count()).collect();
     assert_eq!(sizes, [10, 10, 10, 10, 10, 10, 10, 10, 10, 4]);
@@ -124,11 +126,7 @@ fn an_unpaced_stream_comes_in_forty_character_pieces_with_no_last_chunk_noted() 
 
 #[test]
 fn a_paced_turn_answered_without_streaming_is_one_json_body() {
-    let pace = Pace {
-        chunk_chars: 10,
-        delay: DELAY,
-    };
-    let provider = Provider::start(paced_script(Some(pace))).expect("start");
+    let provider = Provider::start(paced_script(Some(TEN_EVERY_30_MS))).expect("start");
     let reply = chat(
         &provider,
         json!([{"role": "user", "content": "Tell me about the keeper"}]),
