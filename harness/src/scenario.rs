@@ -685,6 +685,13 @@ fn say_action(
                 .into(),
         ));
     }
+    if !during.is_empty() && s.fault.is_some() && s.fault_times.is_none() {
+        return Err(invalid(
+            line,
+            "`during` with a fault on every answer: the reply never streams (set `fault_times`)"
+                .into(),
+        ));
+    }
     if stream.is_some() && s.fault == Some(crate::provider::Fault::DropStream) {
         return Err(invalid(
             line,

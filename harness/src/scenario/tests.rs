@@ -216,6 +216,10 @@ fn during_entries_are_checked_strictly() {
             "starting with `/`",
         ),
         (
+            format!("{paced}fault = \"http_500\"\nduring = [{{ after_ms = 1, key = \"enter\" }}]"),
+            "the reply never streams",
+        ),
+        (
             "stream = { chunk_chars = 0, delay_ms = 30 }".to_owned(),
             "1..=10000 `chunk_chars`",
         ),
