@@ -72,7 +72,8 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
             .with_extension("")
             .to_string_lossy()
             .into_owned();
-        // A scenario that resizes the terminal is about its own geometry: not swept. (The emulator,
+        // A scenario that resizes the terminal, or acts while a reply streams, is about its own
+        // geometry: not swept. (The emulator,
         // like xterm, does not reflow: shrinking below the width the recap was drawn at truncates
         // the visible rows, as it would on such a terminal.)
         //
@@ -108,17 +109,13 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
     trials
 }
 
-/// Whether a step resizes the terminal: a `resize` step, or a `say` step that resizes or drags
-/// while its reply streams.
+/// Whether a step makes the scenario's numbers depend on its own geometry: a `resize` step, or a
+/// `say` step that acts while its reply streams (a resize or a drag then; and after Ctrl-C the
+/// classic CLI repaints one screenful, so what lands in the history twice depends on the height).
 fn resizes(action: &Action) -> bool {
     match action {
         Action::Resize { .. } => true,
-        Action::Say { during, .. } => during.iter().any(|d| {
-            matches!(
-                d.action,
-                scenario::DuringAction::Resize(_) | scenario::DuringAction::Drag { .. }
-            )
-        }),
+        Action::Say { during, .. } => !during.is_empty(),
         _ => false,
     }
 }
