@@ -596,4 +596,4 @@ fn excerpt(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
