@@ -406,9 +406,10 @@ impl Driver {
         self.type_raw(b"\r")
     }
 
-    /// Sends what a person types, and records it as an input event (asciicast `i`), so a replay
-    /// shows what was typed and when. (Answers to the terminal's queries are not recorded.)
-    fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
+    /// Sends what a person types (text or a key's bytes) at once, and records it as an input
+    /// event (asciicast `i`), so a replay shows what was typed and when. (Answers to the
+    /// terminal's queries are not recorded.)
+    pub fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
         let _ = self.cast.input(&String::from_utf8_lossy(bytes));
         self.write_raw(bytes)
     }
@@ -595,4 +596,4 @@ fn excerpt(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

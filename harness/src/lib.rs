@@ -24,7 +24,7 @@
 //! | the asciicast format (write and replay) | [`terminal::cast`] |
 //! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | [`provider`] |
-//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`) |
+//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
 //! | first bad client version, failure signatures | [`triage`] |
 //! | text, JSON and HTML reports | [`report`], [`report::html`] |

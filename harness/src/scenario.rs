@@ -33,6 +33,9 @@
 //! # fault_times = 1              # optional: only the first N answers (retries then succeed)
 //! # tools = [{ name = "read_file", arguments = { path = "keeper_log.txt" } }]
 //! #                              # optional: the model calls these first, then replies
+//! # stream = { chunk_chars = 10, delay_ms = 30 }   # optional: a paced stream, and with it
+//! # during = [{ after_word = "keeper", resize = "80x24" }]   # actions while it streams
+//! #                              # (see `scenario/during.rs`)
 //! [[step]]
 //! command = "/compress"
 //! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)
@@ -60,8 +63,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod during;
 mod expect;
 
+pub use during::{count_word, During, DuringAction, Key, Trigger};
 pub use expect::Expectation;
 use expect::RawExpectation;
 
@@ -174,6 +179,10 @@ pub enum Action {
         fault_times: Option<u32>,
         /// Tools the model calls (and the client runs) before the reply.
         tool_calls: Vec<crate::provider::ToolCall>,
+        /// The fake model's pace for the reply (`None`: sent at once).
+        stream: Option<crate::provider::Pace>,
+        /// What the harness does while the reply streams, in order (see `scenario/during.rs`).
+        during: Vec<During>,
     },
     /// Type a slash command, wait until `wait_for` is on screen and the prompt is idle.
     Command {
@@ -300,6 +309,8 @@ struct RawStep {
     fault: Option<crate::provider::Fault>,
     fault_times: Option<u32>,
     tools: Option<Vec<RawToolCall>>,
+    stream: Option<during::RawPace>,
+    during: Option<Vec<during::RawDuring>>,
     command: Option<String>,
     wait_for: Option<String>,
     resume: Option<String>,
@@ -391,28 +402,41 @@ impl Scenario {
     }
 
     /// The fake model's script: every `say` step's text and reply.
+    /// The turns of a `say` step's `during` entries that submit a message with a scripted `reply`
+    /// follow the step's own turn (sent at once, no fault, no tools).
     pub fn script(&self) -> crate::provider::Script {
+        let mut turns = Vec::new();
+        for step in &self.steps {
+            let Action::Say {
+                text,
+                reply,
+                fault,
+                fault_times,
+                tool_calls,
+                stream,
+                during,
+            } = &step.action
+            else {
+                continue;
+            };
+            turns.push(crate::provider::Turn {
+                user: text.clone(),
+                reply: reply.clone(),
+                fault: *fault,
+                fault_times: *fault_times,
+                tool_calls: tool_calls.clone(),
+                stream: *stream,
+            });
+            for (user, reply) in during.iter().filter_map(|d| d.action.scripted_turn()) {
+                turns.push(crate::provider::Turn {
+                    user,
+                    reply,
+                    ..crate::provider::Turn::default()
+                });
+            }
+        }
         crate::provider::Script {
-            turns: self
-                .steps
-                .iter()
-                .filter_map(|s| match &s.action {
-                    Action::Say {
-                        text,
-                        reply,
-                        fault,
-                        fault_times,
-                        tool_calls,
-                    } => Some(crate::provider::Turn {
-                        user: text.clone(),
-                        reply: reply.clone(),
-                        fault: *fault,
-                        fault_times: *fault_times,
-                        tool_calls: tool_calls.clone(),
-                    }),
-                    _ => None,
-                })
-                .collect(),
+            turns,
             summary: self.summary_reply.clone(),
             title: self.title.clone(),
         }
@@ -515,6 +539,8 @@ fn steps(
         stray("fault", s.fault.is_none() || s.say.is_some())?;
         stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
         stray("tools", s.tools.is_none() || s.say.is_some())?;
+        stray("stream", s.stream.is_none() || s.say.is_some())?;
+        stray("during", s.during.is_none() || s.say.is_some())?;
         stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
         stray("expect", s.expect.is_none() || s.check.is_some())?;
         stray("client", s.client.is_none() || s.launch.is_some())?;
@@ -639,12 +665,48 @@ fn say_action(
             arguments,
         });
     }
+    let stream = s
+        .stream
+        .as_ref()
+        .map(|raw| during::pace(line, raw, invalid))
+        .transpose()?;
+    let during = during::entries(
+        line,
+        s.during.as_deref().unwrap_or_default(),
+        text,
+        &reply,
+        invalid,
+    )?;
+    if !during.is_empty() && stream.is_none() {
+        return Err(invalid(
+            line,
+            "`during` needs `stream = { chunk_chars, delay_ms }`: a reply sent at once leaves \
+             no time to act while it streams"
+                .into(),
+        ));
+    }
+    if !during.is_empty() && s.fault.is_some() && s.fault_times.is_none() {
+        return Err(invalid(
+            line,
+            "`during` with a fault on every answer: the reply never streams (set `fault_times`)"
+                .into(),
+        ));
+    }
+    if stream.is_some() && s.fault == Some(crate::provider::Fault::DropStream) {
+        return Err(invalid(
+            line,
+            "`stream` does not combine with `fault = \"drop_stream\"` (a cut stream is sent at once)"
+                .into(),
+        ));
+    }
     Ok(Action::Say {
         text: text.to_owned(),
         reply,
         fault: s.fault,
         fault_times: s.fault_times,
         tool_calls,
+        stream,
+        during,
     })
 }
 

@@ -72,19 +72,16 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
             .with_extension("")
             .to_string_lossy()
             .into_owned();
-        // A scenario that resizes the terminal is about its own geometry: not swept. (The emulator,
+        // A scenario that resizes the terminal, or acts while a reply streams, is about its own
+        // geometry: not swept. (The emulator,
         // like xterm, does not reflow: shrinking below the width the recap was drawn at truncates
         // the visible rows, as it would on such a terminal.)
         //
         // The TUI is not swept either: right after `/compress` it erases what is still on screen,
         // so how many messages go missing there depends on the terminal's height (pinned at the
         // scenario's own size).
-        let own_geometry = Scenario::load(&file, &root).is_ok_and(|s| {
-            s.ui == Ui::Tui
-                || s.steps
-                    .iter()
-                    .any(|st| matches!(st.action, Action::Resize { .. }))
-        });
+        let own_geometry = Scenario::load(&file, &root)
+            .is_ok_and(|s| s.ui == Ui::Tui || s.steps.iter().any(|st| resizes(&st.action)));
         if !own_geometry && (sweep_all || SWEPT.contains(&name.as_str())) {
             for &(cols, rows) in &sizes {
                 let (file, root) = (file.clone(), root.clone());
@@ -110,6 +107,17 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
         );
     }
     trials
+}
+
+/// Whether a step makes the scenario's numbers depend on its own geometry: a `resize` step, or a
+/// `say` step that acts while its reply streams (a resize or a drag then; and after Ctrl-C the
+/// classic CLI repaints one screenful, so what lands in the history twice depends on the height).
+fn resizes(action: &Action) -> bool {
+    match action {
+        Action::Resize { .. } => true,
+        Action::Say { during, .. } => !during.is_empty(),
+        _ => false,
+    }
 }
 
 /// Whether `node` is in a directory of the PATH the harness gives the client.

@@ -13,7 +13,7 @@ fn printed_text_leaves_escape_sequences_out_even_split_across_reads() {
 }
 
 /// A shell standing in for the client (a test double of the harness's own machinery).
-fn shell(script: &str, dir: &Path) -> Launch {
+pub(crate) fn shell(script: &str, dir: &Path) -> Launch {
     Launch {
         program: PathBuf::from("/bin/sh"),
         args: vec!["-c".into(), script.into()],

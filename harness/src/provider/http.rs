@@ -1,13 +1,17 @@
 //! The tiny_http side of the fake model: the worker loop, routing one request to its [`Reply`],
 //! the request body limit, and writing the reply (JSON with a length, everything else chunked).
 
-use std::io::{self, Cursor, Read};
-use std::sync::atomic::Ordering;
+use std::io::{self, Cursor, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::faults::{inject, CutReader};
-use super::openai::{self, classify, model_object, stream_events, ChunkHead, Usage};
+use super::openai::{
+    self, classify, model_object, stream_events, ChunkHead, Usage, SSE_PIECE_CHARS,
+};
 use super::script::Script;
 use super::{CallKind, Exchange, Shared, MODEL_ID};
 
@@ -29,6 +33,7 @@ pub(super) fn serve(server: &tiny_http::Server, shared: &Shared) {
 
 /// Reads one request, answers it and logs the exchange.
 fn handle(mut request: tiny_http::Request, shared: &Shared) {
+    let received = shared.since_start(Instant::now());
     let method = request.method().as_str().to_owned();
     let path = request
         .url()
@@ -39,6 +44,7 @@ fn handle(mut request: tiny_http::Request, shared: &Shared) {
     let mut body = Vec::new();
     let read = Read::take(request.as_reader(), MAX_BODY_BYTES).read_to_end(&mut body);
     let (mut reply, mut exchange) = answer(&shared.script, &method, &path, read.map(|_| body));
+    exchange.received_ms = received;
     if let Some(fault) = shared.take_fault(&exchange) {
         exchange.fault = Some(fault);
         reply = inject(fault, reply, exchange.stream);
@@ -46,12 +52,19 @@ fn handle(mut request: tiny_http::Request, shared: &Shared) {
     }
     // Logged before sending, so that whoever has seen the reply (the client's screen, a test)
     // finds the exchange in the log. A client that went away is not the fake's failure.
-    shared.record(exchange);
-    if reply.body == Body::Hang {
-        shared.hang();
-        return;
+    let seq = shared.record(exchange);
+    match &reply.body {
+        Body::Hang => shared.hang(),
+        Body::Paced(events, delay) => {
+            let sent = send_paced(request, reply.status, events, *delay, &shared.stopping);
+            if let Ok(done) = sent {
+                shared.sent_last_chunk(seq, done);
+            }
+        }
+        _ => {
+            let _ = send(request, &reply);
+        }
     }
-    let _ = send(request, &reply);
 }
 
 /// An HTTP answer, decided before anything is written.
@@ -71,6 +84,9 @@ pub(super) enum Body {
     Json(Value),
     /// `text/event-stream`: each value one `data:` event, then `data: [DONE]`.
     Events(Vec<Value>),
+    /// [`Body::Events`] paced: each event its own HTTP chunk, flushed as it is written, each
+    /// content event this long after the one before it (see `send_paced`).
+    Paced(Vec<Value>, Duration),
     /// Bytes sent as they are, with this content type (malformed JSON).
     Raw(&'static str, Vec<u8>),
     /// The first half of `body`'s bytes, then the connection is closed (a dropped stream).
@@ -113,6 +129,8 @@ fn answer(
         reply: None,
         unscripted: false,
         status: 0,
+        received_ms: 0,
+        last_chunk_ms: None,
         prompt_tokens: 0,
         request: Value::Null,
         fault: None,
@@ -163,7 +181,7 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
 
     let kind = classify(&request);
     let answer = script.answer(kind, &request);
-    let (text, calls) = (answer.text, answer.calls);
+    let (text, calls, pace) = (answer.text, answer.calls, answer.pace);
 
     let usage = Usage::new(&request, &text);
     let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
@@ -186,12 +204,18 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
         .map(str::to_owned)
         .collect();
     let body = if stream {
-        Body::Events(stream_events(
+        let piece_chars = pace.map_or(SSE_PIECE_CHARS, |p| p.chunk_chars);
+        let events = stream_events(
             &head,
             &text,
+            piece_chars,
             &calls,
             include_usage.then_some(usage),
-        ))
+        );
+        match pace {
+            Some(pace) => Body::Paced(events, pace.delay),
+            None => Body::Events(events),
+        }
     } else {
         Body::Json(openai::completion_json(&head, &text, calls, usage))
     };
@@ -239,14 +263,12 @@ fn read_request(body: io::Result<Vec<u8>>, exchange: &mut Exchange) -> Result<Va
 fn body_bytes(body: &Body) -> io::Result<(&'static str, Vec<u8>)> {
     Ok(match body {
         Body::Json(value) => ("application/json", serde_json::to_vec(value)?),
-        Body::Events(events) => {
+        Body::Events(events) | Body::Paced(events, _) => {
             let mut bytes = Vec::new();
             for event in events {
-                bytes.extend_from_slice(b"data: ");
-                serde_json::to_writer(&mut bytes, event)?;
-                bytes.extend_from_slice(b"\n\n");
+                bytes.extend_from_slice(&event_bytes(event)?);
             }
-            bytes.extend_from_slice(b"data: [DONE]\n\n");
+            bytes.extend_from_slice(DONE_EVENT);
             ("text/event-stream", bytes)
         }
         Body::Raw(kind, bytes) => (kind, bytes.clone()),
@@ -264,7 +286,9 @@ fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
     let status = tiny_http::StatusCode(reply.status);
     let (kind, bytes) = body_bytes(&reply.body)?;
     let headers = match reply.body {
-        Body::Events(_) => headers(&[("Content-Type", kind), ("Cache-Control", "no-cache")]),
+        Body::Events(_) | Body::Paced(..) => {
+            headers(&[("Content-Type", kind), ("Cache-Control", "no-cache")])
+        }
         _ => headers(&[("Content-Type", kind)]),
     };
     match reply.body {
@@ -299,6 +323,64 @@ fn send(request: tiny_http::Request, reply: &Reply) -> io::Result<()> {
             None,
         )),
     }
+}
+
+/// The last event of every stream.
+const DONE_EVENT: &[u8] = b"data: [DONE]\n\n";
+
+/// One SSE event: `data: JSON` and a blank line.
+fn event_bytes(event: &Value) -> io::Result<Vec<u8>> {
+    let mut bytes = b"data: ".to_vec();
+    serde_json::to_writer(&mut bytes, event)?;
+    bytes.extend_from_slice(b"\n\n");
+    Ok(bytes)
+}
+
+/// Writes a paced stream by hand on the request's raw connection (tiny_http's chunked encoder
+/// holds 8 KiB before it writes): the head, then each event as one HTTP chunk, flushed at once,
+/// with `delay` before each content event (the role chunk goes at once, tool calls, the stop and
+/// the usage right after the last content); then `[DONE]` and the terminating chunk. Returns the
+/// instant the last byte was flushed. Stops early (an error) when the fake model is stopping.
+fn send_paced(
+    request: tiny_http::Request,
+    status: u16,
+    events: &[Value],
+    delay: Duration,
+    stopping: &AtomicBool,
+) -> io::Result<Instant> {
+    let reason = tiny_http::StatusCode(status).default_reason_phrase();
+    let mut w = request.into_writer();
+    write!(
+        w,
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/event-stream\r\n\
+         Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )?;
+    w.flush()?;
+    for event in events {
+        let content = event
+            .pointer("/choices/0/delta/content")
+            .and_then(Value::as_str)
+            .is_some_and(|c| !c.is_empty());
+        if content {
+            thread::sleep(delay);
+        }
+        if stopping.load(Ordering::SeqCst) {
+            return Err(io::Error::other("the fake model is stopping"));
+        }
+        write_chunk(&mut w, &event_bytes(event)?)?;
+    }
+    write_chunk(&mut w, DONE_EVENT)?;
+    w.write_all(b"0\r\n\r\n")?;
+    w.flush()?;
+    Ok(Instant::now())
+}
+
+/// One HTTP/1.1 chunk (`SIZE CRLF data CRLF`), flushed.
+fn write_chunk(w: &mut dyn Write, data: &[u8]) -> io::Result<()> {
+    write!(w, "{:x}\r\n", data.len())?;
+    w.write_all(data)?;
+    w.write_all(b"\r\n")?;
+    w.flush()
 }
 
 /// Response headers from name/value pairs (a pair tiny_http rejects is left out).

@@ -41,7 +41,7 @@ mod script;
 mod tests;
 
 pub use faults::Fault;
-pub use script::{Script, ToolCall, Turn};
+pub use script::{Pace, Script, ToolCall, Turn};
 
 use http::serve;
 use script::match_turn;
@@ -83,6 +83,12 @@ pub struct Exchange {
     pub unscripted: bool,
     /// HTTP status sent.
     pub status: u16,
+    /// When the request reached the fake model: milliseconds since it started.
+    pub received_ms: u64,
+    /// When the last chunk of a paced stream ([`Turn::stream`]) was flushed: milliseconds since
+    /// the fake model started (`None`: not a paced stream, or the client went away before its end).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_chunk_ms: Option<u64>,
     /// `usage.prompt_tokens` reported.
     pub prompt_tokens: u64,
     /// The request body as received (JSON).
@@ -138,6 +144,8 @@ pub struct Provider {
 /// State shared by the workers and the [`Provider`] handle.
 struct Shared {
     script: Script,
+    /// When the fake model started: the origin of [`Exchange::received_ms`].
+    started: Instant,
     log: Mutex<Vec<Exchange>>,
     stopping: AtomicBool,
     /// Faults injected so far, per turn index (for `Turn::fault_times`).
@@ -153,10 +161,25 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn record(&self, mut exchange: Exchange) {
+    /// Logs `exchange` and returns its sequence number.
+    fn record(&self, mut exchange: Exchange) -> usize {
         let mut log = self.log();
         exchange.seq = log.len();
         log.push(exchange);
+        log.len() - 1
+    }
+
+    /// Milliseconds from the fake model's start to `at`.
+    fn since_start(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.started).as_millis() as u64
+    }
+
+    /// Notes in the log that the last chunk of exchange `seq`'s paced stream was flushed at `at`.
+    fn sent_last_chunk(&self, seq: usize, at: Instant) {
+        let ms = self.since_start(at);
+        if let Some(exchange) = self.log().get_mut(seq) {
+            exchange.last_chunk_ms = Some(ms);
+        }
     }
 }
 
@@ -183,6 +206,7 @@ impl Provider {
         let server = Arc::new(server);
         let shared = Arc::new(Shared {
             script,
+            started: Instant::now(),
             log: Mutex::new(Vec::new()),
             stopping: AtomicBool::new(false),
             faults_sent: Mutex::new(HashMap::new()),
@@ -223,6 +247,19 @@ impl Provider {
     /// `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port())
+    }
+
+    /// How many exchanges have been logged so far (a mark for [`Provider::chat_received_since`]).
+    pub fn exchanges(&self) -> usize {
+        self.shared.log().len()
+    }
+
+    /// When the first chat request logged at or after `mark` (see [`Provider::exchanges`])
+    /// reached the fake model, if one has.
+    pub fn chat_received_since(&self, mark: usize) -> Option<Instant> {
+        let log = self.shared.log();
+        let exchange = log.iter().skip(mark).find(|e| e.kind == CallKind::Chat)?;
+        Some(self.shared.started + Duration::from_millis(exchange.received_ms))
     }
 
     /// A snapshot of every exchange so far.

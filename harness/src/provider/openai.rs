@@ -13,9 +13,9 @@ use super::{CallKind, MODEL_ID, PROMPT_OVERHEAD_TOKENS};
 /// into the client's config, so both sources agree.
 const CONTEXT_LENGTH: u64 = 131_072;
 
-/// Characters of reply per SSE content chunk; several chunks per reply exercise the client's
-/// delta reassembly the way a real model does.
-const SSE_PIECE_CHARS: usize = 40;
+/// Characters of reply per SSE content chunk of an unpaced stream; several chunks per reply
+/// exercise the client's delta reassembly the way a real model does.
+pub(super) const SSE_PIECE_CHARS: usize = 40;
 
 /// What the system prompt of every chat turn of the real client starts with
 /// (`agent/prompt_builder.py`, `hermes_cli/default_soul.py`).
@@ -236,17 +236,19 @@ impl ChunkHead {
     }
 }
 
-/// The SSE events of a streamed reply: the role, the content in pieces, the stop, and the usage
-/// chunk (empty `choices`) when the request asked for it. `data: [DONE]` is added when sending.
+/// The SSE events of a streamed reply: the role, the content in pieces of `piece_chars`
+/// characters, the stop, and the usage chunk (empty `choices`) when the request asked for it.
+/// `data: [DONE]` is added when sending.
 pub(super) fn stream_events(
     head: &ChunkHead,
     text: &str,
+    piece_chars: usize,
     calls: &[Value],
     usage: Option<Usage>,
 ) -> Vec<Value> {
     let mut events = vec![head.chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
     let chars: Vec<char> = text.chars().collect();
-    for piece in chars.chunks(SSE_PIECE_CHARS) {
+    for piece in chars.chunks(piece_chars.max(1)) {
         let piece: String = piece.iter().collect();
         events.push(head.chunk(json!({ "content": piece }), Value::Null));
     }

@@ -2,6 +2,8 @@
 //! deterministic tool-call ids, and how a request is matched to the turn it answers — by content
 //! only, so that a retry gets the same reply.
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
 use super::openai::{message_text, messages, role, Completion};
@@ -33,6 +35,20 @@ pub struct Turn {
     /// Tools the model calls before it replies: the first answer to this turn is these calls; the
     /// answer to their results (role `tool`, matched by call id) is `reply`.
     pub tool_calls: Vec<ToolCall>,
+    /// How the reply is streamed: `None` — in pieces of 40 characters sent at once; `Some` — in
+    /// pieces of [`Pace::chunk_chars`] with [`Pace::delay`] before each, each flushed as written.
+    pub stream: Option<Pace>,
+}
+
+/// A paced stream: the reply's content in pieces of `chunk_chars` characters, each sent (and
+/// flushed) `delay` after the one before it — a model that takes its time, so that the client
+/// draws the reply while the harness acts on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    /// Characters of reply per content chunk (at least 1).
+    pub chunk_chars: usize,
+    /// The pause before each content chunk.
+    pub delay: Duration,
 }
 
 /// One tool call a scripted turn makes.
@@ -68,6 +84,8 @@ pub(super) struct Answer {
     pub(super) unscripted: bool,
     /// The tool calls made instead of a reply, in the OpenAI shape (`id`, `type`, `function`).
     pub(super) calls: Vec<Value>,
+    /// How the reply is streamed: the pace of the scripted turn it comes from (`None`: at once).
+    pub(super) pace: Option<Pace>,
 }
 
 impl Script {
@@ -78,12 +96,14 @@ impl Script {
     pub(super) fn answer(&self, kind: Completion, request: &Value) -> Answer {
         let mut calls: &[ToolCall] = &[];
         let mut call_turn = 0;
+        let mut pace = None;
         let (text, user, unscripted) = match kind {
             Completion::Chat => {
                 let user = last_user_text(request);
                 if let Some(turn) = answered_tool_calls(request, &self.turns) {
                     // The results of a scripted turn's calls: its reply, whatever compaction did to
                     // the user message before them.
+                    pace = turn.stream;
                     (turn.reply.clone(), Some(turn.user.clone()), false)
                 } else {
                     match user.as_deref().and_then(|t| match_turn(&self.turns, t)) {
@@ -92,7 +112,10 @@ impl Script {
                             call_turn = turn_index(&self.turns, turn);
                             (String::new(), user, false)
                         }
-                        Some(turn) => (turn.reply.clone(), user, false),
+                        Some(turn) => {
+                            pace = turn.stream;
+                            (turn.reply.clone(), user, false)
+                        }
                         None => match continuation(request, &self.turns) {
                             Some(rest) => (rest, user, false),
                             None => (UNSCRIPTED_REPLY.to_owned(), user, true),
@@ -122,6 +145,7 @@ impl Script {
             user,
             unscripted,
             calls,
+            pace,
         }
     }
 }

@@ -814,3 +814,5 @@ fn a_hanging_answer_does_not_hold_up_the_fake_models_shutdown() {
         started.elapsed()
     );
 }
+
+mod pace;

@@ -88,6 +88,20 @@ pub enum Error {
     /// `{session}` in a step before the database holds a session with messages.
     #[error("`{{session}}` used but `state.db` has no session with messages yet")]
     NoSessionYet,
+    /// A `say` step's reply was drawn (the client idle again) before a `during` entry's trigger
+    /// fired: its action would not have run while the reply streamed.
+    #[error(
+        "`during` entry {entry} ({trigger}) had not fired when the reply was drawn: \
+         slow the stream down or trigger earlier\n--- last screen ---\n{screen}"
+    )]
+    DuringTooLate {
+        /// 1-based index of the entry in `during`.
+        entry: usize,
+        /// The trigger as written.
+        trigger: String,
+        /// The visible screen then.
+        screen: String,
+    },
     /// A `check` step before the database holds a session with messages.
     #[error("`check`: `state.db` has no session with messages")]
     NothingToCheck,

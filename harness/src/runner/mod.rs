@@ -10,7 +10,8 @@
 //! [`ScenarioResult::error`], the second a [`CheckResult`] with mismatches.
 //!
 //! The jobs live in their own modules: `steps` interprets a scenario's steps, `session` is the
-//! client session protocol (start, `/resume`, the waits of each command), `cli` runs the client
+//! client session protocol (start, `/resume`, the waits of each command), `during` a `say` step
+//! that acts while its reply streams, `cli` runs the client
 //! without a PTY, [`repro`](mod@repro) and [`record`](mod@record) are the two other ways to run the
 //! client, [`results`] holds what the reports read and [`error`] every orchestration error. The
 //! verdict itself is [`crate::verdict`].
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod cli;
+mod during;
 pub mod error;
 pub mod record;
 pub mod repro;

@@ -150,7 +150,7 @@ pub(super) fn say(
 }
 
 /// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
-fn reply_tail(reply: &str) -> String {
+pub(super) fn reply_tail(reply: &str) -> String {
     let squashed = driver::squash(reply);
     let n = squashed.chars().count();
     squashed.chars().skip(n.saturating_sub(40)).collect()

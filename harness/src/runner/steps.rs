@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::cli::{export_transcript, run_cli};
+use super::during::say_during;
 use super::error::{Error, StepError};
 use super::session::{self, slash_resume, start_client, Deadline};
 use super::{create_dir, CheckResult, Progress, ScenarioResult, StepTiming};
@@ -171,8 +172,13 @@ impl<'a> Run<'a> {
                 reply,
                 fault,
                 fault_times,
-                tool_calls: _,
+                during,
+                ..
             } => {
+                if !during.is_empty() {
+                    let d = self.driver.as_mut().ok_or(Error::NotRunning)?;
+                    return say_during(d, &self.provider, text, reply, during, clock);
+                }
                 // A fault on every answer: the reply never arrives.
                 let gives_up = fault.is_some() && fault_times.is_none();
                 session::say(self.running()?, text, reply, gives_up, clock)

@@ -20,3 +20,95 @@ fn slugs_are_one_safe_path_component() {
         "20261202_183554_6dda8d"
     );
 }
+
+/// `during` with a shell standing in for the client (a test double of the harness's own
+/// machinery): it draws an idle prompt, reads a line, "streams" a reply a word every 100 ms, then
+/// draws the idle prompt again and waits.
+mod during {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::super::during::say_during;
+    use super::super::error::Error;
+    use super::super::session::Deadline;
+    use crate::driver::Driver;
+    use crate::provider::{Provider, Script};
+    use crate::scenario::{During, DuringAction, Trigger};
+    use crate::terminal::Size;
+
+    const REPLY: &str = "alpha bravo charlie delta echo foxtrot";
+
+    fn fake_client(dir: &Path) -> Driver {
+        let idle =
+            r"printf '\342\224\200\342\224\200\r\n\342\235\257\r\n\342\224\200\342\224\200\r\n'";
+        let script = format!(
+            "stty echo; {idle}; read line; \
+             for w in {REPLY}; do printf '%s ' $w; sleep 0.1; done; printf '\\r\\n'; {idle}; sleep 30"
+        );
+        let launch = crate::driver::tests::shell(&script, dir);
+        let mut d = Driver::spawn(&launch).unwrap();
+        d.wait_idle_with("", Duration::from_secs(10)).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_drag_runs_once_its_word_is_drawn_and_the_step_ends_with_the_reply() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = fake_client(dir.path());
+        let provider = Provider::start(Script::default()).unwrap();
+        let sizes = vec![Size { cols: 70, rows: 20 }, Size { cols: 60, rows: 20 }];
+        let during = [During {
+            trigger: Trigger::AfterWord("charlie".into()),
+            action: DuringAction::Drag { sizes, gap_ms: 50 },
+        }];
+        let clock = Deadline::new(Duration::from_secs(20));
+        say_during(&mut d, &provider, "hello", REPLY, &during, &clock).unwrap();
+        d.finish_recording();
+        let cast = std::fs::read_to_string(dir.path().join("t.cast")).unwrap();
+        let events: Vec<serde_json::Value> = cast
+            .lines()
+            .skip(1)
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let at = |kind: &str, data: &str| {
+            events
+                .iter()
+                .find(|e| e[1] == kind && e[2].as_str().is_some_and(|d| d.contains(data)))
+                .map(|e| e[0].as_f64().unwrap())
+        };
+        let charlie = at("o", "charlie").expect("charlie drawn");
+        let (first, second) = (at("r", "70x20").unwrap(), at("r", "60x20").unwrap());
+        let echo = at("o", "echo").expect("echo drawn");
+        assert!(charlie <= first && first < echo, "{charlie} {first} {echo}");
+        assert!(
+            second - first >= 0.045,
+            "resizes {first} and {second}: gap under 50 ms"
+        );
+        assert_eq!(d.screen().viewport_rows().len(), 20);
+    }
+
+    #[test]
+    fn a_trigger_that_never_fires_before_the_reply_is_drawn_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = fake_client(dir.path());
+        let provider = Provider::start(Script::default()).unwrap();
+        let during = [During {
+            trigger: Trigger::AfterWord("zulu".into()),
+            action: DuringAction::Resize(Size { cols: 70, rows: 20 }),
+        }];
+        let clock = Deadline::new(Duration::from_secs(20));
+        let err = say_during(&mut d, &provider, "hello", REPLY, &during, &clock).unwrap_err();
+        assert!(
+            matches!(err, Error::DuringTooLate { entry: 1, .. }),
+            "{err}"
+        );
+        // `after_ms` counts from the turn's first chat request: none reached the fake model.
+        let mut d = fake_client(dir.path());
+        let during = [During {
+            trigger: Trigger::AfterMs(10),
+            action: DuringAction::Resize(Size { cols: 70, rows: 20 }),
+        }];
+        let err = say_during(&mut d, &provider, "hello", REPLY, &during, &clock).unwrap_err();
+        assert!(matches!(err, Error::DuringTooLate { .. }), "{err}");
+    }
+}

@@ -116,3 +116,126 @@ fn discover_rejects_an_empty_directory() {
     let err = discover(&[dir.path().to_owned()]).unwrap_err();
     assert!(matches!(err, ScenarioError::NoScenarios { .. }));
 }
+
+#[test]
+fn a_paced_say_step_with_during_entries_is_parsed() {
+    let text = OK.replace(
+        "reply = \"hello\"",
+        "reply = \"hello there, keeper of the light\"\n\
+         stream = { chunk_chars = 10, delay_ms = 30 }\n\
+         during = [\n\
+           { after_word = \"keeper\", drag = [\"90x40\", \"80x30\"], gap_ms = 50 },\n\
+           { after_ms = 200, key = \"ctrl-c\" },\n\
+           { after_ms = 300, type = \"more\" },\n\
+           { after_ms = 400, command = \"/queue And the fog?\", reply = \"Fog horns.\" },\n\
+         ]",
+    );
+    let s = parse(&text).unwrap();
+    let Action::Say { stream, during, .. } = &s.steps[1].action else {
+        panic!("not a say step");
+    };
+    let pace = stream.expect("paced");
+    assert_eq!((pace.chunk_chars, pace.delay.as_millis()), (10, 30));
+    assert_eq!(during.len(), 4);
+    assert_eq!(during[0].trigger, Trigger::AfterWord("keeper".into()));
+    assert_eq!(
+        during[0].action,
+        DuringAction::Drag {
+            sizes: vec![
+                crate::terminal::Size { cols: 90, rows: 40 },
+                crate::terminal::Size { cols: 80, rows: 30 }
+            ],
+            gap_ms: 50
+        }
+    );
+    assert_eq!(during[1].action, DuringAction::Key(Key::CtrlC));
+    // The queued message's reply is scripted after the step's own turn.
+    let turns = s.script().turns;
+    assert_eq!(turns.len(), 2);
+    assert_eq!(
+        (turns[1].user.as_str(), turns[1].reply.as_str()),
+        ("And the fog?", "Fog horns.")
+    );
+    assert_eq!(turns[0].stream, Some(pace));
+}
+
+#[test]
+fn during_entries_are_checked_strictly() {
+    let with = |extra: &str| {
+        error_in(&OK.replace(
+            "reply = \"hello\"",
+            &format!("reply = \"hello there, keeper of the light\"\n{extra}"),
+        ))
+    };
+    let paced = "stream = { chunk_chars = 10, delay_ms = 30 }\n";
+    let cases = [
+        (
+            "during = [{ after_ms = 1, key = \"enter\" }]".to_owned(),
+            "`during` needs `stream",
+        ),
+        (
+            format!("{paced}during = [{{ key = \"enter\" }}]"),
+            "exactly one trigger",
+        ),
+        (
+            format!(
+                "{paced}during = [{{ after_ms = 1, after_word = \"light\", key = \"enter\" }}]"
+            ),
+            "exactly one trigger",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1 }}]"),
+            "exactly one action",
+        ),
+        (
+            format!("{paced}during = [{{ after_word = \"lamp\", key = \"enter\" }}]"),
+            "must occur once in the reply",
+        ),
+        (
+            format!("{paced}during = [{{ after_word = \"hi\", key = \"enter\" }}]"),
+            "must occur once in the reply",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1, key = \"ctrl-z\" }}]"),
+            "ctrl-z",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1, drag = [\"80x24\", \"70x24\"] }}]"),
+            "`drag` and `gap_ms` go together",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1, resize = \"30x24\" }}]"),
+            "40..=1000 cols",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1, type = \"x\", reply = \"y\" }}]"),
+            "`reply` belongs to",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1, command = \"queue x\" }}]"),
+            "starting with `/`",
+        ),
+        (
+            format!("{paced}fault = \"http_500\"\nduring = [{{ after_ms = 1, key = \"enter\" }}]"),
+            "the reply never streams",
+        ),
+        (
+            "stream = { chunk_chars = 0, delay_ms = 30 }".to_owned(),
+            "1..=10000 `chunk_chars`",
+        ),
+        (
+            format!("{paced}fault = \"drop_stream\""),
+            "does not combine",
+        ),
+    ];
+    for (extra, wanted) in cases {
+        let err = with(&extra);
+        assert!(err.contains(wanted), "{extra}: {err}");
+        assert!(err.contains("s.toml"), "{err}");
+    }
+    let stray = OK.replace(
+        "check = \"end\"",
+        "check = \"end\"\nstream = { chunk_chars = 1, delay_ms = 1 }",
+    );
+    assert!(error_in(&stray).contains("`stream` does not belong"));
+}

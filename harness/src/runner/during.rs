@@ -1,0 +1,265 @@
+//! A `say` step that acts while its reply streams (`during = [ … ]`, see `scenario/during.rs`):
+//! the line is typed as in any turn, then each entry's trigger is awaited in order — a word of
+//! the reply drawn on the screen, or a time after the turn's first chat request reached the fake
+//! model — and its action run (a resize, a drag of resizes, a key, typed text, a command), the
+//! client's output read all along. Every wait shares the step's deadline.
+//!
+//! The step ends as a turn does — the end of the reply drawn and the idle prompt back — except:
+//! after a `during` message with a scripted `reply`, when that reply is drawn (it comes last);
+//! after Ctrl-C, when the client is idle and its output settled (the interrupt acknowledged; the
+//! rest of the reply never comes); with text typed ahead and not sent, when the reply is drawn,
+//! the composer holds the text and the output has settled.
+
+use std::time::{Duration, Instant};
+
+use super::error::Error;
+use super::session::{reply_tail, Deadline};
+use crate::client::chrome::PROMPT;
+use crate::client::profile::ENTER_PAUSE;
+use crate::client::{is_idle, COMMAND_SETTLE};
+use crate::driver::{squash, Driver, DriverError};
+use crate::provider::Provider;
+use crate::scenario::{count_word, During, DuringAction, Key, Trigger};
+use crate::terminal::Screen;
+
+/// How long one read of the client's output may wait while a trigger is pending: short, so that
+/// an `after_ms` trigger fires within a few milliseconds of its time.
+const TRIGGER_SLICE: Duration = Duration::from_millis(5);
+
+/// A `say` step with `during` entries: see the module docs.
+pub(super) fn say_during(
+    d: &mut Driver,
+    provider: &Provider,
+    text: &str,
+    reply: &str,
+    during: &[During],
+    clock: &Deadline,
+) -> Result<(), Error> {
+    // What is on screen before the turn does not fire a word trigger: each counts new drawings.
+    let before: Vec<usize> = during
+        .iter()
+        .map(|entry| match &entry.trigger {
+            Trigger::AfterWord(word) => words_on_screen(d.screen(), word),
+            Trigger::AfterMs(_) => 0,
+        })
+        .collect();
+    let mark = provider.exchanges();
+    d.type_line(text, clock.left())
+        .map_err(|e| clock.error(e))?;
+    let mut end = End::Reply(reply_tail(reply));
+    let mut draft: Option<String> = None;
+    for (n, (entry, before)) in during.iter().zip(before).enumerate() {
+        let pending = Pending {
+            n: n + 1,
+            entry,
+            before,
+            mark,
+        };
+        wait_trigger(d, provider, &pending, &end, clock)?;
+        act(d, &entry.action, clock)?;
+        match &entry.action {
+            DuringAction::Key(Key::CtrlC) => end = End::Interrupted,
+            DuringAction::Type { text, .. } if !text.ends_with('\n') => {
+                draft = Some(draft.unwrap_or_default() + text);
+            }
+            DuringAction::Type { .. } | DuringAction::Command { .. } => draft = None,
+            _ => {}
+        }
+        if let Some((_, reply)) = entry.action.scripted_turn() {
+            end = End::Reply(reply_tail(&reply));
+        }
+    }
+    wait_end(d, &end, draft.as_deref(), clock)
+}
+
+/// What ends the step.
+enum End {
+    /// The end of this reply (squashed) drawn, and the idle prompt.
+    Reply(String),
+    /// The idle prompt, the output settled: an interrupted turn.
+    Interrupted,
+}
+
+/// A `during` entry whose trigger is awaited.
+struct Pending<'a> {
+    /// 1-based index in `during`.
+    n: usize,
+    entry: &'a During,
+    /// How often the trigger's word was on screen before the turn.
+    before: usize,
+    /// The provider's log length before the turn (its first chat request comes after).
+    mark: usize,
+}
+
+impl Pending<'_> {
+    /// The trigger as written, for messages.
+    fn trigger(&self) -> String {
+        match &self.entry.trigger {
+            Trigger::AfterWord(word) => format!("`after_word = \"{word}\"`"),
+            Trigger::AfterMs(ms) => format!("`after_ms = {ms}`"),
+        }
+    }
+}
+
+/// Reads the client's output until `pending`'s trigger fires; fails when the turn ends first
+/// ([`Error::DuringTooLate`]), the client exits, or the deadline passes.
+fn wait_trigger(
+    d: &mut Driver,
+    provider: &Provider,
+    pending: &Pending,
+    end: &End,
+    clock: &Deadline,
+) -> Result<(), Error> {
+    loop {
+        let fired = match &pending.entry.trigger {
+            Trigger::AfterWord(word) => words_on_screen(d.screen(), word) > pending.before,
+            Trigger::AfterMs(ms) => provider
+                .chat_received_since(pending.mark)
+                .is_some_and(|t| t.elapsed() >= Duration::from_millis(*ms)),
+        };
+        if fired {
+            return Ok(());
+        }
+        if let End::Reply(tail) = end {
+            if reply_drawn(d, tail) {
+                return Err(Error::DuringTooLate {
+                    entry: pending.n,
+                    trigger: pending.trigger(),
+                    screen: d.screen_text(),
+                });
+            }
+        }
+        let left = clock.left();
+        if left.is_zero() {
+            return Err(clock.error(DriverError::Timeout {
+                what: format!("`during` entry {} ({})", pending.n, pending.trigger()),
+                secs: 0.0,
+                screen: d.screen_text(),
+            }));
+        }
+        if !d
+            .pump(left.min(TRIGGER_SLICE))
+            .map_err(|e| clock.error(e))?
+        {
+            return Err(exited(d, &format!("`during` entry {}", pending.n)));
+        }
+    }
+}
+
+/// Runs one action.
+fn act(d: &mut Driver, action: &DuringAction, clock: &Deadline) -> Result<(), Error> {
+    let io = |e| clock.error(e);
+    match action {
+        DuringAction::Resize(size) => d.resize(size.rows, size.cols).map_err(io),
+        DuringAction::Drag { sizes, gap_ms } => {
+            let gap = Duration::from_millis(*gap_ms);
+            for (i, size) in sizes.iter().enumerate() {
+                if i > 0 {
+                    read_for(d, gap, clock)?;
+                }
+                d.resize(size.rows, size.cols).map_err(io)?;
+            }
+            Ok(())
+        }
+        DuringAction::Key(key) => d.type_raw(key.bytes()).map_err(io),
+        DuringAction::Type { text, .. } => type_ahead(d, text, clock),
+        DuringAction::Command { text, .. } => type_ahead(d, &format!("{text}\n"), clock),
+    }
+}
+
+/// Types `text` while the client is busy (its output never pauses while a reply streams, so the
+/// quiet waits of [`Driver::type_line`] do not apply): the text at once, then its echo awaited;
+/// a final `\n` is Enter, pressed [`ENTER_PAUSE`] after the echo (a person's pause; the client
+/// takes an Enter within 50 ms of the last change of its input as part of a paste).
+fn type_ahead(d: &mut Driver, text: &str, clock: &Deadline) -> Result<(), Error> {
+    let (line, enter) = match text.strip_suffix('\n') {
+        Some(line) => (line, true),
+        None => (text, false),
+    };
+    d.type_raw(line.as_bytes()).map_err(|e| clock.error(e))?;
+    let needle = squash(line);
+    d.wait_until(&format!("the echo of `{line}`"), clock.left(), |s| {
+        squash(&s.viewport_rows().join("")).contains(&needle)
+    })
+    .map_err(|e| clock.error(e))?;
+    if enter {
+        read_for(d, ENTER_PAUSE, clock)?;
+        d.type_raw(b"\r").map_err(|e| clock.error(e))?;
+    }
+    Ok(())
+}
+
+/// Reads the client's output for `span` (a drag's gap, the pause before Enter): the harness's
+/// own timing of what it does, not a wait for the client.
+fn read_for(d: &mut Driver, span: Duration, clock: &Deadline) -> Result<(), Error> {
+    let until = Instant::now() + span.min(clock.left());
+    loop {
+        let now = Instant::now();
+        if now >= until {
+            return Ok(());
+        }
+        if !d.pump(until - now).map_err(|e| clock.error(e))? {
+            return Err(exited(d, "the client's output while acting during a reply"));
+        }
+    }
+}
+
+/// Waits for the end of the step (see the module docs).
+fn wait_end(d: &mut Driver, end: &End, draft: Option<&str>, clock: &Deadline) -> Result<(), Error> {
+    let io = |e| clock.error(e);
+    let tail = match (end, draft) {
+        (End::Interrupted, _) => {
+            return d
+                .wait_idle_quiet("the idle prompt after Ctrl-C", COMMAND_SETTLE, clock.left())
+                .map_err(io)
+        }
+        (End::Reply(tail), None) => return d.wait_idle_with(tail, clock.left()).map_err(io),
+        (End::Reply(tail), Some(_)) => tail,
+    };
+    let draft = squash(draft.unwrap_or_default());
+    let what = "the reply drawn and the typed-ahead text in the composer";
+    loop {
+        d.wait_until(what, clock.left(), |s| {
+            let rows = s.viewport_rows();
+            squash(&rows.join("")).contains(tail.as_str()) && holds_draft(&rows, &draft)
+        })
+        .map_err(io)?;
+        d.wait_quiet(COMMAND_SETTLE, clock.left()).map_err(io)?;
+        if holds_draft(&d.screen().viewport_rows(), &draft) {
+            return Ok(());
+        }
+    }
+}
+
+/// Whether a row of the screen is the prompt holding `draft` (squashed).
+fn holds_draft(rows: &[String], draft: &str) -> bool {
+    rows.iter().any(|r| {
+        r.trim_start()
+            .strip_prefix(PROMPT)
+            .is_some_and(|rest| squash(rest) == draft)
+    })
+}
+
+/// Whether the end of a reply (`tail`, squashed) is on screen and the client idle.
+fn reply_drawn(d: &Driver, tail: &str) -> bool {
+    let rows = d.screen().viewport_rows();
+    is_idle(d.ui(), &rows) && squash(&rows.join("")).contains(tail)
+}
+
+/// How often `word` is drawn on the screen (the whole history and the viewport), as a word.
+fn words_on_screen(screen: &Screen, word: &str) -> usize {
+    screen
+        .history_lines()
+        .iter()
+        .map(|line| count_word(line, word))
+        .sum()
+}
+
+/// The client exited while `what` was going on.
+fn exited(d: &Driver, what: &str) -> Error {
+    Error::Driver(DriverError::Exited {
+        what: what.to_owned(),
+        status: "exited".to_owned(),
+        screen: d.screen_text(),
+    })
+}
