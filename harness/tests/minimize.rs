@@ -26,6 +26,14 @@ fn hermes(args: &[&str]) -> Output {
         .expect("run hermes-e2e")
 }
 
+/// `repro DB --minimize --out OUT ARGS…`.
+fn minimize(db: &Path, out: &Path, args: &[&str]) -> Output {
+    let (db, out) = (db.to_str().unwrap(), out.to_str().unwrap());
+    let mut all = vec!["repro", db, "--minimize", "--out", out];
+    all.extend_from_slice(args);
+    hermes(&all)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -64,15 +72,7 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
     std::fs::copy(rotating_db(), &user).unwrap();
     let before = std::fs::read(&user).unwrap();
     let out = dir.path().join("min");
-    let o = hermes(&[
-        "repro",
-        user.to_str().unwrap(),
-        "--minimize",
-        "--max-trials",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = minimize(&user, &out, &["--max-trials", "3"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stderr.contains("minimize: trial 1: 18 rows → "), "{stderr}");
@@ -119,13 +119,7 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     drop(conn);
     let before = std::fs::read(&db).unwrap();
     let out = dir.path().join("min");
-    let o = hermes(&[
-        "repro",
-        db.to_str().unwrap(),
-        "--minimize",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = minimize(&db, &out, &[]);
     let stderr = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("error: nothing to minimize: "), "{stderr}");

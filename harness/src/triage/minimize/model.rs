@@ -7,29 +7,16 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::display::{RowKind, RowState};
 use crate::inspect;
 use crate::store::{Store, StoreError};
 
-/// One row of the resumed session's lineage, as the minimizer needs it.
+/// One row of the resumed session's lineage, as the minimizer needs it: as `inspect` reads it
+/// (id, session, role, kind, state, preview, `message_uid`), with its tool relation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRow {
-    /// `messages.id` (kept across candidates: rows are deleted, never renumbered).
-    pub id: i64,
-    /// `messages.session_id`.
-    pub session_id: String,
-    /// Stored role.
-    pub role: String,
-    /// What the row contributes to a display.
-    pub kind: RowKind,
-    /// Its state flags.
-    pub state: RowState,
-    /// The start of its content, control characters escaped.
-    pub preview: String,
-    /// Words of internal text in it.
-    pub internal_words: usize,
-    /// `message_uid`.
-    pub message_uid: Option<String>,
+    /// The row as `inspect` reads it (its id is kept across candidates: rows are deleted, never
+    /// renumbered).
+    pub row: inspect::InspectedRow,
     /// `tool_call_id` (a tool result).
     pub tool_call_id: Option<String>,
     /// `tool_calls` (an assistant row calling tools; JSON text).
@@ -93,14 +80,7 @@ impl Model {
             .map(|r| {
                 let s = stored.get(&r.id);
                 ModelRow {
-                    id: r.id,
-                    session_id: r.session_id.clone(),
-                    role: r.role.clone(),
-                    kind: r.class.kind,
-                    state: r.class.state,
-                    preview: r.preview.clone(),
-                    internal_words: r.class.internal_words,
-                    message_uid: r.message_uid.clone(),
+                    row: r.clone(),
                     tool_call_id: s.and_then(|s| s.tool_call_id.clone()),
                     tool_calls: s.and_then(|s| s.tool_calls.clone()),
                 }
@@ -169,8 +149,8 @@ impl Model {
         let mut base = Vec::with_capacity(self.rows.len());
         let mut n = 0;
         for (i, r) in self.rows.iter().enumerate() {
-            let new_session = i > 0 && self.rows[i - 1].session_id != r.session_id;
-            if i > 0 && (r.role == "user" || new_session) {
+            let new_session = i > 0 && self.rows[i - 1].row.session_id != r.row.session_id;
+            if i > 0 && (r.row.role == "user" || new_session) {
                 n += 1;
             }
             base.push(n);
@@ -191,7 +171,7 @@ impl Model {
             .rows
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.id, i))
+            .map(|(i, r)| (r.row.id, i))
             .collect();
         let mut up: Vec<usize> = (0..=base.iter().copied().max().unwrap_or(0)).collect();
         fn find(up: &mut [usize], mut x: usize) -> usize {
@@ -214,7 +194,7 @@ impl Model {
             if !groups.contains_key(&g) {
                 order.push(g);
             }
-            groups.entry(g).or_default().push(r.id);
+            groups.entry(g).or_default().push(r.row.id);
         }
         order
             .into_iter()
@@ -237,7 +217,7 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
             });
         }
         if let Some(uid) = &c.message_uid {
-            for r in rows {
+            for r in rows.iter().map(|r| &r.row) {
                 if r.id != c.row && Some(r.id) != c.carries && r.message_uid.as_ref() == Some(uid) {
                     out.push(Tie {
                         a: r.id,
@@ -257,15 +237,14 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
         };
         let quoted = format!("\"{call_id}\"");
         if let Some(call) = rows.iter().find(|r| {
-            r.id != result.id && r.tool_calls.as_deref().is_some_and(|t| t.contains(&quoted))
+            r.row.id != result.row.id
+                && r.tool_calls.as_deref().is_some_and(|t| t.contains(&quoted))
         }) {
+            let (call, result) = (call.row.id, result.row.id);
             out.push(Tie {
-                a: call.id,
-                b: result.id,
-                why: format!(
-                    "row {} is the result of row {}'s tool call",
-                    result.id, call.id
-                ),
+                a: call,
+                b: result,
+                why: format!("row {result} is the result of row {call}'s tool call"),
             });
         }
     }

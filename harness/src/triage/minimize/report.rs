@@ -76,43 +76,47 @@ pub fn markdown(outcome: &Outcome) -> String {
     md
 }
 
+/// A Markdown table: the header row, the rule, one line per row (cells escaped by [`cell`]).
+fn table(md: &mut String, header: &[&str], rows: impl Iterator<Item = Vec<String>>) {
+    let _ = writeln!(md, "| {} |", header.join(" | "));
+    let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(md, "| {} |", cells.join(" | "));
+    }
+}
+
 fn rows_table(md: &mut String, o: &Outcome) {
     let _ = writeln!(md, "## Rows kept (the resumed session's lineage)\n");
-    let _ = writeln!(
-        md,
-        "| row | session | role | kind | state | excerpt | why kept |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
-    for r in &o.kept {
-        let _ = writeln!(
-            md,
-            "| {} | `{}` | {} | {} | {} | {} | {} |",
-            r.id,
-            r.session_id,
-            r.role,
-            r.kind,
-            r.state,
-            cell(&r.excerpt),
-            cell(&r.why.join("; "))
-        );
-    }
+    let header = [
+        "row", "session", "role", "kind", "state", "excerpt", "why kept",
+    ];
+    let rows = o.kept.iter().map(|r| {
+        vec![
+            r.id.to_string(),
+            format!("`{}`", r.session_id),
+            r.role.clone(),
+            r.kind.clone(),
+            r.state.clone(),
+            r.excerpt.clone(),
+            r.why.join("; "),
+        ]
+    });
+    table(md, &header, rows);
 }
 
 fn trials_table(md: &mut String, o: &Outcome) {
     let _ = writeln!(md, "\n## Trials\n");
-    let _ = writeln!(md, "| # | phase | removed | rows | runs | outcome |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|");
-    for t in &o.trials {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} → {} | {} | {} |",
-            t.number,
-            t.phase.name(),
-            cell(&t.removed),
-            t.rows_before,
-            t.rows_after,
-            t.runs,
-            cell(&t.verdict.text())
-        );
-    }
+    let header = ["#", "phase", "removed", "rows", "runs", "outcome"];
+    let rows = o.trials.iter().map(|t| {
+        vec![
+            t.number.to_string(),
+            t.phase.name().to_owned(),
+            t.removed.clone(),
+            format!("{} → {}", t.rows_before, t.rows_after),
+            t.runs.to_string(),
+            t.verdict.text(),
+        ]
+    });
+    table(md, &header, rows);
 }

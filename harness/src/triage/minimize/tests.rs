@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::ddmin::{ddmin, Spent};
-use super::describe_rows;
 use super::model::{build, Model, Removal};
+use super::outcome::describe_rows;
 
 fn rotating() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -98,4 +98,54 @@ fn a_candidate_is_a_copy_with_rows_deleted() {
         m.with_descendants(std::slice::from_ref(root)),
         [root.clone(), ROTATED.to_owned()].into()
     );
+}
+
+/// Sessions outside the lineage are units, except an ancestor of a lineage session (the root's
+/// `parent_session_id` names it); removing one takes its children, its rows and its rows in
+/// other tables.
+#[test]
+fn sessions_outside_the_lineage_are_removable_with_their_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    std::fs::copy(rotating(), &db).unwrap();
+    let root = "20261202_183554_6dda8d";
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO sessions (id, source, started_at) VALUES ('before', 'cli', 1.0);
+         UPDATE sessions SET parent_session_id = 'before' WHERE id = '{root}';
+         INSERT INTO sessions (id, source, started_at) VALUES ('other', 'cli', 2.0);
+         INSERT INTO sessions (id, source, started_at, parent_session_id)
+             VALUES ('branch', 'cli', 3.0, 'other');
+         INSERT INTO messages (session_id, role, content, timestamp)
+             VALUES ('other', 'user', 'unrelated', 2.0), ('branch', 'user', 'also', 3.0);
+         INSERT INTO session_model_usage (session_id, model) VALUES ('other', 'm');"
+    ))
+    .unwrap();
+    drop(conn);
+    let m = Model::read(&db, ROTATED).unwrap();
+    assert_eq!(m.total_rows, 20);
+    assert_eq!(m.removable_sessions(), ["other", "branch"]);
+    let sessions = m.with_descendants(&["other".to_owned()]);
+    assert_eq!(sessions, ["branch".to_owned(), "other".to_owned()].into());
+    let to = dir.path().join("c.db");
+    build(
+        &db,
+        &to,
+        &Removal {
+            sessions,
+            rows: BTreeSet::new(),
+        },
+    )
+    .unwrap();
+    let m = Model::read(&to, ROTATED).unwrap();
+    assert_eq!((m.total_rows, m.sessions.len()), (18, 3));
+    let conn = rusqlite::Connection::open(&to).unwrap();
+    let usage: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM session_model_usage WHERE session_id = 'other'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(usage, 0);
 }
