@@ -236,10 +236,12 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
             continue;
         };
         let quoted = format!("\"{call_id}\"");
-        if let Some(call) = rows.iter().find(|r| {
-            r.row.id != result.row.id
-                && r.tool_calls.as_deref().is_some_and(|t| t.contains(&quoted))
-        }) {
+        // The nearest call before the result (a rotated session's copy of a tool turn repeats
+        // its call ids: the copy's result belongs to the copy's call).
+        let mut calls = rows.iter().rev().filter(|r| r.row.id < result.row.id);
+        if let Some(call) =
+            calls.find(|r| r.tool_calls.as_deref().is_some_and(|t| t.contains(&quoted)))
+        {
             let (call, result) = (call.row.id, result.row.id);
             out.push(Tie {
                 a: call,

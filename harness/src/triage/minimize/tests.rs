@@ -149,3 +149,18 @@ fn sessions_outside_the_lineage_are_removable_with_their_children() {
         .unwrap();
     assert_eq!(usage, 0);
 }
+
+/// A tool result stays with its call — the nearest one before it: the rotated session's copy
+/// of the tool turn (rows 21–22) repeats the call ids of the original (rows 14–15).
+#[test]
+fn a_tool_result_stays_with_the_nearest_call() {
+    let db = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/iot-0.22.2.post1-mid-tool-turn-resume/state.db");
+    let m = Model::read(&db, "20261203_112552_431f99").unwrap();
+    let rows = m.row_units();
+    assert!(rows.contains(&vec![14, 15]), "{rows:?}");
+    assert!(rows.contains(&vec![21, 22]), "{rows:?}");
+    let exchanges = m.exchange_units();
+    assert!(exchanges.contains(&vec![13, 14, 15]), "{exchanges:?}");
+    assert!(exchanges.contains(&vec![20, 21, 22, 23]), "{exchanges:?}");
+}
