@@ -110,13 +110,28 @@ struct ReproArgs {
     /// Also write an HTML report into this directory (`index.html`).
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Where to keep artefacts (default: `target/hermes-e2e`).
+    /// Where to keep artefacts (default: `target/hermes-e2e`; with `--minimize`:
+    /// `target/hermes-e2e/minimize/<session>`, which receives `minimized.db` and `REPORT.md`).
     #[arg(long)]
     out: Option<PathBuf>,
     /// The user's Hermes `config.yaml`: the client runs with its `display:` settings and the
     /// expectation follows them (default: whole replies in the recap, every exchange).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Shrink a copy of the database to the fewest rows (and sessions) that still misrender the
+    /// same way — every trial runs the real client, each kept candidate twice — then print the
+    /// minimized database's verdict; `minimized.db` and `REPORT.md` go into `--out`. Exit 0 when
+    /// minimized, 1 when the final run of `minimized.db` no longer shows the signature, 2 with
+    /// "nothing to minimize" when the database does not misrender. The file is never modified.
+    #[arg(long)]
+    minimize: bool,
+    /// With `--minimize`: what counts as the same failure: `same` (the original's signature,
+    /// check by check; default) or `any-repeat` (any check with words rendered more than once).
+    #[arg(long, requires = "minimize")]
+    signature: Option<hermes_e2e::triage::minimize::Matching>,
+    /// With `--minimize`: candidates judged at most (default: 60); the best so far is kept.
+    #[arg(long, requires = "minimize")]
+    max_trials: Option<usize>,
 }
 
 /// The arguments of `inspect`.
@@ -206,11 +221,14 @@ fn write_report(dir: &Path, results: &[runner::ScenarioResult]) -> Result<PathBu
 
 /// `repro`.
 fn repro(args: ReproArgs) -> ExitCode {
-    let out = args.out.unwrap_or_else(runner::default_out_root);
     let (cols, rows) = args.size.unwrap_or(match args.ui {
         scenario::Ui::Classic => (100, 40),
         scenario::Ui::Tui => (100, 300),
     });
+    if args.minimize {
+        return minimize(args, rows, cols).unwrap_or_else(|e| refuse(&e));
+    }
+    let out = args.out.unwrap_or_else(runner::default_out_root);
     let result = match runner::repro(
         &args.db,
         args.session.as_deref(),
@@ -235,6 +253,56 @@ fn repro(args: ReproArgs) -> ExitCode {
         print!("{}", report::printable(&report::text(&result)));
     }
     verdict_code(result.passed)
+}
+
+/// `repro --minimize`: the minimized database's verdict, as `repro` prints it, and where the
+/// report is; exit code 0 when its final run shows the signature, 1 when not.
+fn minimize(
+    args: ReproArgs,
+    rows: u16,
+    cols: u16,
+) -> Result<ExitCode, hermes_e2e::triage::minimize::Error> {
+    use hermes_e2e::triage::minimize::{self, Matching, Options, RealClient};
+    let options = Options {
+        session: args.session.clone(),
+        matching: args.signature.unwrap_or(Matching::Same),
+        max_trials: args.max_trials.unwrap_or(minimize::DEFAULT_MAX_TRIALS),
+        out: args.out.clone(),
+    };
+    let mut oracle = RealClient {
+        client: args.client.clone(),
+        ui: args.ui,
+        rows,
+        cols,
+        config: args.config.clone(),
+    };
+    let mut progress = |line: &str| eprintln!("{}", report::printable(line));
+    let o = minimize::minimize(&args.db, &options, &mut oracle, &mut progress)?;
+    if let Some(dir) = &args.report {
+        if let Err(code) = write_report(dir, std::slice::from_ref(&o.result)) {
+            return Ok(code);
+        }
+    }
+    if args.json {
+        println!("{}", report::json_line(&o.result));
+    } else {
+        print!("{}", report::printable(&report::text(&o.result)));
+        println!(
+            "minimized: {} → {} rows, {} → {} sessions in {} trials ({:.0} s); signature: {}",
+            o.rows_before,
+            o.rows_after,
+            o.sessions_before,
+            o.sessions_after,
+            o.trials.len(),
+            o.wall_secs,
+            o.signature
+        );
+        println!("report: {}", o.dir.join("REPORT.md").display());
+        println!("reproduce: {}", o.command);
+    }
+    Ok(verdict_code(
+        options.matching.matches(&o.signature, &o.final_signature),
+    ))
 }
 
 /// `bisect`: exit code 0 with an answer, 1 when the endpoints do not hold (no answer).

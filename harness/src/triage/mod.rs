@@ -8,8 +8,11 @@
 //! - [`probe`]: what each release is probed with (a scenario or a saved `state.db`).
 //! - [`bisect`]: `git bisect run` over published versions (good / bad / skip), or a walk over all of
 //!   them that names every version where the signature changes.
+//! - [`minimize`]: `repro --minimize`: the fewest rows (and sessions) of a database that still
+//!   misrender the same way in the real client (delta debugging over sessions, exchanges, rows).
 
 pub mod bisect;
+pub mod minimize;
 pub mod probe;
 pub mod signature;
 pub mod versions;

@@ -1,0 +1,166 @@
+//! Offline tests of the minimizer's parts: delta debugging, the units of a real fixture, and a
+//! candidate built from a copy.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::ddmin::{ddmin, Spent};
+use super::model::{build, Model, Removal};
+use super::outcome::describe_rows;
+
+fn rotating() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/iot-0.22.2.post1-rotating-resume/state.db")
+}
+
+const ROTATED: &str = "20261202_183601_e28d7d";
+
+#[test]
+fn ddmin_keeps_exactly_the_needed_units() {
+    let units: Vec<u32> = (1..=16).collect();
+    let needed = [3u32, 11];
+    let mut calls = 0;
+    let mut test = |chunk: &[u32]| {
+        calls += 1;
+        Ok(!chunk.iter().any(|u| needed.contains(u)))
+    };
+    let (kept, spent) = ddmin(units, &mut test);
+    assert_eq!(kept, vec![3, 11]);
+    assert!(!spent);
+    assert!(calls < 40, "{calls} tests");
+}
+
+#[test]
+fn ddmin_stops_when_the_budget_is_spent() {
+    let mut left = 3;
+    let mut test = |_: &[u32]| {
+        if left == 0 {
+            return Err(Spent);
+        }
+        left -= 1;
+        Ok(false)
+    };
+    let (kept, spent) = ddmin((1..=8).collect(), &mut test);
+    assert!(spent);
+    assert_eq!(kept.len(), 8);
+}
+
+#[test]
+fn ranges_of_rows_read_as_ranges() {
+    let rows: BTreeSet<i64> = [3, 4, 5, 8, 10, 11].into();
+    assert_eq!(describe_rows(&rows), "rows 3–5, 8, 10–11");
+    assert_eq!(describe_rows(&[7].into()), "row 7");
+}
+
+/// The rotating fixture: two lineage sessions (none removable), its exchanges (the carrier's
+/// exchange joined with the exchange of the row it carries) and its rows (the carrier with the
+/// row it carries).
+#[test]
+fn units_of_the_rotating_fixture_respect_its_relations() {
+    let m = Model::read(&rotating(), ROTATED).unwrap();
+    assert_eq!(m.lineage.len(), 2);
+    assert_eq!(m.total_rows, 18);
+    assert!(m.removable_sessions().is_empty());
+    let exchanges = m.exchange_units();
+    assert!(exchanges.contains(&vec![9, 10, 15, 16]), "{exchanges:?}");
+    assert!(exchanges.contains(&vec![1, 2]), "{exchanges:?}");
+    let rows = m.row_units();
+    assert!(rows.contains(&vec![10, 16]), "{rows:?}");
+    assert_eq!(rows.len(), 17);
+}
+
+/// A candidate is a copy with rows deleted (the search index's triggers run) and the session's
+/// `message_count` following; the source is untouched; a removed session takes its children.
+#[test]
+fn a_candidate_is_a_copy_with_rows_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = std::fs::read(rotating()).unwrap();
+    let to = dir.path().join("c.db");
+    let removal = Removal {
+        sessions: BTreeSet::new(),
+        rows: [1, 2, 13, 14].into(),
+    };
+    build(&rotating(), &to, &removal).unwrap();
+    assert_eq!(std::fs::read(rotating()).unwrap(), before);
+    let m = Model::read(&to, ROTATED).unwrap();
+    assert_eq!(m.total_rows, 14);
+    let conn = rusqlite::Connection::open(&to).unwrap();
+    let count: i64 = conn
+        .query_row(
+            "SELECT message_count FROM sessions WHERE id = ?1",
+            [ROTATED],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(count, 4);
+    let root = &m.lineage[0];
+    assert_eq!(
+        m.with_descendants(std::slice::from_ref(root)),
+        [root.clone(), ROTATED.to_owned()].into()
+    );
+}
+
+/// Sessions outside the lineage are units, except an ancestor of a lineage session (the root's
+/// `parent_session_id` names it); removing one takes its children, its rows and its rows in
+/// other tables.
+#[test]
+fn sessions_outside_the_lineage_are_removable_with_their_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    std::fs::copy(rotating(), &db).unwrap();
+    let root = "20261202_183554_6dda8d";
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO sessions (id, source, started_at) VALUES ('before', 'cli', 1.0);
+         UPDATE sessions SET parent_session_id = 'before' WHERE id = '{root}';
+         INSERT INTO sessions (id, source, started_at) VALUES ('other', 'cli', 2.0);
+         INSERT INTO sessions (id, source, started_at, parent_session_id)
+             VALUES ('branch', 'cli', 3.0, 'other');
+         INSERT INTO messages (session_id, role, content, timestamp)
+             VALUES ('other', 'user', 'unrelated', 2.0), ('branch', 'user', 'also', 3.0);
+         INSERT INTO session_model_usage (session_id, model) VALUES ('other', 'm');"
+    ))
+    .unwrap();
+    drop(conn);
+    let m = Model::read(&db, ROTATED).unwrap();
+    assert_eq!(m.total_rows, 20);
+    assert_eq!(m.removable_sessions(), ["other", "branch"]);
+    let sessions = m.with_descendants(&["other".to_owned()]);
+    assert_eq!(sessions, ["branch".to_owned(), "other".to_owned()].into());
+    let to = dir.path().join("c.db");
+    build(
+        &db,
+        &to,
+        &Removal {
+            sessions,
+            rows: BTreeSet::new(),
+        },
+    )
+    .unwrap();
+    let m = Model::read(&to, ROTATED).unwrap();
+    assert_eq!((m.total_rows, m.sessions.len()), (18, 3));
+    let conn = rusqlite::Connection::open(&to).unwrap();
+    let usage: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM session_model_usage WHERE session_id = 'other'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(usage, 0);
+}
+
+/// A tool result stays with its call — the nearest one before it: the rotated session's copy
+/// of the tool turn (rows 21–22) repeats the call ids of the original (rows 14–15).
+#[test]
+fn a_tool_result_stays_with_the_nearest_call() {
+    let db = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/iot-0.22.2.post1-mid-tool-turn-resume/state.db");
+    let m = Model::read(&db, "20261203_112552_431f99").unwrap();
+    let rows = m.row_units();
+    assert!(rows.contains(&vec![14, 15]), "{rows:?}");
+    assert!(rows.contains(&vec![21, 22]), "{rows:?}");
+    let exchanges = m.exchange_units();
+    assert!(exchanges.contains(&vec![13, 14, 15]), "{exchanges:?}");
+    assert!(exchanges.contains(&vec![20, 21, 22, 23]), "{exchanges:?}");
+}
