@@ -54,11 +54,13 @@ use vt100::capture::{basic_formatted_to_plain, BasicFormattedCaptureState, RowCo
 use scan::{Event, Scanner};
 
 pub mod cast;
+pub mod reflow;
 pub mod scan;
 mod size;
 mod svg;
 pub mod transcript;
 
+pub use reflow::ReflowScreen;
 pub use size::{Size, SizeError};
 pub use transcript::{Transcript, TranscriptLine};
 
@@ -301,7 +303,7 @@ impl Screen {
         for (i, &b) in input.iter().enumerate() {
             let event = self.scanner.step(i, b);
             let at = match event {
-                Event::None => continue,
+                Event::None | Event::AltScreen => continue,
                 Event::Printed { c, .. } if c < FIRST_WIDE => continue,
                 Event::EraseInDisplay(_) | Event::Reset => i,
                 Event::Printed { start, .. } => start,
@@ -447,26 +449,37 @@ impl Screen {
     fn numbered_lines(&self) -> Vec<(usize, String)> {
         let recorder = self.parser.callbacks();
         let visible = visible_rows(self.parser.screen());
-        let rows = recorder.history.iter().chain(visible.iter());
-        let mut lines: Vec<(usize, String)> = Vec::new();
-        let mut current: Option<(usize, String)> = None;
-        for (i, row) in rows.enumerate() {
-            let (_, text) =
-                current.get_or_insert_with(|| (recorder.dropped_rows + i, String::new()));
-            text.push_str(&row.text);
-            if !row.wrapped {
-                lines.extend(current.take());
-            }
-        }
-        lines.extend(current);
-        for (_, line) in &mut lines {
-            line.truncate(line.trim_end().len());
-        }
-        while lines.last().is_some_and(|(_, l)| l.is_empty()) {
-            lines.pop();
-        }
-        lines
+        join_rows(
+            recorder.dropped_rows,
+            recorder.history.iter().chain(visible.iter()),
+        )
     }
+}
+
+/// Physical rows joined into lines (a soft-wrapped row continues on the next), each with the
+/// index of its first row (counted from `first`); trailing blank lines dropped, trailing spaces
+/// trimmed. Shared by [`Screen`] and [`reflow::ReflowScreen`].
+fn join_rows<'a>(
+    first: usize,
+    rows: impl IntoIterator<Item = &'a PhysicalRow>,
+) -> Vec<(usize, String)> {
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    for (i, row) in rows.into_iter().enumerate() {
+        let (_, text) = current.get_or_insert_with(|| (first + i, String::new()));
+        text.push_str(&row.text);
+        if !row.wrapped {
+            lines.extend(current.take());
+        }
+    }
+    lines.extend(current);
+    for (_, line) in &mut lines {
+        line.truncate(line.trim_end().len());
+    }
+    while lines.last().is_some_and(|(_, l)| l.is_empty()) {
+        lines.pop();
+    }
+    lines
 }
 
 /// The rows of the active screen with their wrap flags.

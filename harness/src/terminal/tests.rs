@@ -476,4 +476,5 @@ proptest! {
     }
 }
 
+mod reflow;
 mod tmux;
