@@ -38,6 +38,10 @@
 //! - `mod.rs`: [`Screen`], the emulator and its history (this page);
 //! - [`scan`]: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
 //!   wide characters, and by the driver to track the text the client printed;
+//! - [`reflow`]: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps
+//!   soft-wrapped rows when the width changes (as tmux and other terminals do);
+//! - `choice.rs`: [`Terminal`] (which of the two a scenario's checks read), [`Emulator`] (what
+//!   the harness needs of either), [`difference`] (how their transcripts differ);
 //! - [`cast`]: asciicast v2 recordings, written while the client runs ([`cast::Writer`]) and
 //!   replayed into a [`Screen`] ([`cast::replay`]);
 //! - [`transcript`]: [`Transcript`] and [`TranscriptLine`], the history with chrome stripped;
@@ -54,12 +58,14 @@ use vt100::capture::{basic_formatted_to_plain, BasicFormattedCaptureState, RowCo
 use scan::{Event, Scanner};
 
 pub mod cast;
+mod choice;
 pub mod reflow;
 pub mod scan;
 mod size;
 mod svg;
 pub mod transcript;
 
+pub use choice::{difference, Emulator, Terminal};
 pub use reflow::ReflowScreen;
 pub use size::{Size, SizeError};
 pub use transcript::{Transcript, TranscriptLine};

@@ -368,4 +368,3 @@ fn physical_row(row: &Row<Cell>) -> PhysicalRow {
     }
     PhysicalRow { text, wrapped }
 }
-

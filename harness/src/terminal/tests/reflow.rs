@@ -36,7 +36,10 @@ fn clears_save_rows_like_screen_and_tmux() {
         assert_eq!(s.history_lines(), ["kept", "next"], "{clear:?}");
     }
     // A clear of a blank screen adds no blank row; a partial erase is no clear.
-    assert_eq!(reflowed(5, 20, b"\x1b[2J\x1b[Hfirst").history_lines(), ["first"]);
+    assert_eq!(
+        reflowed(5, 20, b"\x1b[2J\x1b[Hfirst").history_lines(),
+        ["first"]
+    );
     let s = reflowed(5, 20, b"kept\r\ndraft\r\x1b[J\x1b[1Jfinal\x1b[3J\x1b[K");
     assert_eq!(s.history_lines(), ["", "final"]);
 }
@@ -105,7 +108,7 @@ fn rows_in_the_scrollback_are_rewrapped_too() {
 fn wide_characters_wrap_and_join_once() {
     let text = "灯台守".repeat(9);
     let mut s = reflowed(10, 7, text.as_bytes());
-    assert_eq!(s.history_lines(), [text.clone()]);
+    assert_eq!(s.history_lines(), std::slice::from_ref(&text));
     s.resize(10, 12);
     assert_eq!(s.history_lines(), [text]);
 }

@@ -45,12 +45,20 @@ fn tmux_available() -> bool {
     }
 }
 
+/// Bytes to replay, then the size to resize to (if any).
+type Part = (Vec<u8>, Option<Size>);
+
 /// Replays `bytes` in a detached tmux pane of `rows` × `cols` and returns the pane's
 /// whole history, wrapped lines joined, trailing blanks trimmed.
 fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
+    tmux_replay(name, &[(bytes.to_vec(), None)], Size { cols, rows })
+}
+
+/// Replays `parts` in a detached tmux pane of `size`, resizing the window after each part that
+/// names a size (once tmux has drawn the part: the part is followed by a title change that the
+/// harness waits for, and the pane waits on a `wait-for` channel until the resize is done).
+fn tmux_replay(name: &str, parts: &[Part], size: Size) -> Vec<String> {
     let dir = tempfile::tempdir().expect("temp dir");
-    let stream = dir.path().join("stream.bin");
-    std::fs::write(&stream, bytes).expect("write stream");
     let conf = dir.path().join("tmux.conf");
     // No status line (it would take a row of the window), history large enough for any
     // stream here.
@@ -58,19 +66,28 @@ fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
     let server = Server {
         socket: dir.path().join("tmux.sock"),
     };
-    let script = format!(
-        "cat {}; printf '%s' '{SENTINEL}'; exec sleep 600",
-        shell_quote(&stream)
-    );
+    let mut script = String::new();
+    for (i, (bytes, resize)) in parts.iter().enumerate() {
+        let part = dir.path().join(format!("part-{i}.bin"));
+        std::fs::write(&part, bytes).expect("write part");
+        script += &format!("cat {}; ", shell_quote(&part));
+        if resize.is_some() {
+            script += &format!(
+                "printf '\\033]2;drawn-{i}\\033\\\\'; tmux -S {} wait-for resized-{i}; ",
+                shell_quote(&server.socket)
+            );
+        }
+    }
+    script += &format!("printf '%s' '{SENTINEL}'; exec sleep 600");
     let out = server.tmux(&[
         "-f",
         conf.to_str().expect("utf-8 path"),
         "new-session",
         "-d",
         "-x",
-        &cols.to_string(),
+        &size.cols.to_string(),
         "-y",
-        &rows.to_string(),
+        &size.rows.to_string(),
         "sh",
         "-c",
         &script,
@@ -80,14 +97,40 @@ fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
         "{name}: tmux new-session: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let size = server.tmux(&["display-message", "-p", "#{pane_width}x#{pane_height}"]);
-    assert_eq!(
-        String::from_utf8_lossy(&size.stdout).parse::<Size>(),
-        Ok(Size { cols, rows }),
-        "{name}: pane size"
-    );
-
+    assert_pane_size(&server, name, size);
     let deadline = Instant::now() + Duration::from_secs(30);
+    for (i, (_, resize)) in parts.iter().enumerate() {
+        let Some(to) = resize else { continue };
+        let drawn = format!("drawn-{i}");
+        while String::from_utf8_lossy(
+            &server
+                .tmux(&["display-message", "-p", "#{pane_title}"])
+                .stdout,
+        )
+        .trim()
+            != drawn
+        {
+            assert!(
+                Instant::now() < deadline,
+                "{name}: tmux never drew part {i}"
+            );
+            std::thread::yield_now();
+        }
+        let out = server.tmux(&[
+            "resize-window",
+            "-x",
+            &to.cols.to_string(),
+            "-y",
+            &to.rows.to_string(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{name}: resize-window: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_pane_size(&server, name, *to);
+        server.tmux(&["wait-for", "-S", &format!("resized-{i}")]);
+    }
     let captured = loop {
         let out = server.tmux(&["capture-pane", "-p", "-J", "-S", "-"]);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -108,6 +151,15 @@ fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
         lines.pop();
     }
     lines
+}
+
+fn assert_pane_size(server: &Server, name: &str, size: Size) {
+    let out = server.tmux(&["display-message", "-p", "#{pane_width}x#{pane_height}"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).parse::<Size>(),
+        Ok(size),
+        "{name}: pane size"
+    );
 }
 
 fn shell_quote(path: &Path) -> String {
@@ -209,4 +261,91 @@ fn history_agrees_with_tmux() {
         );
         assert_eq!(ours, theirs, "{name}: vt100 and tmux disagree");
     }
+}
+
+/// A recording shaped like the classic CLI's (turns with soft-wrapped replies, wide characters,
+/// rules, prompt redraws) cut into parts, each followed by a resize: narrower and wider, the
+/// history re-wrapped each time.
+fn resized_recording() -> (Size, Vec<Part>) {
+    let sizes = [(15, 30), (15, 60), (12, 23), (20, 41), (15, 77), (15, 35)];
+    let (_, _, _, cli) = streams().pop().expect("the cli stream");
+    // Cut after whole turns (each ends with the closing rule's line).
+    let turns: Vec<&[u8]> = cli.split_inclusive(|&b| b == b'\n').collect();
+    let per = turns.len().div_ceil(sizes.len() + 1);
+    let mut parts = Vec::new();
+    for (i, chunk) in turns.chunks(per).enumerate() {
+        let resize = sizes.get(i).map(|&(rows, cols)| Size { cols, rows });
+        parts.push((chunk.concat(), resize));
+    }
+    (Size { cols: 41, rows: 15 }, parts)
+}
+
+/// Replays `parts` into an emulator, resizing after each part that names a size.
+fn replayed<E: Emulator>(size: Size, parts: &[Part]) -> E {
+    let mut screen = E::create(size.rows, size.cols);
+    for (bytes, resize) in parts {
+        screen.feed(bytes);
+        if let Some(to) = resize {
+            screen.resize(to.rows, to.cols);
+        }
+    }
+    screen
+}
+
+#[test]
+fn reflowed_history_agrees_with_tmux_through_resizes_and_vt100_does_not() {
+    if !tmux_available() {
+        return;
+    }
+    let (size, parts) = resized_recording();
+    let theirs = tmux_replay("resized", &parts, size);
+    let reflowed = replayed::<ReflowScreen>(size, &parts).history_lines();
+    assert!(theirs.len() > 40, "the recording must scroll: {theirs:?}");
+    // The same text in the same order (spaces aside: a line break drops its trailing space) …
+    let squashed = |lines: &[String]| lines.concat().replace(' ', "");
+    assert_eq!(
+        squashed(&reflowed),
+        squashed(&theirs),
+        "reflow and tmux disagree"
+    );
+    // … and the same lines but for two, both tmux 3.3's: re-wrapping a reply whose row ended with
+    // a wide character that did not fit, tmux ended the line there ("… every keeper" /
+    // "灯台 the stairs …"); and a 41-column rule row written at 41 columns, narrowed and widened
+    // again, tmux joined with the reply below it. alacritty keeps both lines as written.
+    let only_ours: Vec<&String> = reflowed.iter().filter(|l| !theirs.contains(l)).collect();
+    let only_tmux: Vec<&String> = theirs.iter().filter(|l| !reflowed.contains(l)).collect();
+    assert_eq!(
+        (only_ours.len(), only_tmux.len()),
+        (2, 3),
+        "{only_ours:#?}\n{only_tmux:#?}"
+    );
+    assert!(only_tmux[2].starts_with("╭─ ☤ Hermes ─") && only_tmux[2].ends_with("of 守"));
+    // vt100 cuts rows when the terminal narrows and never joins them again: the same bytes give
+    // another history, with text lost (this is why resize scenarios run on the reflowing
+    // terminal).
+    let vt100 = replayed::<Screen>(size, &parts).history_lines();
+    assert_ne!(squashed(&vt100), squashed(&theirs));
+    let lost = theirs.iter().filter(|l| !vt100.contains(l)).count();
+    assert_eq!(lost, 10, "lines of tmux's history vt100 does not have");
+}
+
+#[test]
+fn reflow_agrees_with_tmux_without_resizes() {
+    if !tmux_available() {
+        return;
+    }
+    for (name, rows, cols, bytes) in streams() {
+        let ours = reflowed_screen(rows, cols, &bytes).history_lines();
+        assert_eq!(
+            ours,
+            tmux_history(name, &bytes, rows, cols),
+            "{name}: reflow and tmux disagree"
+        );
+    }
+}
+
+fn reflowed_screen(rows: u16, cols: u16, bytes: &[u8]) -> ReflowScreen {
+    let mut s = ReflowScreen::new(rows, cols);
+    s.feed(bytes);
+    s
 }
