@@ -59,6 +59,10 @@ pub trait Emulator {
     fn history_lines(&self) -> Vec<String>;
     /// The history with chrome stripped.
     fn transcript(&self) -> Transcript;
+    /// The visible rows, trailing blanks trimmed.
+    fn viewport_rows(&self) -> Vec<String>;
+    /// Answers to the queries seen so far, drained.
+    fn take_replies(&mut self) -> Vec<u8>;
 }
 
 macro_rules! emulator {
@@ -78,6 +82,12 @@ macro_rules! emulator {
             }
             fn transcript(&self) -> Transcript {
                 <$ty>::transcript(self)
+            }
+            fn viewport_rows(&self) -> Vec<String> {
+                <$ty>::viewport_rows(self)
+            }
+            fn take_replies(&mut self) -> Vec<u8> {
+                <$ty>::take_replies(self)
             }
         }
     };

@@ -424,15 +424,12 @@ impl Screen {
 
     /// The visible rows as plain text, one string per row, trailing blanks trimmed.
     pub fn viewport_rows(&self) -> Vec<String> {
-        visible_rows(self.parser.screen())
-            .into_iter()
-            .map(|r| r.text.trim_end().to_owned())
-            .collect()
+        trimmed(visible_rows(self.parser.screen()))
     }
     /// The whole history (scrolled-off rows, then the visible rows), soft-wrapped rows joined,
     /// trailing blank rows dropped; no chrome stripping.
     pub fn history_lines(&self) -> Vec<String> {
-        self.numbered_lines().into_iter().map(|(_, l)| l).collect()
+        texts(self.numbered_lines())
     }
 
     /// [`Screen::history_lines`] with chrome stripped, as a [`Transcript`].
@@ -440,8 +437,7 @@ impl Screen {
     /// Each line's `row` is the index of its first physical row in the whole history (rows
     /// dropped by the memory bound included), so a soft-wrapped line spans several row numbers.
     pub fn transcript(&self) -> Transcript {
-        let lines = self.numbered_lines();
-        Transcript::from_numbered(lines.iter().map(|(row, l)| (*row, l.as_str())))
+        transcript_of(&self.numbered_lines())
     }
 
     /// Rows dropped from the start of the history because it outgrew [`MAX_HISTORY_BYTES`]
@@ -486,6 +482,23 @@ fn join_rows<'a>(
         lines.pop();
     }
     lines
+}
+
+/// Rows' text with trailing blanks trimmed (a viewport).
+fn trimmed(rows: Vec<PhysicalRow>) -> Vec<String> {
+    rows.into_iter()
+        .map(|r| r.text.trim_end().to_owned())
+        .collect()
+}
+
+/// The text of numbered lines.
+fn texts(lines: Vec<(usize, String)>) -> Vec<String> {
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
+/// Numbered lines with chrome stripped.
+fn transcript_of(lines: &[(usize, String)]) -> Transcript {
+    Transcript::from_numbered(lines.iter().map(|(row, l)| (*row, l.as_str())))
 }
 
 /// The rows of the active screen with their wrap flags.

@@ -50,7 +50,7 @@ use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{NamedColor, Processor, Rgb, Timeout};
 
 use super::scan::{Event, Scanner};
-use super::{join_rows, PhysicalRow, Transcript, MAX_HISTORY_BYTES};
+use super::{join_rows, texts, transcript_of, trimmed, PhysicalRow, Transcript, MAX_HISTORY_BYTES};
 
 /// The history bound in rows at `cols` columns: [`MAX_HISTORY_BYTES`] worth of cells.
 pub fn history_rows(cols: u16) -> usize {
@@ -299,23 +299,19 @@ impl ReflowScreen {
 
     /// The visible rows as plain text, one string per row, trailing blanks trimmed.
     pub fn viewport_rows(&self) -> Vec<String> {
-        self.visible()
-            .into_iter()
-            .map(|r| r.text.trim_end().to_owned())
-            .collect()
+        trimmed(self.visible())
     }
 
     /// The whole history (archived rows, rows above the screen, then the visible rows),
     /// soft-wrapped rows joined, trailing blank rows dropped; no chrome stripping.
     pub fn history_lines(&self) -> Vec<String> {
-        self.numbered_lines().into_iter().map(|(_, l)| l).collect()
+        texts(self.numbered_lines())
     }
 
     /// [`ReflowScreen::history_lines`] with chrome stripped, as a [`Transcript`] (the same
     /// stripping as [`Screen::transcript`](super::Screen::transcript)).
     pub fn transcript(&self) -> Transcript {
-        let lines = self.numbered_lines();
-        Transcript::from_numbered(lines.iter().map(|(row, l)| (*row, l.as_str())))
+        transcript_of(&self.numbered_lines())
     }
 
     /// Whether the scrollback reached its bound ([`history_rows`]), so that its oldest rows may

@@ -260,6 +260,13 @@ fn history_agrees_with_tmux() {
             "{name}: the stream must scroll"
         );
         assert_eq!(ours, theirs, "{name}: vt100 and tmux disagree");
+        let mut reflow = ReflowScreen::new(rows, cols);
+        reflow.feed(&bytes);
+        assert_eq!(
+            reflow.history_lines(),
+            theirs,
+            "{name}: reflow and tmux disagree"
+        );
     }
 }
 
@@ -327,25 +334,4 @@ fn reflowed_history_agrees_with_tmux_through_resizes_and_vt100_does_not() {
     assert_ne!(squashed(&vt100), squashed(&theirs));
     let lost = theirs.iter().filter(|l| !vt100.contains(l)).count();
     assert_eq!(lost, 10, "lines of tmux's history vt100 does not have");
-}
-
-#[test]
-fn reflow_agrees_with_tmux_without_resizes() {
-    if !tmux_available() {
-        return;
-    }
-    for (name, rows, cols, bytes) in streams() {
-        let ours = reflowed_screen(rows, cols, &bytes).history_lines();
-        assert_eq!(
-            ours,
-            tmux_history(name, &bytes, rows, cols),
-            "{name}: reflow and tmux disagree"
-        );
-    }
-}
-
-fn reflowed_screen(rows: u16, cols: u16, bytes: &[u8]) -> ReflowScreen {
-    let mut s = ReflowScreen::new(rows, cols);
-    s.feed(bytes);
-    s
 }
