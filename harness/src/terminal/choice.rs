@@ -120,19 +120,30 @@ pub fn difference(
             .count()
     };
     let at = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let shown = |lines: &[&str]| {
-        lines
-            .get(at)
-            .map_or_else(|| "(end)".to_owned(), |l| format!("`{}`", excerpt(l)))
+    // Where in that line they part (characters), shown from a little before.
+    let (x, y) = (a.get(at).copied(), b.get(at).copied());
+    let col = match (x, y) {
+        (Some(x), Some(y)) => x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count(),
+        _ => 0,
+    };
+    let from = col.saturating_sub(20);
+    let shown = |line: Option<&str>| match line {
+        Some(l) => {
+            let rest: String = l.chars().skip(from).collect();
+            let dots = if from > 0 { "…" } else { "" };
+            format!("`{dots}{}`", excerpt(&rest))
+        }
+        None => "(end)".to_owned(),
     };
     Some(format!(
         "the {left_name} and {right_name} transcripts differ: {} line(s) only in {left_name}, \
-         {} only in {right_name}; first at line {}: {left_name} {}, {right_name} {}",
+         {} only in {right_name}; first at line {}, column {}: {left_name} {}, {right_name} {}",
         only(&a, &b),
         only(&b, &a),
         at + 1,
-        shown(&a),
-        shown(&b),
+        col + 1,
+        shown(x),
+        shown(y),
     ))
 }
 
@@ -141,5 +152,28 @@ fn excerpt(text: &str) -> String {
     match text.char_indices().nth(60) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn difference_names_counts_and_where_the_lines_part() {
+        let t = |lines: &[&str]| {
+            Transcript::from_history_lines(&lines.iter().map(|l| l.to_string()).collect::<Vec<_>>())
+        };
+        let same = t(&["one", "two"]);
+        assert_eq!(difference(("a", &same), ("b", &same)), None);
+        let long = "x".repeat(70);
+        let left = t(&["one", &format!("{long} cut")]);
+        let right = t(&["one", &format!("{long} kept whole"), "three"]);
+        assert_eq!(
+            difference(("vt100", &left), ("reflow", &right)).unwrap(),
+            "the vt100 and reflow transcripts differ: 1 line(s) only in vt100, 2 only in reflow; \
+             first at line 2, column 72: vt100 `…xxxxxxxxxxxxxxxxxxx cut`, reflow \
+             `…xxxxxxxxxxxxxxxxxxx kept whole`"
+        );
     }
 }
