@@ -28,6 +28,10 @@
 //!   up, the history is the main screen's scrolled-off rows as they were when it was entered
 //!   (alacritty does not expose the hidden main grid, so they are copied at `CSI ? 1049 h`), then
 //!   the alternate screen's rows — what `Screen::history_lines` shows too.
+//! - **Erasing a whole row** (`CSI 2 K`, or `CSI K` from the first column) ends the line above
+//!   it, as in tmux (`grid_clear_lines` drops the wrap flag of the row above): alacritty would
+//!   keep that row soft-wrapped, and when the client erases and rewrites the rows of its screen
+//!   (the classic CLI after a resize) their new text would be joined to the unrelated row above.
 //! - One alacritty deviation is corrected: `CSI 1 J` (erase above) with the cursor on the second
 //!   row leaves the first row (alacritty 0.26 clears rows above only from the third row on).
 //! - **Synchronized updates** (`CSI ? 2026 h`) are not buffered: alacritty would hold the bytes
@@ -191,7 +195,10 @@ impl ReflowScreen {
             let event = self.scanner.step(i, b);
             if !matches!(
                 event,
-                Event::EraseInDisplay(0..=3) | Event::Reset | Event::AltScreen
+                Event::EraseInDisplay(0..=3)
+                    | Event::EraseInLine(0 | 2)
+                    | Event::Reset
+                    | Event::AltScreen
             ) {
                 continue;
             }
@@ -212,6 +219,10 @@ impl ReflowScreen {
                 Event::EraseInDisplay(1) if self.term.grid().cursor.point.line == Line(1) => {
                     self.term.grid_mut().reset_region(..Line(1));
                 }
+                Event::EraseInLine(2) => self.end_line_above(),
+                Event::EraseInLine(0) if self.term.grid().cursor.point.column == Column(0) => {
+                    self.end_line_above();
+                }
                 Event::Reset => self.archive_history(alternate),
                 Event::AltScreen if !alternate => {
                     self.main_history = self.rows_above();
@@ -220,6 +231,20 @@ impl ReflowScreen {
             }
         }
         self.parser.advance(&mut self.term, &bytes[fed..]);
+    }
+
+    /// A whole row is about to be erased: the row above it no longer continues into it (tmux's
+    /// rule, `grid_clear_lines`; alacritty keeps the wrap flag, so a row the client erases and
+    /// rewrites would be joined to unrelated text).
+    fn end_line_above(&mut self) {
+        let line: Line = self.term.grid().cursor.point.line - 1i32;
+        if line.0 < -(self.term.grid().history_size() as i32) {
+            return;
+        }
+        let last = self.term.last_column();
+        self.term.grid_mut()[line][last]
+            .flags
+            .remove(Flags::WRAPLINE);
     }
 
     /// Cancels the sequence whose final byte is at `fed` and skips that byte.

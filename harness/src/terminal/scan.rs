@@ -19,6 +19,9 @@ pub enum Event {
     EraseInDisplay(u16),
     /// This byte is the final byte of a full reset (`ESC c`).
     Reset,
+    /// This byte is the final byte of an erase in line (`CSI K`, no private marker) with this
+    /// mode: the row is still intact before the byte. Used by [`super::reflow::ReflowScreen`].
+    EraseInLine(u16),
     /// This byte is the final byte of `CSI ? 1049 h` (save the cursor and switch to the
     /// alternate screen): the main screen is still active before the byte. Used by
     /// [`super::reflow::ReflowScreen`], which must read the main screen before it is hidden.
@@ -244,6 +247,7 @@ impl CsiScan {
             (_, b'J') if matches!(self.first_intermediate, None | Some(b'?')) => {
                 Event::EraseInDisplay(self.first_param)
             }
+            (_, b'K') if self.first_intermediate.is_none() => Event::EraseInLine(self.first_param),
             (_, b'h') if self.first_intermediate == Some(b'?') && self.first_param == 1049 => {
                 Event::AltScreen
             }

@@ -66,7 +66,9 @@ fn tmux_replay(name: &str, parts: &[Part], size: Size) -> Vec<String> {
     let server = Server {
         socket: dir.path().join("tmux.sock"),
     };
-    let mut script = String::new();
+    // No echo: tmux answers the queries in the stream by writing to the pane's input, which the
+    // tty would otherwise echo into the output.
+    let mut script = String::from("stty -echo; ");
     for (i, (bytes, resize)) in parts.iter().enumerate() {
         let part = dir.path().join(format!("part-{i}.bin"));
         std::fs::write(&part, bytes).expect("write part");
@@ -334,4 +336,83 @@ fn reflowed_history_agrees_with_tmux_through_resizes_and_vt100_does_not() {
     assert_ne!(squashed(&vt100), squashed(&theirs));
     let lost = theirs.iter().filter(|l| !vt100.contains(l)).count();
     assert_eq!(lost, 10, "lines of tmux's history vt100 does not have");
+}
+
+/// An asciicast recording cut at its resize events.
+fn cast_parts(path: &Path) -> (Size, Vec<Part>) {
+    let text = std::fs::read_to_string(path).expect("read the recording");
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let dim = |key: &str| header[key].as_u64().unwrap() as u16;
+    let size = Size {
+        cols: dim("width"),
+        rows: dim("height"),
+    };
+    let mut parts: Vec<Part> = vec![(Vec::new(), None)];
+    for line in lines {
+        let (_, kind, data): (f64, String, String) = serde_json::from_str(line).unwrap();
+        match kind.as_str() {
+            "o" => parts.last_mut().unwrap().0.extend(data.into_bytes()),
+            "r" => {
+                parts.last_mut().unwrap().1 = Some(data.parse().unwrap());
+                parts.push((Vec::new(), None));
+            }
+            _ => {}
+        }
+    }
+    (size, parts)
+}
+
+/// The real client's recordings with resizes (`fixtures/iot-0.22.2.post1-reflow-resized`:
+/// 100×40 narrowed to 80×30 after six turns, then `/compress`; the resumed client narrowed to
+/// 60×30 and widened to 120×50) give tmux's history on the reflowing terminal.
+#[test]
+fn real_recordings_with_resizes_agree_with_tmux() {
+    if !tmux_available() {
+        return;
+    }
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/iot-0.22.2.post1-reflow-resized");
+    for cast in ["session-1.cast", "session-2.cast"] {
+        let (size, parts) = cast_parts(&dir.join(cast));
+        assert!(parts.len() > 1, "{cast} has resizes");
+        // The client erases the scrollback at exit (`CSI 3 J`): the harness keeps it, tmux would
+        // not, so tmux is not sent it.
+        let kept: Vec<Part> = parts
+            .iter()
+            .map(|(bytes, resize)| (without(bytes, b"\x1b[3J"), *resize))
+            .collect();
+        let theirs = tmux_replay(cast, &kept, size);
+        let ours = replayed::<ReflowScreen>(size, &parts).history_lines();
+        let vt100 = replayed::<Screen>(size, &parts).history_lines();
+        let differ = |x: &[String]| x.iter().zip(&theirs).filter(|(a, b)| a != b).count();
+        if cast == "session-2.cast" {
+            // Resumed, narrowed to 60 columns and widened to 120: line for line tmux's history.
+            assert_eq!(ours, theirs, "{cast}: reflow and tmux disagree");
+            assert_eq!((vt100.len(), differ(&vt100)), (182, 27), "{cast}: vt100");
+            continue;
+        }
+        // Narrowed from 100 to 80 columns, the client then erases its screen rows and draws them
+        // again: tmux keeps 80 more characters of the reply above the screen (one row at 80
+        // columns) where alacritty had them on screen, so the client erased them. One line.
+        assert_eq!((ours.len(), differ(&ours)), (theirs.len(), 1), "{cast}");
+        let (mine, tmux) = ours.iter().zip(&theirs).find(|(a, b)| a != b).unwrap();
+        assert!(tmux.starts_with(mine.as_str()), "{mine}\n{tmux}");
+        assert_eq!(tmux.chars().count() - mine.chars().count(), 80);
+    }
+}
+
+/// `bytes` with every occurrence of `cut` removed.
+fn without(bytes: &[u8], cut: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(cut) {
+            i += cut.len();
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
 }
