@@ -123,13 +123,17 @@ fn synchronized_updates_are_drawn_at_once() {
 fn erasing_a_whole_row_ends_the_line_above_it() {
     // A 15-character line at 10 columns, its second row erased and rewritten: tmux ends the first
     // row's line there; so does the reflowing terminal (alacritty alone would join them).
-    for erase in [&b"\r\x1b[K"[..], b"\x1b[2K", b"\r\x1b[0K"] {
-        let mut bytes = b"0123456789abcde".to_vec();
-        bytes.extend_from_slice(erase);
-        bytes.extend_from_slice(b"\rnew text");
-        let s = reflowed(5, 10, &bytes);
-        assert_eq!(s.history_lines(), ["0123456789", "new text"], "{erase:?}");
-    }
+    let rewritten = |erase: &str| {
+        reflowed(
+            5,
+            10,
+            format!("0123456789abcde{erase}\rnew text").as_bytes(),
+        )
+        .history_lines()
+    };
+    assert_eq!(rewritten("\r\x1b[K"), ["0123456789", "new text"]);
+    assert_eq!(rewritten("\x1b[2K"), ["0123456789", "new text"]);
+    assert_eq!(rewritten("\r\x1b[0K"), ["0123456789", "new text"]);
     // Erasing from the middle of the row keeps the line.
     let s = reflowed(5, 10, b"0123456789abcde\x1b[3D\x1b[K!");
     assert_eq!(s.history_lines(), ["0123456789ab!"]);
