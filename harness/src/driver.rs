@@ -102,8 +102,8 @@ pub enum DriverError {
 pub struct Driver {
     session: OsSession,
     screen: Screen,
-    /// The same bytes on a terminal that reflows (fed always: it ingests about as fast as vt100,
-    /// ~20 MiB/s in `benches/pipeline.rs`, so a few milliseconds per session).
+    /// The same bytes on a terminal that reflows (fed always: in `benches/pipeline.rs` it ingests
+    /// at 0.7–1.1× vt100's rate, 15–30 MiB/s on a loaded machine: a few milliseconds a session).
     reflow: ReflowScreen,
     /// Which of the two answers queries and gives the transcript.
     terminal: Terminal,
