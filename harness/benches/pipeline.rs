@@ -11,7 +11,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::history::{Compaction, History, Step};
 use hermes_e2e::store::{Schema, Store};
-use hermes_e2e::terminal::{cast, Screen};
+use hermes_e2e::terminal::{cast, Emulator, ReflowScreen, Screen};
 use hermes_e2e::verdict::{Basis, Session};
 use hermes_e2e::{oracle, words};
 
@@ -52,6 +52,40 @@ fn screen_ingest(c: &mut Criterion) {
             black_box(s.transcript());
         })
     });
+    g.finish();
+}
+
+/// The fixture's bytes into emulator `E`, resized (narrowed to 60 columns a third of the way, then
+/// widened to 120 two thirds of the way) if `resizes`; its transcript.
+fn ingest<E: Emulator>(rows: u16, cols: u16, bytes: &[u8], resizes: bool) {
+    let mut s = E::create(rows, cols);
+    if resizes {
+        let third = bytes.len() / 3;
+        s.feed(&bytes[..third]);
+        s.resize(rows, 60);
+        s.feed(&bytes[third..2 * third]);
+        s.resize(rows, 120);
+        s.feed(&bytes[2 * third..]);
+    } else {
+        s.feed(bytes);
+    }
+    black_box(s.transcript());
+}
+
+/// vt100 against the reflowing terminal (alacritty_terminal) on the same recording, with and
+/// without two width changes: bytes per second, transcript included.
+fn terminal_ingest(c: &mut Criterion) {
+    let (rows, cols, bytes) = cast_output();
+    let mut g = c.benchmark_group("terminal");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    for (name, resizes) in [("fixture_cast", false), ("fixture_cast_resized", true)] {
+        g.bench_function(BenchmarkId::new("vt100", name), |b| {
+            b.iter(|| ingest::<Screen>(rows, cols, black_box(&bytes), resizes))
+        });
+        g.bench_function(BenchmarkId::new("reflow", name), |b| {
+            b.iter(|| ingest::<ReflowScreen>(rows, cols, black_box(&bytes), resizes))
+        });
+    }
     g.finish();
 }
 
@@ -205,6 +239,7 @@ fn word_count(c: &mut Criterion) {
 criterion_group!(
     benches,
     screen_ingest,
+    terminal_ingest,
     display_projection,
     oracle_check,
     oracle_check_million_words,

@@ -1,8 +1,9 @@
 //! Stage `driver`: the real client in a real PTY.
 //!
 //! Input: a [`Launch`] (executable, arguments, an allowlisted environment, terminal size).
-//! Output: every byte the client writes, fed to a [`Screen`] and appended to an asciicast v2
-//! recording; waits that are conditions on the rendered screen with deadlines; typing that waits for
+//! Output: every byte the client writes, fed to a [`Screen`] (vt100) and a [`ReflowScreen`] and
+//! appended to an asciicast v2 recording; the transcript of the [`Terminal`] the launch chose, with
+//! a note when the other one's differs; waits that are conditions on the rendered screen with deadlines; typing that waits for
 //! the echo before Enter (prompt_toolkit takes text + Enter in one burst as a paste).
 //!
 //! The PTY comes from `expectrl` (ptyprocess). The client is the leader of its own session and
@@ -28,7 +29,7 @@ use nix::unistd::Pid;
 use crate::client::profile::{ENTER_PAUSE, SETTLE};
 use crate::client::{is_idle, Ui};
 use crate::terminal::scan::{Event, Scanner};
-use crate::terminal::{cast, Screen, Size};
+use crate::terminal::{cast, difference, ReflowScreen, Screen, Size, Terminal, Transcript};
 
 /// How to start the client.
 #[derive(Debug, Clone)]
@@ -49,6 +50,9 @@ pub struct Launch {
     pub cast: PathBuf,
     /// The interface `program` starts (what its idle prompt looks like).
     pub ui: Ui,
+    /// The emulator whose history [`Driver::transcript`] reads (both are fed; the waits, the
+    /// idle rule and the picture always read vt100's screen).
+    pub terminal: Terminal,
 }
 
 /// The harness could not drive the client as asked; carries the last screen for the report.
@@ -98,6 +102,11 @@ pub enum DriverError {
 pub struct Driver {
     session: OsSession,
     screen: Screen,
+    /// The same bytes on a terminal that reflows (fed always: in `benches/pipeline.rs` it ingests
+    /// at 0.7–1.1× vt100's rate, 15–30 MiB/s on a loaded machine: a few milliseconds a session).
+    reflow: ReflowScreen,
+    /// Which of the two answers queries and gives the transcript.
+    terminal: Terminal,
     cast: cast::Writer,
     pid: Pid,
     eof: bool,
@@ -144,6 +153,8 @@ impl Driver {
         Ok(Driver {
             session,
             screen: Screen::new(launch.rows, launch.cols),
+            reflow: ReflowScreen::new(launch.rows, launch.cols),
+            terminal: launch.terminal,
             cast,
             pid,
             eof: false,
@@ -166,6 +177,18 @@ impl Driver {
     /// The emulated screen.
     pub fn screen(&self) -> &Screen {
         &self.screen
+    }
+
+    /// The transcript of the chosen [`Terminal`], and a note saying how the other emulator's
+    /// differs (`None` when they agree).
+    pub fn transcript(&self) -> (Transcript, Option<String>) {
+        let vt100 = (Terminal::Vt100.name(), &self.screen.transcript());
+        let reflow = (Terminal::Reflow.name(), &self.reflow.transcript());
+        let (chosen, other) = match self.terminal {
+            Terminal::Vt100 => (vt100, reflow),
+            Terminal::Reflow => (reflow, vt100),
+        };
+        (chosen.1.clone(), difference(chosen, other))
     }
 
     /// The visible screen as text, for error messages.
@@ -219,12 +242,18 @@ impl Driver {
     fn ingest(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
         self.bytes += bytes.len();
         self.screen.feed(bytes);
+        self.reflow.feed(bytes);
         self.printed.feed(bytes);
         self.cast.output(bytes).map_err(|source| DriverError::Io {
             what: "writing the recording".into(),
             source,
         })?;
-        let replies = self.screen.take_replies();
+        // The chosen terminal answers; the other's answers are dropped.
+        let (vt100, reflow) = (self.screen.take_replies(), self.reflow.take_replies());
+        let replies = match self.terminal {
+            Terminal::Vt100 => vt100,
+            Terminal::Reflow => reflow,
+        };
         if !replies.is_empty() {
             self.write_raw(&replies)?;
         }
@@ -464,6 +493,7 @@ impl Driver {
                 source: std::io::Error::other(e.to_string()),
             })?;
         self.screen.resize(rows, cols);
+        self.reflow.resize(rows, cols);
         self.cast
             .resize(Size { cols, rows })
             .map_err(|source| DriverError::Io {

@@ -23,6 +23,7 @@
 //! | how is the client installed and configured? | [`client`] (`resolve`, `base_config`) |
 //! | the asciicast format (write and replay) | [`terminal::cast`] |
 //! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
+//! | a terminal that reflows on resize; which one a check reads | [`terminal::ReflowScreen`], [`terminal::Terminal`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | [`provider`] |
 //! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
@@ -39,7 +40,8 @@
 //!   (a folder: HTTP, the OpenAI wire format, script matching, faults).
 //! - [`driver`]: the real client in a real PTY (`expectrl`), every byte to the screen and an asciicast.
 //! - [`terminal`]: `vt100` emulation keeping the whole rendered history, chrome stripped, as a
-//!   [`terminal::Transcript`]; the one escape scanner; asciicast write and replay; `COLSxROWS`.
+//!   [`terminal::Transcript`], and the same on `alacritty_terminal`, which re-wraps rows on a
+//!   width change ([`terminal::ReflowScreen`]; a scenario's `terminal` key chooses); the one escape scanner; asciicast write and replay; `COLSxROWS`.
 //! - [`store`]: read-only access to `state.db` (0.19 and 0.22 schemas), sessions, lineage and rows.
 //! - [`display`]: the harness's own definition of a correct display, as [`display::Expected`].
 //! - [`settings`]: the client's `display.resume_*` settings (from a `config.yaml`) and the classic

@@ -169,6 +169,10 @@ struct CheckArgs {
     /// for comparing the emulator with another one, e.g. `tmux capture-pane -p -J -S -`.
     #[arg(long)]
     history: bool,
+    /// The emulator to replay the recording into: `vt100` (default) or `reflow` (re-wraps
+    /// soft-wrapped rows at each resize event, as tmux does).
+    #[arg(long, default_value = "vt100")]
+    terminal: hermes_e2e::terminal::Terminal,
     /// The Hermes `config.yaml` the client ran with: messages its `display:` settings keep
     /// off the resume recap are not expected there (default: every message expected).
     #[arg(long)]
@@ -463,6 +467,11 @@ struct RunArgs {
     /// or `tui` (the Ink TUI, `hermes --tui`; hermes-agent 0.19.0 and Node.js 20+).
     #[arg(long, value_parser = parse_ui)]
     ui: Option<scenario::Ui>,
+    /// The emulator the checks read, overriding the scenarios': `vt100` or `reflow` (re-wraps
+    /// soft-wrapped rows on a width change, as tmux does). Both are fed; a check notes when their
+    /// transcripts differ.
+    #[arg(long)]
+    terminal: Option<scenario::Terminal>,
     /// Also write an HTML report into this directory (`index.html`).
     #[arg(long)]
     report: Option<PathBuf>,
@@ -520,8 +529,8 @@ fn run(args: RunArgs) -> ExitCode {
     verdict_code(failed == 0)
 }
 
-/// The scenarios of `run`'s paths (default: every bundled scenario), with `--size` and `--ui`
-/// applied; exit code 2 on the first that does not load.
+/// The scenarios of `run`'s paths (default: every bundled scenario), with `--size`, `--ui` and
+/// `--terminal` applied; exit code 2 on the first that does not load.
 fn load_scenarios(args: &RunArgs, root: &Path) -> Result<Vec<Scenario>, ExitCode> {
     let paths = if args.paths.is_empty() {
         vec![root.to_owned()]
@@ -541,6 +550,10 @@ fn load_scenarios(args: &RunArgs, root: &Path) -> Result<Vec<Scenario>, ExitCode
             // Another interface draws another screen: its own artefact directory.
             s.ui = ui;
             s.name = format!("{}@{}", s.name, ui.name());
+        }
+        if let Some(terminal) = args.terminal.filter(|t| *t != s.terminal) {
+            s.terminal = terminal;
+            s.name = format!("{}@{}", s.name, terminal.name());
         }
         loaded.push(s)
     }
@@ -613,14 +626,16 @@ fn check(args: &CheckArgs) -> Result<ExitCode, String> {
     use hermes_e2e::settings::{ClientVersion, DisplaySettings};
     use hermes_e2e::verdict::Basis;
     use hermes_e2e::{display, oracle, store, terminal};
-    let screen = terminal::cast::replay(&args.cast).map_err(|e| e.to_string())?;
+    let (history, transcript) = match args.terminal {
+        terminal::Terminal::Vt100 => replayed::<terminal::Screen>(&args.cast)?,
+        terminal::Terminal::Reflow => replayed::<terminal::ReflowScreen>(&args.cast)?,
+    };
     if args.history {
-        for line in screen.history_lines() {
+        for line in history {
             println!("{}", report::printable(&line));
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let transcript = screen.transcript();
     let store = store::Store::open(&args.db).map_err(|e| e.to_string())?;
     let basis = Basis::read(
         &store,
@@ -750,6 +765,14 @@ fn clear_progress(json: bool) {
     if !json && std::io::stderr().is_terminal() {
         let _ = write!(std::io::stderr(), "\r\x1b[2K");
     }
+}
+
+/// A recording replayed into emulator `E`: its history lines and its transcript.
+fn replayed<E: hermes_e2e::terminal::Emulator>(
+    cast: &Path,
+) -> Result<(Vec<String>, hermes_e2e::terminal::Transcript), String> {
+    let screen: E = hermes_e2e::terminal::cast::replay_into(cast).map_err(|e| e.to_string())?;
+    Ok((screen.history_lines(), screen.transcript()))
 }
 
 fn parse_ui(text: &str) -> Result<scenario::Ui, String> {

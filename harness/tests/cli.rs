@@ -618,3 +618,50 @@ fn run_is_quiet_off_a_terminal_and_json_stays_clean() {
         }
     }
 }
+
+/// `check --terminal reflow` replays a recording's resize events into the reflowing terminal:
+/// a line soft-wrapped at 40 columns, narrowed to 20 and widened to 60, is one line there and cut
+/// into pieces on vt100; on the recorded fixture (no resize) both reach the same verdict.
+#[test]
+fn check_replays_into_the_chosen_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let cast = dir.path().join("resized.cast");
+    let line = "the keeper climbed the stairs of the lighthouse every evening at dusk";
+    let events = [
+        serde_json::json!({"version": 2, "width": 40, "height": 10}).to_string(),
+        serde_json::json!([0.1, "o", format!("{line}\r\nnext\r\n")]).to_string(),
+        serde_json::json!([0.2, "r", "20x10"]).to_string(),
+        serde_json::json!([0.3, "r", "60x10"]).to_string(),
+    ];
+    std::fs::write(&cast, events.join("\n") + "\n").unwrap();
+    let db = rotating_db();
+    let check = |cast: &Path, terminal: &str, history: bool| {
+        let mut args = vec!["check", "--cast", cast.to_str().unwrap()];
+        args.extend(["--db", db.to_str().unwrap(), "--terminal", terminal]);
+        if history {
+            args.push("--history");
+        }
+        let o = run(&args);
+        (o.status.code(), stdout(&o))
+    };
+    assert_eq!(
+        check(&cast, "reflow", true),
+        (Some(0), format!("{line}\nnext\n"))
+    );
+    // vt100 keeps the first 20 columns of each 40-column row, no longer joined.
+    let vt100 = "the keeper climbed t\nhthouse every evenin\nnext\n";
+    assert_eq!(check(&cast, "vt100", true), (Some(0), vt100.to_owned()));
+
+    let fixture_cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
+    assert_eq!(
+        check(&fixture_cast, "reflow", false),
+        check(&fixture_cast, "vt100", false)
+    );
+    let o = run(&["check", "--cast", "x", "--db", "y", "--terminal", "xterm"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected `vt100` or `reflow`"),
+        "{}",
+        stderr(&o)
+    );
+}

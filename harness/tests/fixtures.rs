@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::oracle::{self, Cause, Check};
 use hermes_e2e::store::Store;
-use hermes_e2e::terminal::{cast, Transcript};
+use hermes_e2e::terminal::{cast, ReflowScreen, Transcript};
 use hermes_e2e::verdict::{Basis, Session};
 
 fn fixture(name: &str) -> PathBuf {
@@ -242,4 +242,22 @@ fn v0_19_tui_inplace_resume_loses_the_compacted_middle() {
     let (transcript, expected) = load_cast("0.19.0-tui-inplace-resume", "session-2.cast");
     let c = check(&transcript, &expected);
     assert_eq!(counts(&c), (0, 6, 344));
+}
+
+/// A recording with resizes after `--resume` (narrowed to 60×30, widened to 120×50, the client not
+/// redrawing in between): replayed into vt100, the rows on screen were cut at 60 columns and the
+/// carrier's summary loses 57 words (445 shown); replayed into the reflowing terminal, nothing is
+/// lost (502, the number `scenarios/resize/reflow_resume_resized.toml` pins). The duplicate is the
+/// same on both.
+#[test]
+fn resized_resume_loses_text_on_vt100_and_none_on_a_reflowing_terminal() {
+    let name = "iot-0.22.2.post1-reflow-resized";
+    let dir = fixture(name);
+    let (vt100, expected) = load_cast(name, "session-2.cast");
+    assert_eq!((expected.stored_rows, expected.messages.len()), (18, 12));
+    let reflow = cast::replay_into::<ReflowScreen>(&dir.join("session-2.cast"))
+        .expect("fixture recording replays")
+        .transcript();
+    assert_eq!(counts(&check(&vt100, &expected)), (169, 0, 445));
+    assert_eq!(counts(&check(&reflow, &expected)), (169, 0, 502));
 }

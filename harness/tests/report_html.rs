@@ -58,6 +58,7 @@ fn fixture_result() -> ScenarioResult {
             logical_messages: basis.expected.messages.len(),
             transcript,
             screen_svg,
+            terminal_note: None,
         }],
         error: None,
         error_line: None,

@@ -23,6 +23,7 @@ pub(crate) fn shell(script: &str, dir: &Path) -> Launch {
         cols: 80,
         cast: dir.join("t.cast"),
         ui: Ui::Classic,
+        terminal: crate::terminal::Terminal::Vt100,
     }
 }
 

@@ -413,6 +413,9 @@ fn check_page(
     for m in &check.mismatches {
         let _ = writeln!(o, "<p class=\"mismatch\">{}</p>", esc(m));
     }
+    if let Some(note) = &check.terminal_note {
+        let _ = writeln!(o, "<p class=\"note\">note: {}</p>", esc(note));
+    }
     let _ = writeln!(
         o,
         "<p>session <code>{}</code>: {} stored rows, {} logical messages. Recordings: {}. \

@@ -45,7 +45,13 @@ pub fn text(result: &ScenarioResult) -> String {
     for c in &result.checks {
         if c.mismatches.is_empty() {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
+            if let Some(note) = &c.terminal_note {
+                let _ = writeln!(out, "    note: {note}");
+            }
             continue;
+        }
+        if let Some(note) = &c.terminal_note {
+            let _ = writeln!(out, "  note:     {note}");
         }
         let _ = writeln!(out, "  check:    {}", c.check.at);
         for m in &c.mismatches {

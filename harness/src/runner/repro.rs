@@ -160,6 +160,7 @@ fn prepare(
         cols,
         cast: dir.join(format!("path-{}.cast", n + 1)),
         ui,
+        terminal: crate::terminal::Terminal::Vt100,
     })
 }
 

@@ -36,6 +36,10 @@ pub struct CheckResult {
     /// `None` for a check of an exported file.
     #[serde(skip)]
     pub screen_svg: Option<String>,
+    /// How the other emulator's transcript of the same bytes differs from the one checked
+    /// ([`crate::terminal::difference`]): information, not a failure. `None` when they agree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminal_note: Option<String>,
 }
 
 /// Wall time of one step, and how much of it was the harness only waiting.
@@ -103,6 +107,15 @@ impl CheckResult {
             logical_messages: basis.expected.messages.len(),
             transcript,
             screen_svg,
+            terminal_note: None,
+        }
+    }
+
+    /// The result with a note on how the other emulator's transcript differs.
+    pub fn with_terminal_note(self, terminal_note: Option<String>) -> CheckResult {
+        CheckResult {
+            terminal_note,
+            ..self
         }
     }
 }

@@ -229,6 +229,7 @@ impl<'a> Run<'a> {
             cols: self.scenario.cols,
             cast: self.dir.join(format!("session-{}.cast", self.launches)),
             ui: self.scenario.ui,
+            terminal: self.scenario.terminal,
         };
         self.driver = Some(start_client(launch, clock.whole())?);
         Ok(())
@@ -242,13 +243,14 @@ impl<'a> Run<'a> {
         expect: &Expectation,
         line: usize,
     ) -> Result<CheckResult, Error> {
-        let (transcript, surface, svg) = match self.exported.take() {
-            Some(t) => (t, Surface { tool_output: true }, None),
+        let (transcript, surface, svg, note) = match self.exported.take() {
+            Some(t) => (t, Surface { tool_output: true }, None, None),
             None => {
                 let name = format!("{} — {name}", self.scenario.name);
                 let d = self.running()?;
                 let svg = d.screen().svg(&name);
-                (d.screen().transcript(), Surface::default(), Some(svg))
+                let (transcript, note) = d.transcript();
+                (transcript, Surface::default(), Some(svg), note)
             }
         };
         let store = Store::open(&self.home.join("state.db"))?;
@@ -264,14 +266,10 @@ impl<'a> Run<'a> {
             None => basis,
         };
         let check = basis.check(name, &transcript, Some(&self.provider.said()));
-        Ok(CheckResult::new(
-            &basis,
-            check,
-            expect.clone(),
-            line,
-            transcript,
-            svg,
-        ))
+        Ok(
+            CheckResult::new(&basis, check, expect.clone(), line, transcript, svg)
+                .with_terminal_note(note),
+        )
     }
 
     /// `export`: runs the client without a PTY into `export-N/` and keeps what it wrote for the

@@ -24,6 +24,16 @@ fn parses_a_minimal_scenario() {
 }
 
 #[test]
+fn terminal_is_vt100_unless_named_and_parsed_strictly() {
+    assert_eq!(parse(OK).unwrap().terminal, Terminal::Vt100);
+    let reflow = OK.replace("[scenario]\n", "[scenario]\nterminal = \"reflow\"\n");
+    assert_eq!(parse(&reflow).unwrap().terminal, Terminal::Reflow);
+    let wrong = OK.replace("[scenario]\n", "[scenario]\nterminal = \"xterm\"\n");
+    let error = error_in(&wrong);
+    assert!(error.contains("unknown variant `xterm`"), "{error}");
+}
+
+#[test]
 fn names_stay_inside_the_output_directory() {
     let root = Path::new("/work/scenarios");
     assert_eq!(

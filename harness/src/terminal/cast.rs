@@ -10,7 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use super::{Screen, Size};
+use super::{Emulator, Screen, Size};
 
 /// An asciicast v2 writer (`asciinema play` can replay it): the header, then output (`o`), input
 /// (`i`) and resize (`r`) events timed from its creation.
@@ -126,6 +126,11 @@ const MAX_CAST_COLS: u16 = 2000;
 /// Replays an asciicast v2 recording (header with `width`/`height`, then `[t, "o", data]` output
 /// and `[t, "r", "COLSxROWS"]` resize events) into a [`Screen`] and returns the screen.
 pub fn replay(path: &Path) -> Result<Screen, CastError> {
+    replay_into(path)
+}
+
+/// [`replay`] into any [`Emulator`] (e.g. a [`super::ReflowScreen`]).
+pub fn replay_into<E: Emulator>(path: &Path) -> Result<E, CastError> {
     let text = std::fs::read_to_string(path).map_err(|source| CastError::Io {
         path: path.to_owned(),
         source,
@@ -150,7 +155,7 @@ pub fn replay(path: &Path) -> Result<Screen, CastError> {
             .filter(|v| (1..=max).contains(v))
             .ok_or_else(|| bad(1, &format!("expected a `{key}` from 1 to {max}")))
     };
-    let mut screen = Screen::new(dim("height", MAX_CAST_ROWS)?, dim("width", MAX_CAST_COLS)?);
+    let mut screen = E::create(dim("height", MAX_CAST_ROWS)?, dim("width", MAX_CAST_COLS)?);
     for (i, line) in lines.enumerate() {
         if line.trim().is_empty() {
             continue;

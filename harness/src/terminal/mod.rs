@@ -38,6 +38,10 @@
 //! - `mod.rs`: [`Screen`], the emulator and its history (this page);
 //! - [`scan`]: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
 //!   wide characters, and by the driver to track the text the client printed;
+//! - [`reflow`]: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps
+//!   soft-wrapped rows when the width changes (as tmux and other terminals do);
+//! - `choice.rs`: [`Terminal`] (which of the two a scenario's checks read), [`Emulator`] (what
+//!   the harness needs of either), [`difference`] (how their transcripts differ);
 //! - [`cast`]: asciicast v2 recordings, written while the client runs ([`cast::Writer`]) and
 //!   replayed into a [`Screen`] ([`cast::replay`]);
 //! - [`transcript`]: [`Transcript`] and [`TranscriptLine`], the history with chrome stripped;
@@ -54,11 +58,15 @@ use vt100::capture::{basic_formatted_to_plain, BasicFormattedCaptureState, RowCo
 use scan::{Event, Scanner};
 
 pub mod cast;
+mod choice;
+pub mod reflow;
 pub mod scan;
 mod size;
 mod svg;
 pub mod transcript;
 
+pub use choice::{difference, Emulator, Terminal};
+pub use reflow::ReflowScreen;
 pub use size::{Size, SizeError};
 pub use transcript::{Transcript, TranscriptLine};
 
@@ -301,7 +309,7 @@ impl Screen {
         for (i, &b) in input.iter().enumerate() {
             let event = self.scanner.step(i, b);
             let at = match event {
-                Event::None => continue,
+                Event::None | Event::AltScreen | Event::EraseInLine(_) => continue,
                 Event::Printed { c, .. } if c < FIRST_WIDE => continue,
                 Event::EraseInDisplay(_) | Event::Reset => i,
                 Event::Printed { start, .. } => start,
@@ -416,15 +424,12 @@ impl Screen {
 
     /// The visible rows as plain text, one string per row, trailing blanks trimmed.
     pub fn viewport_rows(&self) -> Vec<String> {
-        visible_rows(self.parser.screen())
-            .into_iter()
-            .map(|r| r.text.trim_end().to_owned())
-            .collect()
+        trimmed(visible_rows(self.parser.screen()))
     }
     /// The whole history (scrolled-off rows, then the visible rows), soft-wrapped rows joined,
     /// trailing blank rows dropped; no chrome stripping.
     pub fn history_lines(&self) -> Vec<String> {
-        self.numbered_lines().into_iter().map(|(_, l)| l).collect()
+        texts(self.numbered_lines())
     }
 
     /// [`Screen::history_lines`] with chrome stripped, as a [`Transcript`].
@@ -432,8 +437,7 @@ impl Screen {
     /// Each line's `row` is the index of its first physical row in the whole history (rows
     /// dropped by the memory bound included), so a soft-wrapped line spans several row numbers.
     pub fn transcript(&self) -> Transcript {
-        let lines = self.numbered_lines();
-        Transcript::from_numbered(lines.iter().map(|(row, l)| (*row, l.as_str())))
+        transcript_of(&self.numbered_lines())
     }
 
     /// Rows dropped from the start of the history because it outgrew [`MAX_HISTORY_BYTES`]
@@ -447,26 +451,54 @@ impl Screen {
     fn numbered_lines(&self) -> Vec<(usize, String)> {
         let recorder = self.parser.callbacks();
         let visible = visible_rows(self.parser.screen());
-        let rows = recorder.history.iter().chain(visible.iter());
-        let mut lines: Vec<(usize, String)> = Vec::new();
-        let mut current: Option<(usize, String)> = None;
-        for (i, row) in rows.enumerate() {
-            let (_, text) =
-                current.get_or_insert_with(|| (recorder.dropped_rows + i, String::new()));
-            text.push_str(&row.text);
-            if !row.wrapped {
-                lines.extend(current.take());
-            }
-        }
-        lines.extend(current);
-        for (_, line) in &mut lines {
-            line.truncate(line.trim_end().len());
-        }
-        while lines.last().is_some_and(|(_, l)| l.is_empty()) {
-            lines.pop();
-        }
-        lines
+        join_rows(
+            recorder.dropped_rows,
+            recorder.history.iter().chain(visible.iter()),
+        )
     }
+}
+
+/// Physical rows joined into lines (a soft-wrapped row continues on the next), each with the
+/// index of its first row (counted from `first`); trailing blank lines dropped, trailing spaces
+/// trimmed. Shared by [`Screen`] and [`reflow::ReflowScreen`].
+fn join_rows<'a>(
+    first: usize,
+    rows: impl IntoIterator<Item = &'a PhysicalRow>,
+) -> Vec<(usize, String)> {
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    for (i, row) in rows.into_iter().enumerate() {
+        let (_, text) = current.get_or_insert_with(|| (first + i, String::new()));
+        text.push_str(&row.text);
+        if !row.wrapped {
+            lines.extend(current.take());
+        }
+    }
+    lines.extend(current);
+    for (_, line) in &mut lines {
+        line.truncate(line.trim_end().len());
+    }
+    while lines.last().is_some_and(|(_, l)| l.is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+/// Rows' text with trailing blanks trimmed (a viewport).
+fn trimmed(rows: Vec<PhysicalRow>) -> Vec<String> {
+    rows.into_iter()
+        .map(|r| r.text.trim_end().to_owned())
+        .collect()
+}
+
+/// The text of numbered lines.
+fn texts(lines: Vec<(usize, String)>) -> Vec<String> {
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
+/// Numbered lines with chrome stripped.
+fn transcript_of(lines: &[(usize, String)]) -> Transcript {
+    Transcript::from_numbered(lines.iter().map(|(row, l)| (*row, l.as_str())))
 }
 
 /// The rows of the active screen with their wrap flags.

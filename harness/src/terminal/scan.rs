@@ -19,6 +19,13 @@ pub enum Event {
     EraseInDisplay(u16),
     /// This byte is the final byte of a full reset (`ESC c`).
     Reset,
+    /// This byte is the final byte of an erase in line (`CSI K`, no private marker) with this
+    /// mode: the row is still intact before the byte. Used by [`super::reflow::ReflowScreen`].
+    EraseInLine(u16),
+    /// This byte is the final byte of `CSI ? 1049 h` (save the cursor and switch to the
+    /// alternate screen): the main screen is still active before the byte. Used by
+    /// [`super::reflow::ReflowScreen`], which must read the main screen before it is hidden.
+    AltScreen,
     /// This byte completes a printed character (text in the ground state: not a control, not
     /// part of an escape sequence), whose first byte is at `start` (index in the scanned input;
     /// in an earlier input if the character was split across inputs and the caller did not use
@@ -239,6 +246,10 @@ impl CsiScan {
             (CsiPhase::Ignore, 0x40..=0x7e) => Event::None,
             (_, b'J') if matches!(self.first_intermediate, None | Some(b'?')) => {
                 Event::EraseInDisplay(self.first_param)
+            }
+            (_, b'K') if self.first_intermediate.is_none() => Event::EraseInLine(self.first_param),
+            (_, b'h') if self.first_intermediate == Some(b'?') && self.first_param == 1049 => {
+                Event::AltScreen
             }
             (_, 0x40..=0x7e) => Event::None,
             (CsiPhase::Ignore, _) => Event::None,

@@ -35,10 +35,15 @@ fn rows_scrolled_off_the_top_are_kept() {
 
 #[test]
 fn erase_scrollback_and_screen_at_exit_lose_nothing() {
+    exit_clears_lose_nothing_on(Screen::new(24, 80));
+    exit_clears_lose_nothing_on(ReflowScreen::new(24, 80));
+}
+
+fn exit_clears_lose_nothing_on<E: Emulator>(mut s: E) {
     let lines = numbered(100);
     let mut bytes = as_crlf(&lines);
     bytes.extend_from_slice(b"\x1b[3J\x1b[2J\x1b[H");
-    let s = fed(24, 80, &bytes);
+    s.feed(&bytes);
     assert_eq!(s.history_lines(), lines);
     assert!(s.viewport_rows().iter().all(String::is_empty));
 }
@@ -100,6 +105,11 @@ fn clear_inside_a_string_or_cancelled_is_not_a_clear() {
 
 #[test]
 fn alternate_screen_is_not_recorded() {
+    alternate_screen_is_not_recorded_on(Screen::new(5, 20));
+    alternate_screen_is_not_recorded_on(ReflowScreen::new(5, 20));
+}
+
+fn alternate_screen_is_not_recorded_on<E: Emulator>(mut s: E) {
     let main: Vec<String> = (0..7).map(|i| format!("main {i}")).collect();
     let mut bytes = as_crlf(&main);
     bytes.extend_from_slice(b"\x1b[?1049h");
@@ -107,7 +117,7 @@ fn alternate_screen_is_not_recorded() {
         bytes.extend_from_slice(format!("frame {i}\r\n").as_bytes());
     }
     bytes.extend_from_slice(b"\x1b[2J\x1b[Hlast frame");
-    let mut s = fed(5, 20, &bytes);
+    s.feed(&bytes);
     // While the alternate screen is up, its frame follows the main screen's scrolled rows;
     // frames that scrolled or were cleared away are not kept.
     assert_eq!(
@@ -298,7 +308,12 @@ fn growing_adds_no_blank_rows_to_the_history() {
 
 #[test]
 fn zero_sizes_do_not_panic() {
-    let mut s = Screen::new(0, 0);
+    survives_zero_sizes(Screen::new(0, 0));
+    survives_zero_sizes(ReflowScreen::new(0, 0));
+}
+
+/// Feeds, resizes to nothing and reads `s`; panics only if the emulator does.
+fn survives_zero_sizes<E: Emulator>(mut s: E) {
     s.feed("x日本\r\n\x1b[6n".as_bytes());
     s.resize(0, 0);
     s.resize(3, 1);
@@ -404,10 +419,10 @@ fn stream() -> impl Strategy<Value = Vec<u8>> {
     proptest::collection::vec(token, 0..60).prop_map(|t| t.concat())
 }
 
-fn fed_in_chunks(rows: u16, cols: u16, bytes: &[u8], cuts: &[usize]) -> Screen {
+fn fed_in_chunks<E: Emulator>(rows: u16, cols: u16, bytes: &[u8], cuts: &[usize]) -> E {
     let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
     cuts.sort_unstable();
-    let mut s = Screen::new(rows, cols);
+    let mut s = E::create(rows, cols);
     let mut start = 0;
     for cut in cuts.into_iter().chain([bytes.len()]) {
         s.feed(&bytes[start..cut]);
@@ -424,12 +439,8 @@ proptest! {
         rows in 1u16..8,
         cols in 1u16..12,
     ) {
-        let mut whole = fed(rows, cols, &bytes);
-        let mut split = fed_in_chunks(rows, cols, &bytes, &cuts);
-        prop_assert_eq!(whole.history_lines(), split.history_lines());
-        prop_assert_eq!(whole.viewport_rows(), split.viewport_rows());
-        prop_assert_eq!(whole.take_replies(), split.take_replies());
-        prop_assert_eq!(whole.transcript(), split.transcript());
+        chunks_agree::<Screen>(rows, cols, &bytes, &cuts)?;
+        chunks_agree::<ReflowScreen>(rows, cols, &bytes, &cuts)?;
     }
 
     #[test]
@@ -454,10 +465,14 @@ proptest! {
                 }
             }
         }
-        let s = fed(rows, cols, &bytes);
-        let seen: Vec<String> =
-            s.history_lines().into_iter().filter(|l| !l.is_empty()).collect();
-        prop_assert_eq!(seen, printed);
+        for history in [fed(rows, cols, &bytes).history_lines(), {
+            let mut s = ReflowScreen::new(rows, cols);
+            s.feed(&bytes);
+            s.history_lines()
+        }] {
+            let seen: Vec<String> = history.into_iter().filter(|l| !l.is_empty()).collect();
+            prop_assert_eq!(seen, printed.clone());
+        }
     }
 
     #[test]
@@ -467,13 +482,34 @@ proptest! {
             0..10,
         ),
     ) {
-        let mut s = Screen::new(5, 10);
+        let (mut s, mut r) = (Screen::new(5, 10), ReflowScreen::new(5, 10));
         for (bytes, rows, cols) in chunks {
             s.feed(&bytes);
             s.resize(rows, cols);
             let _ = (s.history_lines(), s.viewport_rows(), s.transcript(), s.take_replies());
+            r.feed(&bytes);
+            r.resize(rows, cols);
+            let _ = (r.history_lines(), r.viewport_rows(), r.transcript(), r.take_replies());
         }
     }
 }
 
+/// [`Emulator`] `E` fed `bytes` whole and cut at `cuts` ends in the same state.
+fn chunks_agree<E: Emulator>(
+    rows: u16,
+    cols: u16,
+    bytes: &[u8],
+    cuts: &[usize],
+) -> Result<(), TestCaseError> {
+    let mut whole = E::create(rows, cols);
+    whole.feed(bytes);
+    let mut split: E = fed_in_chunks(rows, cols, bytes, cuts);
+    prop_assert_eq!(whole.history_lines(), split.history_lines());
+    prop_assert_eq!(whole.viewport_rows(), split.viewport_rows());
+    prop_assert_eq!(whole.take_replies(), split.take_replies());
+    prop_assert_eq!(whole.transcript(), split.transcript());
+    Ok(())
+}
+
+mod reflow;
 mod tmux;

@@ -45,12 +45,20 @@ fn tmux_available() -> bool {
     }
 }
 
+/// Bytes to replay, then the size to resize to (if any).
+type Part = (Vec<u8>, Option<Size>);
+
 /// Replays `bytes` in a detached tmux pane of `rows` × `cols` and returns the pane's
 /// whole history, wrapped lines joined, trailing blanks trimmed.
 fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
+    tmux_replay(name, &[(bytes.to_vec(), None)], Size { cols, rows })
+}
+
+/// Replays `parts` in a detached tmux pane of `size`, resizing the window after each part that
+/// names a size (once tmux has drawn the part: the part is followed by a title change that the
+/// harness waits for, and the pane waits on a `wait-for` channel until the resize is done).
+fn tmux_replay(name: &str, parts: &[Part], size: Size) -> Vec<String> {
     let dir = tempfile::tempdir().expect("temp dir");
-    let stream = dir.path().join("stream.bin");
-    std::fs::write(&stream, bytes).expect("write stream");
     let conf = dir.path().join("tmux.conf");
     // No status line (it would take a row of the window), history large enough for any
     // stream here.
@@ -58,19 +66,30 @@ fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
     let server = Server {
         socket: dir.path().join("tmux.sock"),
     };
-    let script = format!(
-        "cat {}; printf '%s' '{SENTINEL}'; exec sleep 600",
-        shell_quote(&stream)
-    );
+    // No echo: tmux answers the queries in the stream by writing to the pane's input, which the
+    // tty would otherwise echo into the output.
+    let mut script = String::from("stty -echo; ");
+    for (i, (bytes, resize)) in parts.iter().enumerate() {
+        let part = dir.path().join(format!("part-{i}.bin"));
+        std::fs::write(&part, bytes).expect("write part");
+        script += &format!("cat {}; ", shell_quote(&part));
+        if resize.is_some() {
+            script += &format!(
+                "printf '\\033]2;drawn-{i}\\033\\\\'; tmux -S {} wait-for resized-{i}; ",
+                shell_quote(&server.socket)
+            );
+        }
+    }
+    script += &format!("printf '%s' '{SENTINEL}'; exec sleep 600");
     let out = server.tmux(&[
         "-f",
         conf.to_str().expect("utf-8 path"),
         "new-session",
         "-d",
         "-x",
-        &cols.to_string(),
+        &size.cols.to_string(),
         "-y",
-        &rows.to_string(),
+        &size.rows.to_string(),
         "sh",
         "-c",
         &script,
@@ -80,14 +99,40 @@ fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
         "{name}: tmux new-session: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let size = server.tmux(&["display-message", "-p", "#{pane_width}x#{pane_height}"]);
-    assert_eq!(
-        String::from_utf8_lossy(&size.stdout).parse::<Size>(),
-        Ok(Size { cols, rows }),
-        "{name}: pane size"
-    );
-
+    assert_pane_size(&server, name, size);
     let deadline = Instant::now() + Duration::from_secs(30);
+    for (i, (_, resize)) in parts.iter().enumerate() {
+        let Some(to) = resize else { continue };
+        let drawn = format!("drawn-{i}");
+        while String::from_utf8_lossy(
+            &server
+                .tmux(&["display-message", "-p", "#{pane_title}"])
+                .stdout,
+        )
+        .trim()
+            != drawn
+        {
+            assert!(
+                Instant::now() < deadline,
+                "{name}: tmux never drew part {i}"
+            );
+            std::thread::yield_now();
+        }
+        let out = server.tmux(&[
+            "resize-window",
+            "-x",
+            &to.cols.to_string(),
+            "-y",
+            &to.rows.to_string(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{name}: resize-window: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_pane_size(&server, name, *to);
+        server.tmux(&["wait-for", "-S", &format!("resized-{i}")]);
+    }
     let captured = loop {
         let out = server.tmux(&["capture-pane", "-p", "-J", "-S", "-"]);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -108,6 +153,15 @@ fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
         lines.pop();
     }
     lines
+}
+
+fn assert_pane_size(server: &Server, name: &str, size: Size) {
+    let out = server.tmux(&["display-message", "-p", "#{pane_width}x#{pane_height}"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).parse::<Size>(),
+        Ok(size),
+        "{name}: pane size"
+    );
 }
 
 fn shell_quote(path: &Path) -> String {
@@ -208,5 +262,157 @@ fn history_agrees_with_tmux() {
             "{name}: the stream must scroll"
         );
         assert_eq!(ours, theirs, "{name}: vt100 and tmux disagree");
+        let mut reflow = ReflowScreen::new(rows, cols);
+        reflow.feed(&bytes);
+        assert_eq!(
+            reflow.history_lines(),
+            theirs,
+            "{name}: reflow and tmux disagree"
+        );
     }
+}
+
+/// A recording shaped like the classic CLI's (turns with soft-wrapped replies, wide characters,
+/// rules, prompt redraws) cut into parts, each followed by a resize: narrower and wider, the
+/// history re-wrapped each time.
+fn resized_recording() -> (Size, Vec<Part>) {
+    let sizes = [(15, 30), (15, 60), (12, 23), (20, 41), (15, 77), (15, 35)];
+    let (_, _, _, cli) = streams().pop().expect("the cli stream");
+    // Cut after whole turns (each ends with the closing rule's line).
+    let turns: Vec<&[u8]> = cli.split_inclusive(|&b| b == b'\n').collect();
+    let per = turns.len().div_ceil(sizes.len() + 1);
+    let mut parts = Vec::new();
+    for (i, chunk) in turns.chunks(per).enumerate() {
+        let resize = sizes.get(i).map(|&(rows, cols)| Size { cols, rows });
+        parts.push((chunk.concat(), resize));
+    }
+    (Size { cols: 41, rows: 15 }, parts)
+}
+
+/// Replays `parts` into an emulator, resizing after each part that names a size.
+fn replayed<E: Emulator>(size: Size, parts: &[Part]) -> E {
+    let mut screen = E::create(size.rows, size.cols);
+    for (bytes, resize) in parts {
+        screen.feed(bytes);
+        if let Some(to) = resize {
+            screen.resize(to.rows, to.cols);
+        }
+    }
+    screen
+}
+
+#[test]
+fn reflowed_history_agrees_with_tmux_through_resizes_and_vt100_does_not() {
+    if !tmux_available() {
+        return;
+    }
+    let (size, parts) = resized_recording();
+    let theirs = tmux_replay("resized", &parts, size);
+    let reflowed = replayed::<ReflowScreen>(size, &parts).history_lines();
+    assert!(theirs.len() > 40, "the recording must scroll: {theirs:?}");
+    // The same text in the same order (spaces aside: a line break drops its trailing space) …
+    let squashed = |lines: &[String]| lines.concat().replace(' ', "");
+    assert_eq!(
+        squashed(&reflowed),
+        squashed(&theirs),
+        "reflow and tmux disagree"
+    );
+    // … and the same lines but for two, both tmux 3.3's: re-wrapping a reply whose row ended with
+    // a wide character that did not fit, tmux ended the line there ("… every keeper" /
+    // "灯台 the stairs …"); and a 41-column rule row written at 41 columns, narrowed and widened
+    // again, tmux joined with the reply below it. alacritty keeps both lines as written.
+    let only_ours: Vec<&String> = reflowed.iter().filter(|l| !theirs.contains(l)).collect();
+    let only_tmux: Vec<&String> = theirs.iter().filter(|l| !reflowed.contains(l)).collect();
+    assert_eq!(
+        (only_ours.len(), only_tmux.len()),
+        (2, 3),
+        "{only_ours:#?}\n{only_tmux:#?}"
+    );
+    assert!(only_tmux[2].starts_with("╭─ ☤ Hermes ─") && only_tmux[2].ends_with("of 守"));
+    // vt100 cuts rows when the terminal narrows and never joins them again: the same bytes give
+    // another history, with text lost (this is why resize scenarios run on the reflowing
+    // terminal).
+    let vt100 = replayed::<Screen>(size, &parts).history_lines();
+    assert_ne!(squashed(&vt100), squashed(&theirs));
+    let lost = theirs.iter().filter(|l| !vt100.contains(l)).count();
+    assert_eq!(lost, 10, "lines of tmux's history vt100 does not have");
+}
+
+/// An asciicast recording cut at its resize events.
+fn cast_parts(path: &Path) -> (Size, Vec<Part>) {
+    let text = std::fs::read_to_string(path).expect("read the recording");
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let dim = |key: &str| header[key].as_u64().unwrap() as u16;
+    let size = Size {
+        cols: dim("width"),
+        rows: dim("height"),
+    };
+    let mut parts: Vec<Part> = vec![(Vec::new(), None)];
+    for line in lines {
+        let (_, kind, data): (f64, String, String) = serde_json::from_str(line).unwrap();
+        match kind.as_str() {
+            "o" => parts.last_mut().unwrap().0.extend(data.into_bytes()),
+            "r" => {
+                parts.last_mut().unwrap().1 = Some(data.parse().unwrap());
+                parts.push((Vec::new(), None));
+            }
+            _ => {}
+        }
+    }
+    (size, parts)
+}
+
+/// The real client's recordings with resizes (`fixtures/iot-0.22.2.post1-reflow-resized`:
+/// 100×40 narrowed to 80×30 after six turns, then `/compress`; the resumed client narrowed to
+/// 60×30 and widened to 120×50) give tmux's history on the reflowing terminal.
+#[test]
+fn real_recordings_with_resizes_agree_with_tmux() {
+    if !tmux_available() {
+        return;
+    }
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/iot-0.22.2.post1-reflow-resized");
+    for cast in ["session-1.cast", "session-2.cast"] {
+        let (size, parts) = cast_parts(&dir.join(cast));
+        assert!(parts.len() > 1, "{cast} has resizes");
+        // The client erases the scrollback at exit (`CSI 3 J`): the harness keeps it, tmux would
+        // not, so tmux is not sent it.
+        let kept: Vec<Part> = parts
+            .iter()
+            .map(|(bytes, resize)| (without(bytes, b"\x1b[3J"), *resize))
+            .collect();
+        let theirs = tmux_replay(cast, &kept, size);
+        let ours = replayed::<ReflowScreen>(size, &parts).history_lines();
+        let vt100 = replayed::<Screen>(size, &parts).history_lines();
+        let differ = |x: &[String]| x.iter().zip(&theirs).filter(|(a, b)| a != b).count();
+        if cast == "session-2.cast" {
+            // Resumed, narrowed to 60 columns and widened to 120: line for line tmux's history.
+            assert_eq!(ours, theirs, "{cast}: reflow and tmux disagree");
+            assert_eq!((vt100.len(), differ(&vt100)), (182, 27), "{cast}: vt100");
+            continue;
+        }
+        // Narrowed from 100 to 80 columns, the client then erases its screen rows and draws them
+        // again: tmux keeps 80 more characters of the reply above the screen (one row at 80
+        // columns) where alacritty had them on screen, so the client erased them. One line.
+        assert_eq!((ours.len(), differ(&ours)), (theirs.len(), 1), "{cast}");
+        let (mine, tmux) = ours.iter().zip(&theirs).find(|(a, b)| a != b).unwrap();
+        assert!(tmux.starts_with(mine.as_str()), "{mine}\n{tmux}");
+        assert_eq!(tmux.chars().count() - mine.chars().count(), 80);
+    }
+}
+
+/// `bytes` with every occurrence of `cut` removed.
+fn without(bytes: &[u8], cut: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(cut) {
+            i += cut.len();
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
 }
