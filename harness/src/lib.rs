@@ -27,7 +27,7 @@
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | [`provider`] |
 //! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
-//! | first bad client version, failure signatures | [`triage`] |
+//! | first bad client version, the smallest database that still misrenders, failure signatures | [`triage`] (`bisect`, `minimize`) |
 //! | text, JSON and HTML reports | [`report`], [`report::html`] |
 //!
 //! # Modules
@@ -56,7 +56,8 @@
 //!   database ([`verdict::Basis::read`]), then the oracle on each transcript ([`verdict::Basis::check`]).
 //! - [`runner`]: executes a scenario end to end and produces its verdict (steps, client session
 //!   protocol, `repro`, `record`, result types, errors: one file each).
-//! - [`triage`]: `bisect` over published client versions, and the signature of a verdict.
+//! - [`triage`]: `bisect` over published client versions, `repro --minimize`, and the signature of
+//!   a verdict.
 //! - [`report`]: human text and JSON verdicts, and [`report::html`], a browsable report
 //!   (`--report DIR`): each check's screen with repeats highlighted and linked to their stored rows,
 //!   the recordings and the provider log.
