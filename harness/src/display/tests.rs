@@ -710,7 +710,7 @@ fn legacy_rotated(exchanges: usize, after: &[&str]) -> (TestDb, Vec<i64>) {
 }
 
 /// 0.19 TUI, `/model` before the first turn, then rotating compaction (as measured in
-/// `model/tui_rotating_switch_first`): no parent row holds the notice, but the child's first head
+/// a run of the TUI with `/model` as its first step): no parent row holds the notice, but the child's first head
 /// copy is the notice merged with the first question, with a fresh timestamp. The question is one
 /// message (parent row and merged copy); the notice is internal, held by the merged row alone.
 #[test]
@@ -734,7 +734,7 @@ fn legacy_notice_merged_into_a_head_copy_without_a_stored_notice() {
 }
 
 /// 0.19 TUI, `/model` after the last turn, then rotating compaction (as measured in
-/// `model/tui_rotating_switch_last`): the parent holds the notice twice (at the switch and when
+/// a run of the TUI with `/model` right before `/compress`): the parent holds the notice twice (at the switch and when
 /// compaction flushes the history), the child's protected tail ends with a copy of it, and the
 /// summary is standalone. Every message once; the notice is one internal text of three rows.
 #[test]
@@ -903,7 +903,7 @@ fn real_0_19_in_place_fresh_timestamps() {
 }
 
 /// Rows written by 0.19.0's TUI backend: `/model` before the last turn, then rotating compaction
-/// (`model/tui_rotating_switch_end`). The notice is a user row of its own in the parent (11); the
+/// (`/model` before the last lighthouse turn). The notice is a user row of its own in the parent (11); the
 /// child's tail copy merges it with the last question (18, fresh timestamp). A correct display
 /// shows the question once (rows 12 and 18) and the notice as internal text (rows 11 and 18).
 #[test]

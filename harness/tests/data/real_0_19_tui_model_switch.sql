@@ -1,7 +1,8 @@
--- Rows written by hermes-agent 0.19.0's Ink TUI backend in scenarios/model/tui_rotating_switch_end.toml
--- (a `/model` switch before the last turn, then rotating /compress); dumped like dump_rows.py, one
--- row a line (line breaks inside a value as `char(10)`), sessions trimmed to the lineage columns
--- (the system prompt and runtime config left out).
+-- Rows written by hermes-agent 0.19.0's Ink TUI backend in a scenario run: the lighthouse
+-- conversation with `/model other-model` before its last turn, then rotating /compress (see
+-- docs/display-contract.md, rule 5); dumped like dump_rows.py, one row a line (line breaks inside
+-- a value as `char(10)`), sessions trimmed to the lineage columns (the system prompt and runtime
+-- config left out).
 INSERT INTO sessions (id, source, started_at, ended_at, end_reason) VALUES ('20261203_195711_5f7c97', 'tui', 1796327835.9868512, 1796327840.7087853, 'compression');
 INSERT INTO sessions (id, source, parent_session_id, started_at, ended_at, end_reason) VALUES ('20261203_195720_6a0fb1', 'tui', '20261203_195711_5f7c97', 1796327840.7101126, 1796327841.4831426, 'tui_shutdown');
 INSERT INTO messages (id, session_id, role, content, timestamp, observed, active, compacted) VALUES (1, '20261203_195711_5f7c97', 'user', 'What did a lighthouse keeper do all day?', 1796327836.4150476, 0, 1, 0);
