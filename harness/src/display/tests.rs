@@ -432,6 +432,12 @@ const SWITCH_NOTICE: &str = "[System: The active model for this chat has changed
     provider custom. From this point forward, use this runtime metadata when answering \
     questions about what model/provider is active.]";
 
+#[test]
+fn the_test_notice_is_the_clients_model_switch_notice() {
+    assert!(SWITCH_NOTICE.starts_with(crate::client::stored::MODEL_SWITCH_NOTICE_PREFIX));
+    assert!(SWITCH_NOTICE.starts_with(SYSTEM_NOTICE_PREFIX));
+}
+
 /// Compaction merges a model-switch notice and the next user message into one row, with a
 /// fresh uid and timestamp: the user's words are one message, the notice is internal.
 #[test]
@@ -675,6 +681,81 @@ fn legacy_rows_after_a_plain_summary_are_not_matched_inside_the_parent() {
     assert_eq!(texts(&e), ["ok", "A", "q", "B", "ok"]);
 }
 
+/// Internal texts as `(first words, row ids)`.
+fn internal_rows(e: &Expected) -> Vec<(String, Vec<i64>)> {
+    e.internal
+        .iter()
+        .map(|i| {
+            let head: String = i.text.chars().take(24).collect();
+            (head, i.rows.iter().map(|r| r.id).collect())
+        })
+        .collect()
+}
+
+/// A 0.19 rotating lineage: parent `p` (ended by compression) with `exchanges` plain exchanges
+/// (`q1`, `a1`, …) and then the user rows `after`, and its empty child `c`; returns the parent's ids.
+fn legacy_rotated(exchanges: usize, after: &[&str]) -> (TestDb, Vec<i64>) {
+    let mut db = TestDb::new(Schema::Legacy);
+    db.session("p", None, 1.0, Some("compression"));
+    db.session("c", Some("p"), 2.0, None);
+    let mut ids = Vec::new();
+    for i in 1..=exchanges {
+        ids.push(db.msg(&Msg::new("p", "user", &format!("q{i}"))).0);
+        ids.push(db.msg(&Msg::new("p", "assistant", &format!("a{i}"))).0);
+    }
+    for text in after {
+        ids.push(db.msg(&Msg::new("p", "user", text)).0);
+    }
+    (db, ids)
+}
+
+/// 0.19 TUI, `/model` before the first turn, then rotating compaction (as measured in
+/// a run of the TUI with `/model` as its first step): no parent row holds the notice, but the child's first head
+/// copy is the notice merged with the first question, with a fresh timestamp. The question is one
+/// message (parent row and merged copy); the notice is internal, held by the merged row alone.
+#[test]
+fn legacy_notice_merged_into_a_head_copy_without_a_stored_notice() {
+    let (mut db, parent) = legacy_rotated(3, &[]);
+    let mut merged = Msg::new("c", "user", &format!("{SWITCH_NOTICE}\n\nq1"));
+    merged.ts = Some(9_000.0);
+    let (merged, _) = db.msg(&merged);
+    clone_rows(&db, &parent[1..3], "c", Some(9_000.0));
+    let (carrier, _) = db.msg(&Msg::new("c", "assistant", &carrier_text("a2", 1)));
+    clone_rows(&db, &parent[4..], "c", Some(9_000.0));
+    let e = expected(&db.open(), "c", CLASSIC).unwrap();
+    assert_eq!(texts(&e), ["q1", "a1", "q2", "a2", "q3", "a3"]);
+    assert_eq!(ids_of(&e.messages[0]), vec![parent[0], merged]);
+    assert_eq!(ids_of(&e.messages[3]), vec![parent[3], carrier]);
+    let notice = internal_rows(&e)
+        .into_iter()
+        .find(|(head, _)| SWITCH_NOTICE.starts_with(head.as_str()))
+        .expect("the notice is internal");
+    assert_eq!(notice.1, vec![merged]);
+}
+
+/// 0.19 TUI, `/model` after the last turn, then rotating compaction (as measured in
+/// a run of the TUI with `/model` right before `/compress`): the parent holds the notice twice (at the switch and when
+/// compaction flushes the history), the child's protected tail ends with a copy of it, and the
+/// summary is standalone. Every message once; the notice is one internal text of three rows.
+#[test]
+fn legacy_notice_stored_twice_and_copied_is_one_internal_text() {
+    let (mut db, parent) = legacy_rotated(3, &[SWITCH_NOTICE, SWITCH_NOTICE]);
+    clone_rows(&db, &parent[..3], "c", Some(9_000.0));
+    stamped_summary(&mut db, "c", "assistant", 1, 9_000.000_003);
+    let tail = clone_rows(&db, &parent[4..7], "c", Some(9_000.000_004));
+    let e = expected(&db.open(), "c", CLASSIC).unwrap();
+    assert_eq!(texts(&e), ["q1", "a1", "q2", "a2", "q3", "a3"]);
+    assert_eq!(ids_of(&e.messages[5]), vec![parent[5], tail[1]]);
+    let notices: Vec<_> = internal_rows(&e)
+        .into_iter()
+        .filter(|(head, _)| SWITCH_NOTICE.starts_with(head.as_str()))
+        .collect();
+    assert_eq!(
+        notices,
+        [(notices[0].0.clone(), vec![parent[6], parent[7], tail[2]])]
+    );
+}
+
 #[test]
 fn branch_child_is_displayed_alone() {
     let mut db = TestDb::new(Schema::Uid);
@@ -731,6 +812,8 @@ fn structured_content_and_odd_rows_do_not_panic() {
 const REAL_0_22: &str = include_str!("../../tests/data/real_0_22_compactions.sql");
 /// Rows written by the real 0.19.0 storage code (`tests/data/make_real_0_19.py`).
 const REAL_0_19: &str = include_str!("../../tests/data/real_0_19_in_place.sql");
+/// Rows written by 0.19.0's TUI backend around a `/model` switch (a real scenario run).
+const REAL_0_19_TUI_SWITCH: &str = include_str!("../../tests/data/real_0_19_tui_model_switch.sql");
 
 fn brief(e: &Expected) -> Vec<(Role, Vec<i64>, i64)> {
     e.messages
@@ -817,6 +900,48 @@ fn real_0_19_in_place_fresh_timestamps() {
     );
     assert_eq!(e.internal.len(), 1);
     assert_eq!(e.internal[0].rows[0].id, 9);
+}
+
+/// Rows written by 0.19.0's TUI backend: `/model` before the last turn, then rotating compaction
+/// (`/model` before the last lighthouse turn). The notice is a user row of its own in the parent (11); the
+/// child's tail copy merges it with the last question (18, fresh timestamp). A correct display
+/// shows the question once (rows 12 and 18) and the notice as internal text (rows 11 and 18).
+#[test]
+fn real_0_19_tui_model_switch_notice_merged_into_the_tail_copy() {
+    let store = TestDb::with_rows(Schema::Legacy, REAL_0_19_TUI_SWITCH).open();
+    let e = expected(&store, "20261203_195720_6a0fb1", CLASSIC).unwrap();
+    // Twelve messages alternating user / assistant, each shown from its newest row; the notice
+    // row 11 is in none of them.
+    let rows: Vec<Vec<i64>> = e.messages.iter().map(ids).collect();
+    let copied = [[1, 14], [2, 15], [3, 16], [10, 17], [12, 18], [13, 19]];
+    let mut want: Vec<Vec<i64>> = (4..=9).map(|id| vec![id]).collect();
+    want.extend(copied.iter().map(|pair| pair.to_vec()));
+    want.sort();
+    assert_eq!((e.stored_rows, rows), (19, want));
+    for (i, m) in e.messages.iter().enumerate() {
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        assert_eq!((m.role, m.shown), (role, *ids(m).last().unwrap()));
+    }
+    let question = &e.messages[10].text;
+    assert_eq!(question, "Which records should the museum exhibit show?");
+    let notice = e
+        .internal
+        .iter()
+        .find(|i| {
+            i.text
+                .starts_with(crate::client::stored::MODEL_SWITCH_NOTICE_PREFIX)
+        })
+        .expect("the notice is internal");
+    assert_eq!(
+        notice.rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [11, 18]
+    );
+    assert!(notice.text.ends_with("provider is active.]"));
+    assert_eq!(e.internal.len(), 2, "the notice and the carrier's summary");
 }
 
 /// Every recorded `fixtures/**/state.db` (written by a real client) projects without error,

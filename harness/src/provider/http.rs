@@ -13,7 +13,7 @@ use super::openai::{
     self, classify, model_object, stream_events, ChunkHead, Usage, SSE_PIECE_CHARS,
 };
 use super::script::Script;
-use super::{CallKind, Exchange, Shared, MODEL_ID};
+use super::{CallKind, Exchange, Shared};
 
 /// Request bodies beyond this are cut: the client's largest requests (full history plus ~21 tool
 /// schemas) are well under a megabyte, and the cap keeps a runaway sender from exhausting memory.
@@ -154,13 +154,19 @@ fn route(
         exchange.kind = CallKind::Meta;
         return Reply::json(200, json!({}));
     }
+    let ids = script.model_ids();
     if get && path.ends_with("/models") {
         exchange.kind = CallKind::Meta;
-        return Reply::json(200, json!({"object": "list", "data": [model_object()]}));
+        let data: Vec<Value> = ids.iter().map(|id| model_object(id)).collect();
+        return Reply::json(200, json!({"object": "list", "data": data}));
     }
-    if get && path.rsplit_once("/models/").map(|(_, id)| id) == Some(MODEL_ID) {
+    if let Some(id) = path
+        .rsplit_once("/models/")
+        .map(|(_, id)| id)
+        .filter(|id| get && ids.contains(id))
+    {
         exchange.kind = CallKind::Meta;
-        return Reply::json(200, model_object());
+        return Reply::json(200, model_object(id));
     }
     if method.eq_ignore_ascii_case("POST") && path.ends_with("/chat/completions") {
         return completion(script, body, exchange);

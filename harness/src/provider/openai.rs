@@ -321,10 +321,10 @@ pub(super) fn completion_json(
     })
 }
 
-/// The one model the fake serves, as `GET /v1/models` lists it.
-pub(super) fn model_object() -> Value {
+/// A model the fake serves, as `GET /v1/models` lists it.
+pub(super) fn model_object(id: &str) -> Value {
     json!({
-        "id": MODEL_ID,
+        "id": id,
         "object": "model",
         "owned_by": "hermes-e2e",
         "context_length": CONTEXT_LENGTH,

@@ -18,6 +18,11 @@ pub struct Script {
     pub summary: String,
     /// Title returned for `session_title` calls.
     pub title: String,
+    /// Model ids served besides [`MODEL_ID`](super::MODEL_ID) (listed by `GET /v1/models` and
+    /// described by `GET /v1/models/ID`): the names a scenario switches to with `/model NAME`, so
+    /// the client finds them in the endpoint's listing. Replies name the model each request asks
+    /// for, listed or not.
+    pub models: Vec<String>,
 }
 
 /// One scripted chat turn.
@@ -89,6 +94,18 @@ pub(super) struct Answer {
 }
 
 impl Script {
+    /// Every model id the fake serves: [`MODEL_ID`](super::MODEL_ID) first, then
+    /// [`Script::models`] in order, each once.
+    pub(super) fn model_ids(&self) -> Vec<&str> {
+        let mut ids = vec![super::MODEL_ID];
+        for id in &self.models {
+            if !ids.contains(&id.as_str()) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
     /// The answer to a completion request of `kind`: for a chat turn, the results of a scripted
     /// turn's calls get its reply, then the matched turn's calls or reply, then the rest of a cut
     /// reply, then [`UNSCRIPTED_REPLY`]; the title or the summary (or [`PLACEHOLDER_SUMMARY`]) for

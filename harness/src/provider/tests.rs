@@ -38,6 +38,7 @@ fn script() -> Script {
         ],
         summary: "## Goal\nThe user asked about a lighthouse keeper.".to_owned(),
         title: "Lighthouse keeper story".to_owned(),
+        models: Vec::new(),
     }
 }
 
@@ -271,6 +272,43 @@ fn binds_loopback_only() {
         provider.base_url(),
         format!("http://127.0.0.1:{}/v1", provider.port())
     );
+}
+
+#[test]
+fn switched_models_are_listed_and_described() {
+    let provider = Provider::start(Script {
+        models: vec!["other-model".into(), "fake-model".into(), "m/2".into()],
+        ..Script::default()
+    })
+    .expect("start");
+    let object = |id: &str| json!({"id": id, "object": "model", "owned_by": "hermes-e2e", "context_length": 131072});
+    let models = http(&provider, "GET", "/v1/models", b"");
+    assert_eq!(
+        (models.status, models.json()),
+        (
+            200,
+            json!({"object": "list", "data": [object("fake-model"), object("other-model"), object("m/2")]})
+        )
+    );
+    for id in ["fake-model", "other-model", "m/2"] {
+        let one = http(&provider, "GET", &format!("/v1/models/{id}"), b"");
+        assert_eq!((one.status, one.json()), (200, object(id)));
+    }
+    assert_eq!(
+        http(&provider, "GET", "/v1/models/unknown", b"").status,
+        404
+    );
+    // A reply names the model the request asked for.
+    let body = chat_body(json!([{"role": "user", "content": "hi"}]), false);
+    let mut request: Value = serde_json::from_slice(&body).unwrap();
+    request["model"] = json!("other-model");
+    let reply = http(
+        &provider,
+        "POST",
+        "/v1/chat/completions",
+        &serde_json::to_vec(&request).unwrap(),
+    );
+    assert_eq!(reply.json()["model"], "other-model");
 }
 
 #[test]

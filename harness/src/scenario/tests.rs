@@ -249,3 +249,72 @@ fn during_entries_are_checked_strictly() {
     );
     assert!(error_in(&stray).contains("`stream` does not belong"));
 }
+
+#[test]
+fn model_switch_commands_name_the_models_the_fake_serves() {
+    assert_eq!(
+        model_switch_target("/model other-model"),
+        Some("other-model".into())
+    );
+    assert_eq!(
+        model_switch_target("/model --provider custom big-model --global"),
+        Some("big-model".into())
+    );
+    assert_eq!(
+        model_switch_target("/model --reasoning high m2"),
+        Some("m2".into())
+    );
+    assert_eq!(model_switch_target("/model"), None);
+    assert_eq!(model_switch_target("/model --provider custom"), None);
+    assert_eq!(model_switch_target("/models x"), None);
+    assert_eq!(model_switch_target("/compress"), None);
+    let text = OK.replace(
+        "[[step]]\nsay",
+        "[[step]]\ncommand = \"/model m-2\"\nwait_for = \"switched\"\n\n[[step]]\nsay",
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(s.script().models, ["m-2"]);
+    assert!(parse(OK).unwrap().script().models.is_empty());
+}
+
+#[test]
+fn an_include_splices_all_or_a_range_of_the_shared_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared: String = (1..=3)
+        .map(|i| format!("[[step]]\nsay = \"q{i}\"\nreply = \"a{i}\"\n\n"))
+        .collect();
+    std::fs::write(dir.path().join("c.steps.toml"), shared).unwrap();
+    let scenario = |include: &str| {
+        let text = format!(
+            "# pins nothing\n[scenario]\nsize = {{ rows = 40, cols = 100 }}\n\n[[step]]\nlaunch = []\n\n\
+             [[step]]\n{include}\n\n[[step]]\ncheck = \"end\"\nexpect = {{}}\n"
+        );
+        Scenario::parse(&text, &dir.path().join("s.toml"), "s".into())
+    };
+    let said =
+        |s: Scenario| -> Vec<String> { s.script().turns.into_iter().map(|t| t.user).collect() };
+    assert_eq!(
+        said(scenario("include = \"c.steps.toml\"").unwrap()),
+        ["q1", "q2", "q3"]
+    );
+    let part = scenario("include = \"c.steps.toml\"\nsteps = [2, 3]").unwrap();
+    assert_eq!(
+        part.steps[1].line, 8,
+        "included steps are reported at the include"
+    );
+    assert_eq!(said(part), ["q2", "q3"]);
+    assert_eq!(
+        said(scenario("include = \"c.steps.toml\"\nsteps = [1, 1]").unwrap()),
+        ["q1"]
+    );
+    for bad in ["[0, 1]", "[3, 2]", "[2, 4]"] {
+        let e = scenario(&format!("include = \"c.steps.toml\"\nsteps = {bad}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has steps 1 to 3"), "{bad}: {e}");
+    }
+    let e = scenario("say = \"hi\"\nreply = \"ho\"\nsteps = [1, 1]")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`steps` does not belong to this step"), "{e}");
+}
