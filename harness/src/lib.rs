@@ -63,10 +63,11 @@
 //!   the recordings and the provider log.
 //! - [`interrupt`]: SIGINT/SIGTERM end the clients' process groups before the harness exits.
 //! - `history` (feature `test-support`): generated compaction histories in the real schemas (a test
-//!   double of the client's writes, for property tests, the differential test and benchmarks).
+//!   double of the client's writes, for property tests, the differential test and benchmarks), in
+//!   reused in-memory databases read by [`store::Store`] without a file or a copy.
 //! - `reference` (feature `test-support`): the client's own display read
-//!   (`get_resume_conversations`) through one long-lived worker, and its comparison with
-//!   [`display`] (the differential test).
+//!   (`get_resume_conversations`) through one long-lived worker and one long-lived `SessionDB`,
+//!   and its comparison with [`display`] (the differential test).
 
 pub mod client;
 pub mod display;

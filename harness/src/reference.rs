@@ -3,7 +3,10 @@
 //! Input: a client (its venv) and `state.db` files. [`Reader`] runs one long-lived Python worker in
 //! the client's venv (`reference_worker.py`) that answers `SessionDB(db).get_resume_conversations(id)`
 //! — the rows the client's resume materializes for display — one JSON line per request, so a
-//! property test pays the interpreter start-up once, not per case. Output: [`ClientRow`]s, and
+//! property test pays the interpreter start-up once, not per case; with
+//! [`Reader::load_and_read`] it also opens (and migrates) one `SessionDB` once, not per case, and
+//! loads each case's rows into it (the worker's write-side triggers dropped, so the rows read are
+//! the generated ones). Output: [`ClientRow`]s, and
 //! with [`compare`] the [`Disagreement`]s between them and the harness's own [`Expected`].
 //!
 //! This compares the client's *storage read*, not its rendering: what the terminal shows is checked
@@ -125,10 +128,35 @@ impl Reader {
         })
     }
 
-    /// The client's display history of `session` in `db` (the file may be migrated by the client:
-    /// pass a scratch copy).
+    /// The client's display history of `session` in `db`, read by a `SessionDB` opened on `db` for
+    /// this request (the file may be migrated by the client: pass a scratch copy).
     pub fn read(&mut self, db: &Path, session: &str) -> Result<Vec<ClientRow>, ReferenceError> {
-        let request = serde_json::json!({"db": db, "session": session}).to_string();
+        self.request(db, serde_json::json!({"db": db, "session": session}))
+    }
+
+    /// The client's display history of `session` in the rows of `db`: the worker copies the rows
+    /// of `sessions`, `messages` and `system_prompts` (the columns both have, ids kept) into its
+    /// own database, which one `SessionDB`, opened and migrated once per worker, then reads; the
+    /// client's write-side triggers on those tables (FTS index, display order, uid minting) are
+    /// dropped there once, so the rows read are exactly the rows of `db`. Opening a `SessionDB`
+    /// is most of the cost of [`Reader::read`]; `db` is only read. The differential test
+    /// (`loaded_rows_read_like_a_fresh_sessiondb`) checks that both give the same rows on
+    /// generated histories.
+    pub fn load_and_read(
+        &mut self,
+        db: &Path,
+        session: &str,
+    ) -> Result<Vec<ClientRow>, ReferenceError> {
+        self.request(db, serde_json::json!({"load": db, "session": session}))
+    }
+
+    /// Sends one request about `db` and waits for its reply.
+    fn request(
+        &mut self,
+        db: &Path,
+        request: serde_json::Value,
+    ) -> Result<Vec<ClientRow>, ReferenceError> {
+        let request = request.to_string();
         writeln!(self.stdin, "{request}")
             .and_then(|()| self.stdin.flush())
             .map_err(|e| ReferenceError::Worker(format!("cannot write a request: {e}")))?;

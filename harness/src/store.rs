@@ -140,8 +140,9 @@ pub struct Store {
     /// The connection to the private copy. Declared before `_dir` so it closes before the copy is
     /// deleted.
     conn: Connection,
-    /// The private directory holding the copy; deleted when the store is dropped.
-    _dir: tempfile::TempDir,
+    /// The private directory holding the copy; deleted when the store is dropped. `None` only for
+    /// a connection handed over by test support ([`Store::from_connection`]).
+    _dir: Option<tempfile::TempDir>,
     schema: Schema,
     /// Column names of `messages` (lower-case).
     message_columns: HashSet<String>,
@@ -218,7 +219,29 @@ impl Store {
                 .map_err(|e| sqlite_err(path, &e))?,
             Err(e) => return Err(sqlite_err(path, &e)),
         };
+        let store = Store::over(path, conn, Some(dir))?;
+        // Touch every page a projection will read, now: a truncated or corrupt file should fail at
+        // `open`, naming the file, not halfway through a verdict.
+        store.probe()?;
+        Ok(store)
+    }
 
+    /// Reads `conn` as it is, without a copy: generated test databases (an in-memory
+    /// [`crate::history::History`]) that are nobody's file. `name` stands for the database in
+    /// messages. The user-facing [`Store::open`] always reads a private copy, and reads every row
+    /// once first to find a damaged file; a generated database skips that.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn from_connection(conn: Connection, name: &Path) -> Result<Store, StoreError> {
+        Store::over(name, conn, None)
+    }
+
+    /// The store over `conn` (named `path` in messages): checks the required tables and columns,
+    /// and detects the schema. `dir` holds the copy `conn` reads, if any.
+    fn over(
+        path: &Path,
+        conn: Connection,
+        dir: Option<tempfile::TempDir>,
+    ) -> Result<Store, StoreError> {
         let message_columns = table_columns(&conn, "messages").map_err(|e| sqlite_err(path, &e))?;
         let session_columns = table_columns(&conn, "sessions").map_err(|e| sqlite_err(path, &e))?;
         for (table, have, required) in [
@@ -266,9 +289,6 @@ impl Store {
             message_columns,
             session_columns,
         };
-        // Touch every page a projection will read, now: a truncated or corrupt file should fail at
-        // `open`, naming the file, not halfway through a verdict.
-        store.probe()?;
         Ok(store)
     }
 
@@ -395,7 +415,7 @@ impl Store {
         ids.dedup();
         for chunk in ids.chunks(IN_CHUNK) {
             let sql = format!("{select}({}) ORDER BY id", vec!["?"; chunk.len()].join(","));
-            let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
+            let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(&e))?;
             let mut cursor = stmt
                 .query(rusqlite::params_from_iter(chunk.iter()))
                 .map_err(|e| self.err(&e))?;
@@ -477,7 +497,7 @@ impl Store {
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<SessionLink>, StoreError> {
         let sql = format!("{} {tail}", self.session_select());
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(&e))?;
         let mut cursor = stmt.query(params).map_err(|e| self.err(&e))?;
         let mut out = Vec::new();
         while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
@@ -604,8 +624,9 @@ fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<HashSet<Str
     let mut cursor = stmt.query([])?;
     let mut out = HashSet::new();
     while let Some(r) = cursor.next()? {
-        if let Some(name) = text(r.get_ref(1)) {
-            out.insert(name.to_ascii_lowercase());
+        if let Some(mut name) = text(r.get_ref(1)) {
+            name.make_ascii_lowercase();
+            out.insert(name);
         }
     }
     Ok(out)
@@ -680,13 +701,17 @@ pub(crate) mod testdb {
 
     pub use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
 
-    /// A state.db under construction in its own temporary directory.
+    /// A state.db under construction in its own temporary directory, or in memory.
     pub struct TestDb {
-        pub dir: tempfile::TempDir,
+        /// The temporary directory holding `path` (`None` in memory).
+        pub dir: Option<tempfile::TempDir>,
         pub path: PathBuf,
         pub conn: Connection,
         pub schema: Schema,
         next_ts: f64,
+        /// The in-memory database `conn` writes (`None` for a file); after `conn`, so it is
+        /// emptied and reused after `conn` closes.
+        memory: Option<crate::history::Database>,
     }
 
     /// One message to insert; `Msg::new(..)` then adjust fields.
@@ -732,6 +757,29 @@ pub(crate) mod testdb {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("state.db");
             let conn = Connection::open(&path).unwrap();
+            TestDb::with_ddl(Some(dir), path, conn, schema)
+        }
+
+        /// An in-memory database (no file; see [`crate::history::Database`]): [`TestDb::open`]
+        /// reads it through a connection of its own.
+        pub fn in_memory(schema: Schema) -> TestDb {
+            let memory = crate::history::Database::new(schema).unwrap();
+            TestDb {
+                dir: None,
+                path: PathBuf::from("in-memory"),
+                conn: memory.connect().unwrap(),
+                schema,
+                next_ts: 1_790_000_000.125,
+                memory: Some(memory),
+            }
+        }
+
+        fn with_ddl(
+            dir: Option<tempfile::TempDir>,
+            path: PathBuf,
+            conn: Connection,
+            schema: Schema,
+        ) -> TestDb {
             // The client's Python `sqlite3` never enables foreign keys; tests insert dangling
             // parents on purpose.
             // `synchronous = OFF`: test files need no durability, and property tests write many.
@@ -748,7 +796,13 @@ pub(crate) mod testdb {
                 conn,
                 schema,
                 next_ts: 1_790_000_000.125,
+                memory: None,
             }
+        }
+
+        /// The temporary directory of a file database.
+        pub fn folder(&self) -> &std::path::Path {
+            self.dir.as_ref().expect("a file TestDb").path()
         }
 
         /// A database with the DDL of `schema` and the rows of `rows_sql` (INSERT statements).
@@ -775,60 +829,56 @@ pub(crate) mod testdb {
                 self.next_ts += 1.5;
                 self.next_ts
             });
-            match self.schema {
-                Schema::Uid => {
-                    self.conn
-                        .execute(
-                            "INSERT INTO messages (session_id, role, content, timestamp, active, \
-                             compacted, _compressed_summary, message_uid, display_kind, \
-                             display_metadata, tool_call_id, tool_calls, tool_name) \
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                            params![
-                                m.session,
-                                m.role,
-                                m.content,
-                                ts,
-                                m.active,
-                                m.compacted,
-                                m.summary,
-                                m.uid,
-                                m.kind,
-                                m.meta,
-                                m.tool_call_id,
-                                m.tool_calls,
-                                m.tool_name
-                            ],
-                        )
-                        .unwrap();
-                }
-                Schema::Legacy => {
-                    self.conn
-                        .execute(
-                            "INSERT INTO messages (session_id, role, content, timestamp, active, \
-                             compacted, tool_call_id, tool_calls, tool_name) \
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                            params![
-                                m.session,
-                                m.role,
-                                m.content,
-                                ts,
-                                m.active,
-                                m.compacted,
-                                m.tool_call_id,
-                                m.tool_calls,
-                                m.tool_name
-                            ],
-                        )
-                        .unwrap();
-                }
+            let uid = self.schema == Schema::Uid;
+            let sql = if uid {
+                "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
+                 _compressed_summary, message_uid, display_kind, display_metadata, tool_call_id, \
+                 tool_calls, tool_name) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+            } else {
+                "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
+                 tool_call_id, tool_calls, tool_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+            };
+            let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+                &m.session,
+                &m.role,
+                &m.content,
+                &ts,
+                &m.active,
+                &m.compacted,
+            ];
+            if uid {
+                values.extend([&m.summary as &dyn rusqlite::ToSql, &m.uid, &m.kind, &m.meta]);
             }
+            values.extend([
+                &m.tool_call_id as &dyn rusqlite::ToSql,
+                &m.tool_calls,
+                &m.tool_name,
+            ]);
+            self.conn
+                .prepare_cached(sql)
+                .unwrap()
+                .execute(values.as_slice())
+                .unwrap();
             (self.conn.last_insert_rowid(), ts)
         }
 
         /// Opens the file through the real [`Store`] (the builder's connection stays open; the
-        /// default rollback journal means every committed row is already in the file).
+        /// default rollback journal means every committed row is already in the file); an
+        /// in-memory database through [`Store::from_connection`].
         pub fn open(&self) -> Store {
-            Store::open(&self.path).unwrap()
+            match &self.memory {
+                Some(memory) => {
+                    Store::from_connection(memory.connect().unwrap(), &self.path).unwrap()
+                }
+                None => Store::open(&self.path).unwrap(),
+            }
+        }
+
+        /// The kept [`Store`] of an in-memory database ([`crate::history::Database::store`]).
+        pub fn memory_store(&self) -> &Store {
+            let memory = self.memory.as_ref().expect("an in-memory TestDb");
+            memory.store().unwrap()
         }
     }
 }

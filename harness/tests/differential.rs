@@ -9,16 +9,17 @@
 //! Size: `HERMES_E2E_DIFFERENTIAL_CASES` (default 48) cases of up to `HERMES_E2E_PROPTEST_STEPS`
 //! (default 16) steps. Client: `HERMES_E2E_CLIENT` or the pinned default.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::history::{self, History, Step};
 use hermes_e2e::reference::{self, Class, Disagreement, Reader};
-use hermes_e2e::store::{Schema, Store};
+use hermes_e2e::store::Schema;
 use hermes_e2e::{client, scenario};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 
@@ -29,28 +30,28 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// Runs one history through both readers: `(known bugs, other disagreements)`.
+/// Runs one history through both readers: `(known bugs, other disagreements)`. The client reads
+/// the history's rows from `scratch`, one file reused for every case.
 fn differ(
     reader: &mut Reader,
+    scratch: &Path,
     steps: &[Step],
 ) -> Result<(Vec<Disagreement>, Vec<Disagreement>, History), String> {
     let mut h = History::new(Schema::Uid).map_err(|e| e.to_string())?;
     h.run(steps).map_err(|e| e.to_string())?;
-    let store = Store::open(h.path()).map_err(|e| e.to_string())?;
-    let expected = display::expected(&store, h.tip(), Surface { tool_output: true })
+    let store = h.store().map_err(|e| e.to_string())?;
+    let expected = display::expected(store, h.tip(), Surface { tool_output: true })
         .map_err(|e| e.to_string())?;
     let rows = store.rows(&expected.lineage).map_err(|e| e.to_string())?;
     let kinds: HashMap<i64, display::RowKind> = rows
         .iter()
-        .zip(display::classify(&store, &rows))
+        .zip(display::classify(store, &rows))
         .map(|(r, c)| (r.id, c.kind))
         .collect();
-    drop(store);
-    // The client may migrate the file it reads: it gets a scratch copy.
-    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let copy = scratch.path().join("state.db");
-    std::fs::copy(h.path(), &copy).map_err(|e| e.to_string())?;
-    let client_rows = reader.read(&copy, h.tip()).map_err(|e| e.to_string())?;
+    h.save(scratch).map_err(|e| e.to_string())?;
+    let client_rows = reader
+        .load_and_read(scratch, h.tip())
+        .map_err(|e| e.to_string())?;
     let (known, new): (Vec<_>, Vec<_>) = reference::compare(&expected, &kinds, &client_rows)
         .into_iter()
         .partition(|d| d.class.is_known_client_bug());
@@ -68,7 +69,7 @@ fn save_minimal(steps: &[Step], h: &History, new: &[Disagreement], client: &str)
             std::hash::Hasher::finish(&hasher) as u32
         ));
     let _ = std::fs::create_dir_all(&dir);
-    let _ = std::fs::copy(h.path(), dir.join("state.db"));
+    let _ = h.save(&dir.join("state.db"));
     let mut p = String::new();
     let _ = writeln!(p, "# Differential disagreement: {class}\n");
     let _ = writeln!(
@@ -91,6 +92,8 @@ fn display_model_agrees_with_the_clients_display_read() {
     let spec = scenario::DEFAULT_CLIENT;
     let client = client::resolve(spec).expect("the pinned client (provisioned on first use)");
     let reader = Mutex::new(Reader::start(&client).expect("start the client's display read"));
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let scratch = dir.path().join("generated.db");
     let cases = env_usize("HERMES_E2E_DIFFERENTIAL_CASES", 48) as u32;
     let max_steps = env_usize("HERMES_E2E_PROPTEST_STEPS", 16);
     let known: Mutex<BTreeMap<Class, usize>> = Mutex::new(BTreeMap::new());
@@ -106,7 +109,7 @@ fn display_model_agrees_with_the_clients_display_read() {
     let started = Instant::now();
     let result = runner.run(&history::steps(max_steps), |steps| {
         let mut reader = reader.lock().unwrap_or_else(|e| e.into_inner());
-        let (k, new, _) = differ(&mut reader, &steps).map_err(TestCaseError::fail)?;
+        let (k, new, _) = differ(&mut reader, &scratch, &steps).map_err(TestCaseError::fail)?;
         if !new.is_empty() {
             return Err(TestCaseError::fail(format!("{new:?}")));
         }
@@ -132,7 +135,7 @@ fn display_model_agrees_with_the_clients_display_read() {
         }
         Err(TestError::Fail(reason, steps)) => {
             let mut reader = reader.lock().unwrap_or_else(|e| e.into_inner());
-            let saved = match differ(&mut reader, &steps) {
+            let saved = match differ(&mut reader, &scratch, &steps) {
                 Ok((_, new, h)) if !new.is_empty() => {
                     format!(
                         "saved to {}",
@@ -146,4 +149,57 @@ fn display_model_agrees_with_the_clients_display_read() {
         }
         Err(TestError::Abort(reason)) => panic!("aborted: {reason}"),
     }
+}
+
+/// The fast path the differential test takes — the history's rows loaded into the worker's one
+/// long-lived `SessionDB` ([`Reader::load_and_read`]) — reads exactly what a `SessionDB` opened on
+/// a copy of the history's own file reads ([`Reader::read`], the client's own open and migration),
+/// on `HERMES_E2E_DIFFERENTIAL_CHECK_CASES` (default 24) generated histories.
+#[test]
+fn loaded_rows_read_like_a_fresh_sessiondb() {
+    let client = client::resolve(scenario::DEFAULT_CLIENT).expect("the pinned client");
+    let reader = RefCell::new(Reader::start(&client).expect("start the client's display read"));
+    let cases = env_usize("HERMES_E2E_DIFFERENTIAL_CHECK_CASES", 24) as u32;
+    let max_steps = env_usize("HERMES_E2E_PROPTEST_STEPS", 16);
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let (loaded, fresh) = (dir.path().join("loaded.db"), dir.path().join("fresh.db"));
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let (load_secs, fresh_secs) = (Cell::new(0.0), Cell::new(0.0));
+    let result = runner.run(&history::steps(max_steps), |steps| {
+        let mut h = History::new(Schema::Uid).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        h.run(&steps)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let read = |path: &Path, load: bool| {
+            let mut reader = reader.borrow_mut();
+            h.save(path)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let t = Instant::now();
+            let rows = if load {
+                reader.load_and_read(path, h.tip())
+            } else {
+                reader.read(path, h.tip())
+            };
+            let secs = t.elapsed().as_secs_f64();
+            rows.map(|r| (r, secs))
+                .map_err(|e| TestCaseError::fail(e.to_string()))
+        };
+        let (a, ta) = read(&loaded, true)?;
+        let (b, tb) = read(&fresh, false)?;
+        load_secs.set(load_secs.get() + ta);
+        fresh_secs.set(fresh_secs.get() + tb);
+        proptest::prop_assert_eq!(a, b);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("the loaded read differs from a fresh SessionDB's: {e}");
+    }
+    eprintln!(
+        "differential reads: {cases} histories, loaded {:.2} ms/case, fresh SessionDB {:.2} ms/case",
+        load_secs.get() * 1e3 / f64::from(cases),
+        fresh_secs.get() * 1e3 / f64::from(cases)
+    );
 }

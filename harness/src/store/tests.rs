@@ -84,7 +84,7 @@ fn truncated_file_is_rejected() {
     let bytes = std::fs::read(&db.path).unwrap();
     assert!(bytes.len() > 8192);
     for cut in [50usize, 4096 + 17, bytes.len() / 2] {
-        let p = db.dir.path().join(format!("cut{cut}.db"));
+        let p = db.folder().join(format!("cut{cut}.db"));
         std::fs::write(&p, &bytes[..cut]).unwrap();
         let msg = open_error(&p);
         assert!(msg.contains("truncated"), "{msg}");
@@ -98,7 +98,7 @@ fn garbage_after_a_valid_header_is_an_error_not_a_panic() {
     for b in bytes.iter_mut().skip(100) {
         *b = 0xA5;
     }
-    let p = db.dir.path().join("garbled.db");
+    let p = db.folder().join("garbled.db");
     std::fs::write(&p, &bytes).unwrap();
     open_error(&p);
 }
@@ -147,7 +147,7 @@ fn users_file_is_byte_identical_after_open_and_reads() {
         mtime
     );
     // No sibling files appear next to the user's file.
-    let names: Vec<String> = std::fs::read_dir(db.dir.path())
+    let names: Vec<String> = std::fs::read_dir(db.folder())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();

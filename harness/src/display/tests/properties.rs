@@ -53,16 +53,16 @@ fn check_surface(h: &History, store: &Store, surface: Surface) -> Result<Expecte
 }
 
 fn check(h: &History) -> Result<(), TestCaseError> {
-    let store = Store::open(h.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let e = check_surface(h, &store, CLASSIC)?;
-    let export = check_surface(h, &store, EXPORT)?;
+    let store = h.store().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let e = check_surface(h, store, CLASSIC)?;
+    let export = check_surface(h, store, EXPORT)?;
     // The recap is the export filtered by `in_recap` (what `inspect` relies on).
     let filtered: Vec<&LogicalMessage> = export.messages.iter().filter(|m| in_recap(m)).collect();
     prop_assert_eq!(filtered, e.messages.iter().collect::<Vec<_>>());
 
     // Idempotence: the display is a fixed point — a database holding just the displayed
     // messages, each as a plain row of its displayed text, displays the same.
-    let mut only = TestDb::new(h.schema());
+    let mut only = TestDb::in_memory(h.schema());
     only.session(h.tip(), None, 1.0, None);
     for (n, m) in e.messages.iter().enumerate() {
         let role = match m.role {
@@ -75,10 +75,29 @@ fn check(h: &History) -> Result<(), TestCaseError> {
         msg.uid = (h.schema() == Schema::Uid).then(|| format!("m{n}"));
         only.msg(&msg);
     }
-    let again =
-        expected(&only.open(), h.tip(), CLASSIC).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let again = expected(only.memory_store(), h.tip(), CLASSIC)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(shown(&again), shown(&e));
     Ok(())
+}
+
+/// One generated 0.22 history: written, then checked.
+fn uid_case(steps: &[history::Step]) -> Result<(), TestCaseError> {
+    let mut h = History::new(Schema::Uid).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    h.run(steps)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    check(&h)
+}
+
+/// One generated 0.19 history: written, then checked unless ambiguous.
+fn legacy_case(steps: &[history::Step]) -> Result<(), TestCaseError> {
+    let mut h = History::new(Schema::Legacy).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    h.run(steps)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    // Rule 6's documented limit (see `History::ambiguous`): rejected, and counted by
+    // proptest's reject limit, so a generator drifting into it fails loudly.
+    prop_assume!(!h.ambiguous);
+    check(&h)
 }
 
 proptest! {
@@ -88,20 +107,52 @@ proptest! {
     fn generated_0_22_histories_show_each_logical_message_once(
         steps in history::steps(max_steps())
     ) {
-        let mut h = History::new(Schema::Uid).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        h.run(&steps).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        check(&h)?;
+        uid_case(&steps)?;
     }
 
     #[test]
     fn generated_0_19_histories_show_each_logical_message_once(
         steps in history::steps(max_steps())
     ) {
-        let mut h = History::new(Schema::Legacy).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        h.run(&steps).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        // Rule 6's documented limit (see `History::ambiguous`): rejected, and counted by
-        // proptest's reject limit, so a generator drifting into it fails loudly.
-        prop_assume!(!h.ambiguous);
-        check(&h)?;
+        legacy_case(&steps)?;
+    }
+}
+
+/// Throughput of the two properties above (the README's Performance section): generated
+/// histories per second, generation, writing and checking included, one thread.
+/// `HERMES_E2E_PROPTEST_CASES=2000 cargo test --release -p hermes-e2e --lib
+/// display_properties_throughput -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn display_properties_throughput() {
+    use proptest::test_runner::{Config, TestRunner};
+    use std::time::Instant;
+    type Case = fn(&[history::Step]) -> Result<(), TestCaseError>;
+    let properties: [(&str, Case); 2] = [("0.22", uid_case), ("0.19", legacy_case)];
+    for (schema, case) in properties {
+        let mut runner = TestRunner::new(Config {
+            cases: cases(),
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let rejected = std::cell::Cell::new(0u32);
+        let started = Instant::now();
+        runner
+            .run(&history::steps(max_steps()), |steps| {
+                let r = case(&steps);
+                if matches!(r, Err(TestCaseError::Reject(_))) {
+                    rejected.set(rejected.get() + 1);
+                }
+                r
+            })
+            .unwrap();
+        let secs = started.elapsed().as_secs_f64();
+        let histories = cases() + rejected.get();
+        eprintln!(
+            "display properties ({schema}): {histories} histories ({} rejected as ambiguous) in \
+             {secs:.2} s = {:.0} histories/s",
+            rejected.get(),
+            f64::from(histories) / secs
+        );
     }
 }

@@ -7,9 +7,9 @@ use proptest::prelude::*;
 use history::cases;
 
 fn check(h: &History) -> Result<(), TestCaseError> {
-    let store = Store::open(h.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let store = h.store().map_err(|e| TestCaseError::fail(e.to_string()))?;
     for s in &h.sessions {
-        let p = data_problems(&store, s).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let p = data_problems(store, s).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert!(p.is_empty(), "session {}: {:?}", s, p);
     }
     Ok(())
