@@ -16,13 +16,6 @@ fn sqlite_file(dir: &tempfile::TempDir, name: &str, sql: &str) -> PathBuf {
     p
 }
 
-/// A file `name` in `dir` holding `bytes`.
-fn file_with(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
-    let p = dir.path().join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
-}
-
 /// The error opening `p`, as printed; asserts that it names the file.
 fn open_error(p: &Path) -> String {
     let msg = match Store::open(p) {
@@ -35,6 +28,13 @@ fn open_error(p: &Path) -> String {
         "the error must name `{name}`: {msg}"
     );
     msg
+}
+
+/// The error opening a file `name` in `dir` holding `bytes`, as [`open_error`] reads it.
+fn file_error(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    open_error(&p)
 }
 
 #[test]
@@ -57,16 +57,14 @@ fn directory_is_rejected_naming_it() {
 #[test]
 fn text_file_is_not_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let p = file_with(&dir, "notes.txt", b"hello, I am not a database\n");
-    let msg = open_error(&p);
+    let msg = file_error(&dir, "notes.txt", b"hello, I am not a database\n");
     assert!(msg.contains("SQLite format 3"), "{msg}");
 }
 
 #[test]
 fn empty_file_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let p = file_with(&dir, "empty.db", b"");
-    let msg = open_error(&p);
+    let msg = file_error(&dir, "empty.db", b"");
     assert!(msg.contains("empty (0 bytes)"), "{msg}");
 }
 
@@ -84,9 +82,7 @@ fn truncated_file_is_rejected() {
     let bytes = std::fs::read(&db.path).unwrap();
     assert!(bytes.len() > 8192);
     for cut in [50usize, 4096 + 17, bytes.len() / 2] {
-        let p = db.dir.path().join(format!("cut{cut}.db"));
-        std::fs::write(&p, &bytes[..cut]).unwrap();
-        let msg = open_error(&p);
+        let msg = file_error(&db.dir, &format!("cut{cut}.db"), &bytes[..cut]);
         assert!(msg.contains("truncated"), "{msg}");
     }
 }
@@ -98,9 +94,7 @@ fn garbage_after_a_valid_header_is_an_error_not_a_panic() {
     for b in bytes.iter_mut().skip(100) {
         *b = 0xA5;
     }
-    let p = db.dir.path().join("garbled.db");
-    std::fs::write(&p, &bytes).unwrap();
-    open_error(&p);
+    file_error(&db.dir, "garbled.db", &bytes);
 }
 
 #[test]
