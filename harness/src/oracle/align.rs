@@ -425,11 +425,7 @@ impl Texts {
 
 /// The entries of `index` (sorted) whose `key` is `want`, at most [`MAX_CANDIDATES`] of them: one
 /// lookup in [`Texts`]'s shingle, short-source and prefix indexes.
-fn entries<'a, E, K: Ord>(
-    index: &'a [E],
-    want: K,
-    key: impl Fn(&E) -> K,
-) -> impl Iterator<Item = &'a E> {
+fn entries<E, K: Ord>(index: &[E], want: K, key: impl Fn(&E) -> K) -> impl Iterator<Item = &E> {
     let from = index.partition_point(|e| key(e) < want);
     index[from..]
         .iter()
