@@ -9,11 +9,15 @@ use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hermes_e2e::display::{self, Surface};
-use hermes_e2e::history::{Compaction, History, Step};
-use hermes_e2e::store::{Schema, Store};
+use hermes_e2e::history::History;
+use hermes_e2e::store::Store;
 use hermes_e2e::terminal::{cast, Emulator, ReflowScreen, Screen};
 use hermes_e2e::verdict::{Basis, Session};
 use hermes_e2e::{oracle, words};
+
+mod support;
+
+use support::Shape;
 
 fn fixture(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -91,35 +95,13 @@ fn terminal_ingest(c: &mut Criterion) {
 
 /// A history of `turns` turns with an in-place compaction every 20 and a rotation every 60.
 fn generated(turns: usize) -> History {
-    let mut steps = Vec::new();
-    for t in 0..turns {
-        steps.push(if t % 7 == 3 {
-            Step::ToolTurn {
-                user: t % 5,
-                calls: 1 + t % 3,
-                reply: t % 4,
-            }
-        } else {
-            Step::Turn {
-                user: t % 5,
-                reply: t % 4,
-            }
-        });
-        if t % 20 == 19 {
-            steps.push(Step::Compact(Compaction {
-                rotate: t % 60 == 59,
-                head: 2,
-                tail: 4,
-                carrier: true,
-                summary_user: false,
-                carry_user_ts: false,
-                prune: true,
-            }));
-        }
-    }
-    let mut h = History::new(Schema::Uid).unwrap();
-    h.run(&steps).unwrap();
-    h
+    support::generated(&Shape {
+        turns,
+        tool_calls: 3,
+        compact_every: 20,
+        rotate_every: 3,
+        max_compactions: usize::MAX,
+    })
 }
 
 fn display_projection(c: &mut Criterion) {

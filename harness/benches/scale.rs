@@ -5,11 +5,11 @@
 //! `cargo bench -p hermes-e2e --bench scale` (≈ 3 minutes). The inputs are generated here, in the
 //! test tree, deterministically: a conversation of 10,000 messages of 100 words in the 0.22 schema
 //! with the asciicast a client would have drawn of it (each message once), the shape of
-//! `hermes-e2e check --cast` on a long session; a [`History`] with a compaction every 800 turns;
-//! one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 999 for the gigabyte case: one
-//! sample takes ≈ 20 s). Peak memory is not something criterion measures: it is measured on the
-//! same inputs with `/usr/bin/time -f "%e s %M KB" hermes-e2e check --cast …` / `inspect …`,
-//! as the README's Performance section says.
+//! `hermes-e2e check --cast` on a long session; a [`History`](hermes_e2e::history::History) with a
+//! compaction every 800 turns; one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 999
+//! for the gigabyte case: one sample takes ≈ 20 s). Peak memory is not something criterion
+//! measures: it is measured on the same inputs with `/usr/bin/time -f "%e s %M KB" hermes-e2e
+//! check --cast …` / `inspect …`, as the README's Performance section says.
 
 use std::hint::black_box;
 use std::io::Write;
@@ -19,11 +19,14 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hermes_e2e::client::stored::SCHEMA_0_22;
 use hermes_e2e::display::{self, Surface};
-use hermes_e2e::history::{Compaction, History, Step};
-use hermes_e2e::store::{Schema, Store};
+use hermes_e2e::store::Store;
 use hermes_e2e::terminal::cast;
 use hermes_e2e::verdict::{Basis, Session};
 use rusqlite::Connection;
+
+mod support;
+
+use support::Shape;
 
 const VOCAB: &[&str] = &[
     "keeper", "lamp", "fog", "tide", "gull", "lens", "wick", "oil", "bell", "storm", "ship",
@@ -128,36 +131,13 @@ fn million_words(c: &mut Criterion) {
 /// 100,000 messages (≈ 40,000 turns, some with tool calls) with 50 compactions, every fifth
 /// rotating into a child session.
 fn hundred_thousand_messages(c: &mut Criterion) {
-    let mut steps = Vec::new();
-    let mut compactions = 0;
-    for t in 0..40_000usize {
-        steps.push(if t % 7 == 3 {
-            Step::ToolTurn {
-                user: t % 5,
-                calls: 1,
-                reply: t % 4,
-            }
-        } else {
-            Step::Turn {
-                user: t % 5,
-                reply: t % 4,
-            }
-        });
-        if t % 800 == 799 && compactions < 50 {
-            compactions += 1;
-            steps.push(Step::Compact(Compaction {
-                rotate: compactions % 5 == 0,
-                head: 2,
-                tail: 4,
-                carrier: true,
-                summary_user: false,
-                carry_user_ts: false,
-                prune: true,
-            }));
-        }
-    }
-    let mut h = History::new(Schema::Uid).unwrap();
-    h.run(&steps).unwrap();
+    let h = support::generated(&Shape {
+        turns: 40_000,
+        tool_calls: 1,
+        compact_every: 800,
+        rotate_every: 5,
+        max_compactions: 50,
+    });
     let store = h.store().unwrap();
     let rows = store.rows(&h.sessions).unwrap().len();
     let mut g = c.benchmark_group("scale");

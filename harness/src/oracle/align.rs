@@ -390,39 +390,18 @@ impl Texts {
         let mut out: Vec<(usize, usize)> = Vec::new();
         if left >= SHINGLE_WORDS {
             let h = self.transcript.window(t, SHINGLE_WORDS, &self.pow);
-            let from = self.shingles.partition_point(|e| e.0 < h);
-            for e in self.shingles[from..]
-                .iter()
-                .take_while(|e| e.0 == h)
-                .take(MAX_CANDIDATES)
-            {
-                out.push((e.1 as usize, e.2 as usize));
-            }
+            out.extend(entries(&self.shingles, h, |e| e.0).map(|e| (e.1 as usize, e.2 as usize)));
         }
         for &len in &self.short_lengths {
             if len > left {
                 break;
             }
             let h = self.transcript.window(t, len, &self.pow);
-            let from = self.short.partition_point(|e| (e.0, e.1) < (len, h));
-            for e in self.short[from..]
-                .iter()
-                .take_while(|e| e.0 == len && e.1 == h)
-                .take(MAX_CANDIDATES)
-            {
-                out.push((e.2 as usize, 0));
-            }
+            out.extend(entries(&self.short, (len, h), |e| (e.0, e.1)).map(|e| (e.2 as usize, 0)));
         }
         if left >= PREFIX_WORDS {
             let h = self.transcript.window(t, PREFIX_WORDS, &self.pow);
-            let from = self.prefixes.partition_point(|e| e.0 < h);
-            for e in self.prefixes[from..]
-                .iter()
-                .take_while(|e| e.0 == h)
-                .take(MAX_CANDIDATES)
-            {
-                out.push((e.1 as usize, 0));
-            }
+            out.extend(entries(&self.prefixes, h, |e| e.0).map(|e| (e.1 as usize, 0)));
         }
         out.sort_unstable();
         out.dedup();
@@ -442,6 +421,16 @@ impl Texts {
             run >= SHINGLE_WORDS
         }
     }
+}
+
+/// The entries of `index` (sorted) whose `key` is `want`, at most [`MAX_CANDIDATES`] of them: one
+/// lookup in [`Texts`]'s shingle, short-source and prefix indexes.
+fn entries<E, K: Ord>(index: &[E], want: K, key: impl Fn(&E) -> K) -> impl Iterator<Item = &E> {
+    let from = index.partition_point(|e| key(e) < want);
+    index[from..]
+        .iter()
+        .take_while(move |e| key(e) == want)
+        .take(MAX_CANDIDATES)
 }
 
 /// A rendering being built.

@@ -9,18 +9,13 @@ fn file_bytes(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap()
 }
 
-/// A SQLite file `name` in `dir`, created by running `sql`.
-fn sqlite_file(dir: &tempfile::TempDir, name: &str, sql: &str) -> PathBuf {
+/// A SQLite file `name` in a fresh temporary directory, created by running `sql`: the directory
+/// (kept while it is held) and the file's path.
+fn sqlite_file(name: &str, sql: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join(name);
     Connection::open(&p).unwrap().execute_batch(sql).unwrap();
-    p
-}
-
-/// A file `name` in `dir` holding `bytes`.
-fn file_with(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
-    let p = dir.path().join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
+    (dir, p)
 }
 
 /// The error opening `p`, as printed; asserts that it names the file.
@@ -35,6 +30,23 @@ fn open_error(p: &Path) -> String {
         "the error must name `{name}`: {msg}"
     );
     msg
+}
+
+/// The ids of `tip`'s lineage, root first.
+fn lineage_ids(store: &Store, tip: &str) -> Vec<String> {
+    store
+        .lineage(tip)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect()
+}
+
+/// The error opening a file `name` in `dir` holding `bytes`, as [`open_error`] reads it.
+fn file_error(dir: &std::path::Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    open_error(&p)
 }
 
 #[test]
@@ -57,16 +69,14 @@ fn directory_is_rejected_naming_it() {
 #[test]
 fn text_file_is_not_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let p = file_with(&dir, "notes.txt", b"hello, I am not a database\n");
-    let msg = open_error(&p);
+    let msg = file_error(dir.path(), "notes.txt", b"hello, I am not a database\n");
     assert!(msg.contains("SQLite format 3"), "{msg}");
 }
 
 #[test]
 fn empty_file_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let p = file_with(&dir, "empty.db", b"");
-    let msg = open_error(&p);
+    let msg = file_error(dir.path(), "empty.db", b"");
     assert!(msg.contains("empty (0 bytes)"), "{msg}");
 }
 
@@ -84,9 +94,7 @@ fn truncated_file_is_rejected() {
     let bytes = std::fs::read(&db.path).unwrap();
     assert!(bytes.len() > 8192);
     for cut in [50usize, 4096 + 17, bytes.len() / 2] {
-        let p = db.folder().join(format!("cut{cut}.db"));
-        std::fs::write(&p, &bytes[..cut]).unwrap();
-        let msg = open_error(&p);
+        let msg = file_error(db.folder(), &format!("cut{cut}.db"), &bytes[..cut]);
         assert!(msg.contains("truncated"), "{msg}");
     }
 }
@@ -98,16 +106,13 @@ fn garbage_after_a_valid_header_is_an_error_not_a_panic() {
     for b in bytes.iter_mut().skip(100) {
         *b = 0xA5;
     }
-    let p = db.folder().join("garbled.db");
-    std::fs::write(&p, &bytes).unwrap();
-    open_error(&p);
+    file_error(db.folder(), "garbled.db", &bytes);
 }
 
 #[test]
 fn sqlite_without_hermes_tables_is_a_schema_error() {
-    let dir = tempfile::tempdir().unwrap();
     let sessions_only = "CREATE TABLE sessions (id TEXT, started_at REAL);";
-    let p = sqlite_file(&dir, "other.db", sessions_only);
+    let (_dir, p) = sqlite_file("other.db", sessions_only);
     let r = Store::open(&p);
     assert!(matches!(r, Err(StoreError::Schema { .. })));
     let msg = open_error(&p);
@@ -116,9 +121,7 @@ fn sqlite_without_hermes_tables_is_a_schema_error() {
 
 #[test]
 fn missing_required_column_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = sqlite_file(
-        &dir,
+    let (_dir, p) = sqlite_file(
         "cols.db",
         "CREATE TABLE sessions (id TEXT, started_at REAL);
          CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT, timestamp REAL);",
@@ -209,9 +212,7 @@ fn detects_uid_and_legacy_schemas_and_defaults_absent_columns() {
 
 #[test]
 fn very_old_database_without_active_or_compacted_reads_as_live() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = sqlite_file(
-        &dir,
+    let (_dir, p) = sqlite_file(
         "old.db",
         "CREATE TABLE sessions (id TEXT PRIMARY KEY, started_at REAL NOT NULL);
          CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL);
@@ -321,14 +322,7 @@ fn lineage_follows_compression_parents_only() {
         )
         .unwrap();
     let store = db.open();
-    let ids = |s: &str| -> Vec<String> {
-        store
-            .lineage(s)
-            .unwrap()
-            .into_iter()
-            .map(|s| s.id)
-            .collect()
-    };
+    let ids = |tip: &str| lineage_ids(&store, tip);
     assert_eq!(ids("tip"), ["root", "mid", "tip"]);
     assert_eq!(ids("mid"), ["root", "mid"]);
     assert_eq!(ids("branch"), ["branch"]);
@@ -342,20 +336,8 @@ fn lineage_survives_cycles_and_missing_parents() {
     db.session("y", Some("x"), 2.0, Some("compression"));
     db.session("orphan", Some("gone"), 3.0, None);
     let store = db.open();
-    let ids: Vec<String> = store
-        .lineage("y")
-        .unwrap()
-        .into_iter()
-        .map(|s| s.id)
-        .collect();
-    assert_eq!(ids, ["x", "y"]);
-    let ids: Vec<String> = store
-        .lineage("orphan")
-        .unwrap()
-        .into_iter()
-        .map(|s| s.id)
-        .collect();
-    assert_eq!(ids, ["orphan"]);
+    assert_eq!(lineage_ids(&store, "y"), ["x", "y"]);
+    assert_eq!(lineage_ids(&store, "orphan"), ["orphan"]);
 }
 
 #[test]
