@@ -513,3 +513,25 @@ fn chunks_agree<E: Emulator>(
 
 mod reflow;
 mod tmux;
+
+/// Found by `chunking_does_not_change_the_history`: a C1 control (U+0080) cut between two feeds
+/// was drawn differently by the reflowing screen than the whole one, at every cut.
+#[test]
+fn a_c1_control_split_between_feeds_is_drawn_as_a_whole_one() {
+    let bytes: Vec<u8> = [
+        b"aa aaa\x1b[2J\0\0".as_slice(),
+        &[194, 128, 8, 160],
+        b"\x1b[2J\r\n\x1bc\xe2\x94\x82 panel \xe2\x94\x82\x1b[6n\x1b[2J",
+    ]
+    .concat();
+    for cut in 0..bytes.len() {
+        assert!(
+            chunks_agree::<Screen>(1, 1, &bytes, &[cut]).is_ok(),
+            "vt100, cut {cut}"
+        );
+        assert!(
+            chunks_agree::<ReflowScreen>(1, 1, &bytes, &[cut]).is_ok(),
+            "reflow, cut {cut}"
+        );
+    }
+}
