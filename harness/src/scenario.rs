@@ -67,8 +67,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod discover;
 mod during;
 mod expect;
+mod include;
+
+pub use discover::discover;
+use discover::scenario_name;
+use include::expand_includes;
 
 pub use during::{count_word, During, DuringAction, Key, Trigger};
 pub use expect::Expectation;
@@ -507,63 +513,6 @@ fn summary_line(
         })
 }
 
-/// Expands `include` steps: the included file's steps, each reported at the include's line.
-fn expand_includes(
-    raw: Vec<toml::Spanned<RawStep>>,
-    text: &str,
-    path: &Path,
-    invalid: &impl Fn(usize, String) -> ScenarioError,
-) -> Result<Vec<(usize, RawStep)>, ScenarioError> {
-    let mut expanded: Vec<(usize, RawStep)> = Vec::with_capacity(raw.len());
-    for spanned in raw {
-        let line = line_at(text, spanned.span().start);
-        let s = spanned.into_inner();
-        let Some(include) = s.include.clone() else {
-            expanded.push((line, s));
-            continue;
-        };
-        if s.actions() > 0 {
-            return Err(invalid(
-                line,
-                "`include` is a step of its own: no other action beside it".into(),
-            ));
-        }
-        let file = path.parent().unwrap_or(Path::new(".")).join(&include);
-        let included = std::fs::read_to_string(&file).map_err(|e| {
-            invalid(
-                line,
-                format!("cannot read included `{}`: {e}", file.display()),
-            )
-        })?;
-        let steps: RawSteps = toml::from_str(&included)
-            .map_err(|e| invalid(line, format!("invalid included `{}`: {e}", file.display())))?;
-        let count = steps.step.len();
-        let [from, to] = s.steps.unwrap_or([1, count]);
-        if from == 0 || from > to || to > count {
-            return Err(invalid(
-                line,
-                format!(
-                    "`steps = [{from}, {to}]`: `{}` has steps 1 to {count}",
-                    file.display()
-                ),
-            ));
-        }
-        for step in steps.step.into_iter().take(to).skip(from - 1) {
-            if step.include.is_some() {
-                return Err(invalid(
-                    line,
-                    format!(
-                        "`{}` includes another file: includes do not nest",
-                        file.display()
-                    ),
-                ));
-            }
-            expanded.push((line, step));
-        }
-    }
-    Ok(expanded)
-}
-
 /// The steps of a scenario, each with exactly one action and only the keys of that action; the
 /// first one launches the client, and one at least is a `check`.
 fn steps(
@@ -835,67 +784,6 @@ fn files(
         files.push((relative, content));
     }
     Ok(files)
-}
-
-/// A scenario's name: its path below `root` without extension (`compress/rotating_resume`). A file
-/// outside `root` is named by its path without the root directory and `..` (`tmp/x/probe` for
-/// `/tmp/x/probe.toml`): the name is joined to the output directory, so it must never be absolute
-/// or climb out of it.
-fn scenario_name(path: &Path, root: &Path) -> String {
-    let relative = path.strip_prefix(root).unwrap_or(path).with_extension("");
-    relative
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// Finds scenario files: each path is a file or a directory searched recursively for `*.toml`.
-/// A directory with no scenario is an error (a typo must not pass as "0 scenarios, all green").
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
-    let mut found = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let before = found.len();
-            walk(path, &mut found).map_err(|source| ScenarioError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            if found.len() == before {
-                return Err(ScenarioError::NoScenarios { path: path.clone() });
-            }
-        } else if path.exists() {
-            found.push(path.clone());
-        } else {
-            return Err(ScenarioError::Io {
-                path: path.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-            });
-        }
-    }
-    found.sort();
-    found.dedup();
-    Ok(found)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.path());
-    for entry in entries {
-        let path = entry.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "toml")
-            && !path.to_string_lossy().ends_with(".steps.toml")
-        {
-            // `*.steps.toml` files hold shared steps for `include`, not scenarios.
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 fn line_at(text: &str, offset: usize) -> usize {

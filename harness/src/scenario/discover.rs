@@ -1,0 +1,64 @@
+//! Finding scenario files (`*.toml` below the given paths) and naming them by their path.
+
+use super::*;
+
+/// A scenario's name: its path below `root` without extension (`compress/rotating_resume`). A file
+/// outside `root` is named by its path without the root directory and `..` (`tmp/x/probe` for
+/// `/tmp/x/probe.toml`): the name is joined to the output directory, so it must never be absolute
+/// or climb out of it.
+pub(super) fn scenario_name(path: &Path, root: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path).with_extension("");
+    relative
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Finds scenario files: each path is a file or a directory searched recursively for `*.toml`.
+/// A directory with no scenario is an error (a typo must not pass as "0 scenarios, all green").
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
+    let mut found = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let before = found.len();
+            walk(path, &mut found).map_err(|source| ScenarioError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            if found.len() == before {
+                return Err(ScenarioError::NoScenarios { path: path.clone() });
+            }
+        } else if path.exists() {
+            found.push(path.clone());
+        } else {
+            return Err(ScenarioError::Io {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.path());
+    for entry in entries {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "toml")
+            && !path.to_string_lossy().ends_with(".steps.toml")
+        {
+            // `*.steps.toml` files hold shared steps for `include`, not scenarios.
+            out.push(path);
+        }
+    }
+    Ok(())
+}
