@@ -154,10 +154,10 @@ pub struct ReflowScreen {
     term: Term<Replies>,
     parser: Processor<NoSync>,
     scanner: Scanner,
-    /// The start of a UTF-8 character cut by the end of the last feed, not yet given to the
-    /// parser: vte decodes a character split across two `advance` calls differently from a whole
-    /// one when it is a C1 control (found by the chunking property), so a character reaches it
-    /// whole.
+    /// The start of a UTF-8 character cut by the end of the last feed, given to neither the parser
+    /// nor the scanner yet ([`Scanner::take_incomplete_char`]): vte decodes a character split
+    /// across two `advance` calls differently from a whole one when it is a C1 control (found by
+    /// the chunking property), so a character reaches it whole.
     carry: Vec<u8>,
     replies: Replies,
     /// History rows copied out before a full reset erased alacritty's scrollback, oldest first.
@@ -203,6 +203,17 @@ impl ReflowScreen {
     /// The bytes go to alacritty in pieces cut just before the final byte of a clear, a full reset
     /// or the switch to the alternate screen, where the history rules of the module docs apply.
     pub fn feed(&mut self, bytes: &[u8]) {
+        // As `Screen::feed`: a character cut by the end of the last feed is scanned again, whole,
+        // with this one.
+        let joined;
+        let bytes: &[u8] = if self.carry.is_empty() {
+            bytes
+        } else {
+            let mut carry = std::mem::take(&mut self.carry);
+            carry.extend_from_slice(bytes);
+            joined = carry;
+            &joined
+        };
         // `bytes[..fed]` has been given to alacritty (or dropped).
         let mut fed = 0;
         for (i, &b) in bytes.iter().enumerate() {
@@ -216,7 +227,7 @@ impl ReflowScreen {
             ) {
                 continue;
             }
-            self.advance(&bytes[fed..i]);
+            self.parser.advance(&mut self.term, &bytes[fed..i]);
             fed = i;
             let alternate = self.term.mode().contains(TermMode::ALT_SCREEN);
             match event {
@@ -244,21 +255,11 @@ impl ReflowScreen {
                 _ => {}
             }
         }
-        let rest = &bytes[fed..];
-        let cut = rest.len() - incomplete_utf8_tail(rest);
-        self.advance(&rest[..cut]);
-        self.carry.extend_from_slice(&rest[cut..]);
-    }
-
-    /// Gives `bytes` to the parser, after what the last feed carried over.
-    fn advance(&mut self, bytes: &[u8]) {
-        if self.carry.is_empty() {
-            self.parser.advance(&mut self.term, bytes);
-        } else {
-            let mut whole = std::mem::take(&mut self.carry);
-            whole.extend_from_slice(bytes);
-            self.parser.advance(&mut self.term, &whole);
+        let end = bytes.len() - self.scanner.take_incomplete_char();
+        if end > fed {
+            self.parser.advance(&mut self.term, &bytes[fed..end]);
         }
+        self.carry = bytes[end.max(fed)..].to_vec();
     }
 
     /// A whole row is about to be erased: the row above it no longer continues into it (tmux's
@@ -416,22 +417,4 @@ fn physical_row(row: &Row<Cell>) -> PhysicalRow {
         text.truncate(text.trim_end_matches(' ').len());
     }
     PhysicalRow { text, wrapped }
-}
-
-/// How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet.
-fn incomplete_utf8_tail(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(3) {
-        let b = bytes[bytes.len() - back];
-        if b & 0xC0 == 0x80 {
-            continue; // a continuation byte: look further back for the lead
-        }
-        let needed = match b {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => return 0,
-        };
-        return if needed > back { back } else { 0 };
-    }
-    0
 }
