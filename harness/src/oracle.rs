@@ -156,6 +156,20 @@ pub enum Cause {
     Both,
 }
 
+impl Cause {
+    /// Every cause.
+    pub const ALL: [Cause; 3] = [Cause::Display, Cause::Data, Cause::Both];
+
+    /// The cause's name in scenario files, `--json` (as serialised) and signatures.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Display => "display",
+            Cause::Data => "data",
+            Cause::Both => "both",
+        }
+    }
+}
+
 /// One surplus rendering: a logical message (or part of it) drawn beyond its allowance.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Repeat {

@@ -126,6 +126,14 @@ fn from_path(spec: &str) -> Result<Client, ClientError> {
     }
 }
 
+/// The file a provisioned venv holds once its install finished (written last).
+pub const READY_MARKER: &str = ".hermes-e2e-ready";
+
+/// The Python that makes venvs and reads the package index: `$HERMES_E2E_PYTHON`, else `python3`.
+pub fn python() -> String {
+    std::env::var("HERMES_E2E_PYTHON").unwrap_or_else(|_| "python3".to_owned())
+}
+
 /// The cache directory for provisioned venvs.
 pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("HERMES_E2E_CACHE").filter(|d| !d.is_empty()) {
@@ -150,7 +158,7 @@ fn provision(package: &str, version: &str) -> Result<Client, ClientError> {
     let name = format!("{package}-{version}");
     let venv = venvs.join(&name);
     let executable = venv.join("bin").join("hermes");
-    let ready = venv.join(".hermes-e2e-ready");
+    let ready = venv.join(READY_MARKER);
     if ready.is_file() && executable.is_file() {
         return Ok(Client { spec, executable });
     }
@@ -164,7 +172,7 @@ fn provision(package: &str, version: &str) -> Result<Client, ClientError> {
     // Install at the final path (venv scripts hard-code it in their shebangs) under the lock; the
     // ready marker is written last, so an interrupted install is detected and redone.
     let _ = std::fs::remove_dir_all(&venv);
-    let python = std::env::var("HERMES_E2E_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let python = python();
     eprintln!(
         "hermes-e2e: provisioning {spec} into {} (first use; ~30 s)",
         venv.display()

@@ -15,21 +15,6 @@ pub struct Expectation {
     pub causes: Vec<Cause>,
 }
 
-/// The names of the causes in scenario files (and in `--json`).
-const CAUSES: [(&str, Cause); 3] = [
-    ("display", Cause::Display),
-    ("data", Cause::Data),
-    ("both", Cause::Both),
-];
-
-/// The name of `cause` in scenario files.
-fn cause_name(cause: Cause) -> &'static str {
-    CAUSES
-        .iter()
-        .find(|(_, c)| *c == cause)
-        .map_or("", |(name, _)| name)
-}
-
 impl Expectation {
     /// Every difference between the expectation and the findings of `found`, as
     /// `finding: expected X, got Y` (`causes: expected ["display"], got []`).
@@ -62,7 +47,7 @@ impl Expectation {
         let causes: Vec<Cause> = found.repeats.iter().map(|r| r.cause).collect();
         if causes != self.causes {
             let names =
-                |causes: &[Cause]| -> Vec<&str> { causes.iter().map(|&c| cause_name(c)).collect() };
+                |causes: &[Cause]| -> Vec<&str> { causes.iter().map(|&c| c.name()).collect() };
             out.push(format!(
                 "causes: expected {:?}, got {:?}",
                 names(&self.causes),
@@ -96,10 +81,9 @@ impl RawExpectation {
             .causes
             .iter()
             .map(|cause| {
-                CAUSES
-                    .iter()
-                    .find(|(name, _)| name == cause)
-                    .map(|&(_, c)| c)
+                Cause::ALL
+                    .into_iter()
+                    .find(|c| c.name() == cause)
                     .ok_or_else(|| {
                         format!("unknown cause `{cause}`: expected `display`, `data` or `both`")
                     })

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::oracle::{Cause, Check};
+use crate::oracle::Check;
 use crate::runner::ScenarioResult;
 
 /// A kind of finding with a non-zero number.
@@ -70,14 +70,6 @@ pub struct Signature {
     pub stopped: bool,
 }
 
-fn cause_name(cause: Cause) -> &'static str {
-    match cause {
-        Cause::Display => "display",
-        Cause::Data => "data",
-        Cause::Both => "both",
-    }
-}
-
 impl CheckSignature {
     /// The signature of one check.
     pub fn of(check: &Check) -> CheckSignature {
@@ -95,7 +87,7 @@ impl CheckSignature {
         CheckSignature {
             at: check.at.clone(),
             kinds,
-            causes: check.repeats.iter().map(|r| cause_name(r.cause)).collect(),
+            causes: check.repeats.iter().map(|r| r.cause.name()).collect(),
             repeated: check
                 .repeats
                 .iter()

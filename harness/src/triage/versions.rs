@@ -118,7 +118,7 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
 
 /// Every published release of the line, oldest first, read from the package index.
 pub fn published() -> Result<Vec<Release>, VersionsError> {
-    let python = std::env::var("HERMES_E2E_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let python = crate::client::python();
     let mut all = Vec::new();
     for (package, last) in LINE {
         let mut versions = index_versions(&python, package)?;
@@ -161,7 +161,7 @@ pub fn cached(venvs: &std::path::Path) -> Vec<Release> {
     packages.sort_by_key(|p| std::cmp::Reverse(p.len()));
     let mut all: Vec<Release> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.path().join(".hermes-e2e-ready").is_file())
+        .filter(|e| e.path().join(crate::client::READY_MARKER).is_file())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             packages.iter().find_map(|p| {
@@ -364,7 +364,8 @@ mod tests {
         ] {
             std::fs::create_dir(dir.path().join(name)).unwrap();
             if ready {
-                std::fs::write(dir.path().join(name).join(".hermes-e2e-ready"), "").unwrap();
+                std::fs::write(dir.path().join(name).join(crate::client::READY_MARKER), "")
+                    .unwrap();
             }
         }
         let got: Vec<String> = cached(dir.path()).iter().map(ToString::to_string).collect();
