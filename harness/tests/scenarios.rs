@@ -1,5 +1,6 @@
 //! One test per scenario file under `scenarios/` (libtest-mimic), named by its path without
-//! extension: `cargo test --test scenarios -- compress/` selects a group. The geometry sweep adds
+//! extension: `cargo test --test scenarios -- compress/` selects a group (several filters select the
+//! trials that match any: `-- resize/ model/ history/`). The geometry sweep adds
 //! `NAME@COLSxROWS` trials (see [`sweep`]; `HERMES_E2E_SWEEP=full|off`); `HERMES_E2E_STRESS=N` runs
 //! every trial N times beside a CPU hog (see [`stress`]).
 //!
@@ -16,11 +17,22 @@ use hermes_e2e::scenario::{self, Action, Scenario, Ui};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
-    let args = Arguments::from_args();
+    let (args, filters) = arguments(std::env::args());
     let rounds = stress();
     let mut trials = Vec::new();
     for round in 1..=rounds {
         trials.extend(scenario_trials(round));
+    }
+    if !filters.is_empty() {
+        trials.retain(|t| {
+            filters.iter().any(|f| {
+                if args.exact {
+                    t.name() == f
+                } else {
+                    t.name().contains(f.as_str())
+                }
+            })
+        });
     }
     if rounds > 1 {
         // A CPU hog per core beside the trials, until the run exits: flakes show under load.
@@ -36,6 +48,43 @@ fn main() {
         eprintln!("note: stress mode: every trial {rounds} times, {cores} CPU hog thread(s)");
     }
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// The harness's arguments, and the filters when more than one is given: libtest-mimic takes one
+/// filter, libtest any number (`cargo test --test scenarios -- resize/ model/ history/` runs the
+/// trials whose name contains any of them; with `--exact`, equals one of them). With one filter or
+/// none, libtest-mimic filters as usual and the list is empty.
+fn arguments(argv: impl Iterator<Item = String>) -> (Arguments, Vec<String>) {
+    // The options that take a value as the next argument (libtest-mimic 0.8's `Arguments`).
+    const VALUED: [&str; 6] = [
+        "--test-threads",
+        "--logfile",
+        "--skip",
+        "--color",
+        "--format",
+        "-Z",
+    ];
+    let argv: Vec<String> = argv.collect();
+    let mut options = Vec::new();
+    let mut filters = Vec::new();
+    let mut rest = argv.iter();
+    if let Some(program) = rest.next() {
+        options.push(program.clone());
+    }
+    while let Some(arg) = rest.next() {
+        if arg.starts_with('-') {
+            options.push(arg.clone());
+            if VALUED.contains(&arg.as_str()) {
+                options.extend(rest.next().cloned());
+            }
+        } else {
+            filters.push(arg.clone());
+        }
+    }
+    if filters.len() <= 1 {
+        return (Arguments::from_iter(argv), Vec::new());
+    }
+    (Arguments::from_iter(options), filters)
 }
 
 /// `HERMES_E2E_STRESS=N`: every scenario trial N times (round k > 1 named `NAME#k`) with a CPU
