@@ -534,9 +534,21 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // Wait until a client of this run is up (its environment names the run's directory).
+        // Wait until a client of this run is up (its environment names the run's directory) and
+        // its recording has begun (under load the process shows before the driver opens the cast).
+        let recording = |out: &Path| {
+            std::fs::read_dir(out.join(".runs"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|run| {
+                    run.path()
+                        .join("faults/http_500_once/session-1.cast")
+                        .is_file()
+                })
+        };
         let started = Instant::now();
-        while common::processes_under(out.path()).is_empty() {
+        while common::processes_under(out.path()).is_empty() || !recording(out.path()) {
             assert!(
                 started.elapsed() < Duration::from_secs(120),
                 "no client started"
@@ -544,7 +556,6 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
             assert!(child.try_wait().unwrap().is_none(), "the run ended early");
             std::thread::sleep(Duration::from_millis(100));
         }
-        std::thread::sleep(Duration::from_millis(500));
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
         let o = child.wait_with_output().unwrap();
         assert_eq!(o.status.code(), Some(code), "{signal:?}: {}", stderr(&o));
@@ -562,15 +573,7 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
             std::thread::sleep(Duration::from_millis(100));
         }
         // What was recorded is kept in the run's private directory.
-        let casts = std::fs::read_dir(out.path().join(".runs"))
-            .unwrap()
-            .flatten()
-            .any(|run| {
-                run.path()
-                    .join("faults/http_500_once/session-1.cast")
-                    .is_file()
-            });
-        assert!(casts, "{signal:?}: no recording kept");
+        assert!(recording(out.path()), "{signal:?}: no recording kept");
     }
 }
 
