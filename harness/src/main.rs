@@ -131,7 +131,7 @@ struct ReproArgs {
     /// check by check; default) or `any-repeat` (any check with words rendered more than once).
     #[arg(long, requires = "minimize")]
     signature: Option<hermes_e2e::triage::minimize::Matching>,
-    /// With `--minimize`: candidates judged at most (default: 60); the best so far is kept.
+    /// With `--minimize`: candidates judged at most (default: 200); the best confirmed is kept.
     #[arg(long, requires = "minimize")]
     max_trials: Option<usize>,
     /// With `--minimize`: stop after SECS seconds with the best confirmed database (then one

@@ -71,7 +71,7 @@ use super::signature::{Kind, Signature};
 pub const CONFIRM_EVERY: usize = 10;
 
 /// The default trial budget (`--max-trials`).
-pub const DEFAULT_MAX_TRIALS: usize = 60;
+pub const DEFAULT_MAX_TRIALS: usize = 200;
 
 /// When a candidate fails "the same way" as the original.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -124,7 +124,9 @@ pub fn signature_of(basis: &Basis, rows: &[ClientRow]) -> Signature {
     Signature {
         checks: runner::REPRO_PATHS
             .iter()
-            .map(|at| crate::triage::signature::CheckSignature::of(&basis.check(at, &transcript, None)))
+            .map(|at| {
+                crate::triage::signature::CheckSignature::of(&basis.check(at, &transcript, None))
+            })
             .collect(),
         stopped: false,
     }
@@ -137,7 +139,12 @@ pub fn transcript_of(rows: &[ClientRow]) -> Transcript {
         if !matches!(row.role.as_str(), "user" | "assistant") {
             continue;
         }
-        let Some(text) = row.content.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
+        let Some(text) = row
+            .content
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        else {
             continue;
         };
         if !lines.is_empty() {

@@ -20,7 +20,10 @@ pub fn markdown(outcome: &Outcome) -> String {
     let _ = writeln!(md, "- Session resumed: `{}`", o.session);
     let _ = writeln!(md, "- Signature of the original: `{}`", o.signature);
     if let Some(s) = &o.offline_signature {
-        let _ = writeln!(md, "- Offline signature of the original (the fast tier's): `{s}`");
+        let _ = writeln!(
+            md,
+            "- Offline signature of the original (the fast tier's): `{s}`"
+        );
     }
     let _ = writeln!(
         md,
@@ -51,7 +54,7 @@ pub fn markdown(outcome: &Outcome) -> String {
     );
     let stop = match (o.spent, o.timed_out) {
         (_, true) => format!(
-            "`--timeout {:.0}` ran out: stopped with the best confirmed database",
+            "`--timeout {}` ran out: stopped with the best confirmed database",
             o.timeout_secs.unwrap_or_default()
         ),
         (true, false) => "the budget ran out: a larger `--max-trials` may shrink it further".into(),
@@ -133,7 +136,15 @@ fn rows_table(md: &mut String, o: &Outcome) {
 
 fn trials_table(md: &mut String, o: &Outcome) {
     let _ = writeln!(md, "\n## Trials\n");
-    let header = ["#", "phase", "removed", "rows", "offline", "client runs", "outcome"];
+    let header = [
+        "#",
+        "phase",
+        "removed",
+        "rows",
+        "offline",
+        "client runs",
+        "outcome",
+    ];
     let rows = o.trials.iter().map(|t| {
         vec![
             t.number.to_string(),

@@ -77,8 +77,8 @@ fn a_candidate_is_a_copy_with_rows_deleted() {
     let before = std::fs::read(rotating()).unwrap();
     let to = dir.path().join("c.db");
     let removal = Removal {
-        sessions: BTreeSet::new(),
         rows: [1, 2, 13, 14].into(),
+        ..Removal::default()
     };
     build(&rotating(), &to, &removal).unwrap();
     assert_eq!(std::fs::read(rotating()).unwrap(), before);
@@ -133,7 +133,7 @@ fn sessions_outside_the_lineage_are_removable_with_their_children() {
         &to,
         &Removal {
             sessions,
-            rows: BTreeSet::new(),
+            ..Removal::default()
         },
     )
     .unwrap();
@@ -163,4 +163,142 @@ fn a_tool_result_stays_with_the_nearest_call() {
     let exchanges = m.exchange_units();
     assert!(exchanges.contains(&vec![13, 14, 15]), "{exchanges:?}");
     assert!(exchanges.contains(&vec![20, 21, 22, 23]), "{exchanges:?}");
+}
+
+#[test]
+fn halving_drops_the_middle_half_of_the_words_and_keeps_the_ends() {
+    use super::texts::halve;
+    assert_eq!(halve("a b c d e f g h").as_deref(), Some("a b g h"));
+    assert_eq!(halve("one two three").as_deref(), Some("one"));
+    // Seven words: three kept, the markers at both ends among them.
+    assert_eq!(
+        halve("[MARK]\nw1 w2 w3 w4 w5\n[END]").as_deref(),
+        Some("[MARK]\nw1 [END]")
+    );
+    assert_eq!(halve("  two words ").as_deref(), Some("  two "));
+    assert_eq!(halve("single"), None);
+    assert_eq!(halve("  \n "), None);
+    // Multi-byte text is cut at word boundaries only.
+    assert_eq!(halve("é ü ö ä").as_deref(), Some("é ä"));
+}
+
+/// The rotating fixture's texts: the carried reply (row 10) with its copy in the carrier (row
+/// 16) is one unit, shortened in both so the carrier still holds the reply verbatim; the
+/// carrier's own text before and after the copy are units of their own; other rows are plain.
+#[test]
+fn a_carried_reply_is_shortened_with_its_carriers_copy() {
+    use super::texts::{shorten, units, TextUnit};
+    let m = Model::read(&rotating(), ROTATED).unwrap();
+    let contents = super::model::contents(&rotating()).unwrap();
+    let all = units(&m, &contents);
+    let reply = TextUnit::Reply {
+        carried: 10,
+        carrier: 16,
+    };
+    assert_eq!(all[0], reply, "{all:?}");
+    assert!(all.contains(&TextUnit::Around {
+        carried: 10,
+        carrier: 16,
+        after: true
+    }));
+    assert!(all.contains(&TextUnit::Plain(13)));
+    assert!(!all.contains(&TextUnit::Plain(10)) && !all.contains(&TextUnit::Plain(16)));
+    let edit = shorten(reply, &contents).unwrap();
+    let (short, carrier) = (&edit[&10], &edit[&16]);
+    assert!(short.len() < contents[&10].len() * 2 / 3, "{short}");
+    assert!(carrier.contains(short.as_str()));
+    assert_eq!(
+        contents[&16].len() - carrier.len(),
+        contents[&10].trim().len() - short.len()
+    );
+    // The summary after the copy is halved, the reply and the text before it are kept.
+    let around = TextUnit::Around {
+        carried: 10,
+        carrier: 16,
+        after: true,
+    };
+    let edit = shorten(around, &contents).unwrap();
+    let carrier = &edit[&16];
+    assert!(carrier.len() < contents[&16].len());
+    let reply_at = contents[&16].find(contents[&10].trim()).unwrap();
+    let kept = reply_at + contents[&10].trim().len();
+    assert_eq!(carrier[..kept], contents[&16][..kept]);
+}
+
+/// A candidate with shortened texts: the rows are updated on the copy, the source untouched.
+#[test]
+fn a_candidate_carries_its_shortened_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("c.db");
+    let removal = Removal {
+        texts: [(13, "short".to_owned())].into(),
+        ..Removal::default()
+    };
+    build(&rotating(), &to, &removal).unwrap();
+    let contents = super::model::contents(&to).unwrap();
+    assert_eq!(contents[&13], "short");
+    assert_ne!(super::model::contents(&rotating()).unwrap()[&13], "short");
+}
+
+/// The offline signature: the client's display read of the rotating fixture as measured (the
+/// carrier listed last, with its whole content) is judged like the real client's screen — the
+/// carried reply repeated by its carrier, internal text shown, on both paths; a read without the
+/// carrier is clean; a read that leaves a message out shows it missing.
+#[test]
+fn the_offline_signature_reads_the_measured_display_rows() {
+    use super::offline::{signature_of, transcript_of};
+    use crate::reference::ClientRow;
+    use crate::store::Store;
+    use crate::verdict::{Basis, Session};
+    let store = Store::open(&rotating()).unwrap();
+    let basis = Basis::read(
+        &store,
+        Session::Id(ROTATED),
+        crate::display::Surface::default(),
+    )
+    .unwrap()
+    .with_recap(
+        &crate::settings::DisplaySettings::wide(),
+        crate::settings::ClientVersion::Iot0_22,
+    );
+    let contents = super::model::contents(&rotating()).unwrap();
+    let read = |ids: &[i64]| -> Vec<ClientRow> {
+        ids.iter()
+            .map(|&id| ClientRow {
+                id: Some(id),
+                role: if id % 2 == 1 { "user" } else { "assistant" }.into(),
+                content: contents.get(&id).cloned(),
+            })
+            .collect()
+    };
+    let measured = [13, 14, 15, 4, 5, 6, 7, 8, 9, 10, 17, 18, 16];
+    let s = signature_of(&basis, &read(&measured));
+    assert_eq!(
+        s.to_string(),
+        "--resume: repeats (display; a carrier's reply) + internal; \
+         /resume: repeats (display; a carrier's reply) + internal"
+    );
+    let s = signature_of(&basis, &read(&measured[..12]));
+    assert!(s.checks.iter().all(|c| c.is_clean()), "{s}");
+    let s = signature_of(&basis, &read(&[13, 14, 15, 4, 5, 6, 7, 8, 9, 10, 17]));
+    assert!(s.to_string().starts_with("--resume: missing"), "{s}");
+    // Tool rows and rows without text are not drawn.
+    let t = transcript_of(&[
+        ClientRow {
+            id: Some(1),
+            role: "tool".into(),
+            content: Some("tool output".into()),
+        },
+        ClientRow {
+            id: Some(2),
+            role: "assistant".into(),
+            content: None,
+        },
+        ClientRow {
+            id: Some(3),
+            role: "user".into(),
+            content: Some("two\nlines".into()),
+        },
+    ]);
+    assert_eq!(t.text(), "two\nlines");
 }

@@ -165,7 +165,12 @@ impl Run<'_> {
     }
 
     /// Makes the candidate the best; `confirmed` when the real client confirmed it.
-    fn accept(&mut self, removal: Removal, rows_after: usize, confirmed: bool) -> Result<(), Spent> {
+    fn accept(
+        &mut self,
+        removal: Removal,
+        rows_after: usize,
+        confirmed: bool,
+    ) -> Result<(), Spent> {
         self.removed = self.removed.then(&removal);
         self.rows_now = rows_after;
         model::remove_database(&self.best);
@@ -225,7 +230,14 @@ impl Run<'_> {
             "the last candidate: {} step(s) kept offline since the last confirmation",
             self.unconfirmed
         );
-        self.record(Phase::Confirm, what, self.rows_now, false, runs, verdict.clone());
+        self.record(
+            Phase::Confirm,
+            what,
+            self.rows_now,
+            false,
+            runs,
+            verdict.clone(),
+        );
         if verdict == TrialVerdict::Kept {
             return self.mark_confirmed().is_ok();
         }
