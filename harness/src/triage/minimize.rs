@@ -298,6 +298,8 @@ struct Run<'a> {
     deadline: Option<Instant>,
     stop: Option<Stop>,
     trials: Vec<Trial>,
+    /// Seconds spent in offline reads.
+    offline_secs: f64,
     runs: usize,
     /// Everything removed from the original so far (the best's), and the confirmed state's.
     removed: Removal,
@@ -305,6 +307,8 @@ struct Run<'a> {
     /// Steps kept offline since the last confirmation, and how many trigger one.
     unconfirmed: usize,
     confirm_every: usize,
+    /// This round went back to the last confirmed state, dropping steps kept offline.
+    reverted: bool,
     /// Removals (cumulative) already judged and rejected: not judged again.
     rejected: HashMap<Removal, String>,
     /// Rows of the lineage in the original.
@@ -331,20 +335,7 @@ pub fn minimize<'a>(
         source,
     })?;
     let session = resolve_session(db, options.session.as_deref())?;
-    let dir = options.out.clone().unwrap_or_else(|| {
-        runner::default_out_root()
-            .join("minimize")
-            .join(runner::slug(&session, "session"))
-    });
-    let work = dir.join("work");
-    for stale in ["work", "trials", "original", "repro"] {
-        let _ = std::fs::remove_dir_all(dir.join(stale));
-    }
-    model::remove_database(&dir.join("minimized.db"));
-    std::fs::create_dir_all(&work).map_err(|source| Error::Io {
-        path: work.clone(),
-        source,
-    })?;
+    let (dir, work) = work_dirs(options, &session)?;
     let best = work.join("best.db");
     // A copy of the original, settled (a `-wal` replayed into it) by an edit that removes nothing.
     model::build(db, &best, &Removal::default())?;
@@ -390,11 +381,13 @@ pub fn minimize<'a>(
         deadline: options.timeout.map(|t| started + t),
         stop: None,
         trials: Vec::new(),
+        offline_secs: 0.0,
         runs: 1,
         removed: Removal::default(),
         confirmed_removed: Removal::default(),
         unconfirmed: 0,
         confirm_every: CONFIRM_EVERY,
+        reverted: false,
         rejected: HashMap::new(),
         lineage_rows: model.rows.iter().map(|r| r.row.id).collect(),
         rows_now: model.total_rows,
@@ -414,6 +407,26 @@ pub fn minimize<'a>(
         chars_before,
     };
     finish(run, ends)
+}
+
+/// The output directory (`--out`, default `target/hermes-e2e/minimize/<session>`) cleared of a
+/// previous run's work, and its fresh `work/` directory.
+fn work_dirs(options: &Options, session: &str) -> Result<(PathBuf, PathBuf), Error> {
+    let dir = options.out.clone().unwrap_or_else(|| {
+        runner::default_out_root()
+            .join("minimize")
+            .join(runner::slug(session, "session"))
+    });
+    let work = dir.join("work");
+    for stale in ["work", "trials", "original", "repro"] {
+        let _ = std::fs::remove_dir_all(dir.join(stale));
+    }
+    model::remove_database(&dir.join("minimized.db"));
+    std::fs::create_dir_all(&work).map_err(|source| Error::Io {
+        path: work.clone(),
+        source,
+    })?;
+    Ok((dir, work))
 }
 
 /// The offline tier, if it can judge: its signature of the original must show the failure.
@@ -462,16 +475,18 @@ fn resolve_session(db: &Path, session: Option<&str>) -> Result<String, Error> {
 }
 
 impl Run<'_> {
-    /// The phases until the last state is confirmed: when the real client refutes the last
-    /// candidate, the run goes back to the last confirmed state and, budget left, runs the
-    /// phases again with every step confirmed. True when the budget or the time ran out.
+    /// The phases until the last state is confirmed: when the real client refutes a step kept
+    /// offline, the run goes back to the last confirmed state and, budget left, runs the phases
+    /// again with every step confirmed. True when the budget or the time ran out.
     fn rounds(&mut self, model: &Model) -> bool {
         loop {
+            self.reverted = false;
             let spent = self.phases(model);
-            if self.unconfirmed == 0 || self.stop == Some(Stop::Timeout) {
+            if self.stop == Some(Stop::Timeout) {
                 return spent;
             }
-            if self.confirm_last() || spent {
+            let confirmed = self.unconfirmed == 0 || self.confirm_last();
+            if spent || (confirmed && !self.reverted) {
                 return spent;
             }
         }
@@ -663,6 +678,7 @@ fn finish(mut run: Run<'_>, ends: Ends<'_>) -> Result<Outcome, Error> {
         timed_out: run.stop == Some(Stop::Timeout),
         timeout_secs: ends.timeout.map(|t| t.as_secs_f64()),
         offline_signature: run.original_offline.clone(),
+        offline_secs: run.offline_secs,
         offline_absent: ends.offline_absent,
         chars_before: ends.chars_before,
         chars_after: chars(&minimized),

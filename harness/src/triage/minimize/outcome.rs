@@ -149,6 +149,8 @@ pub struct Outcome {
     pub timeout_secs: Option<f64>,
     /// The offline tier, if it judged candidates: its signature of the original.
     pub offline_signature: Option<Signature>,
+    /// Seconds the offline tier's reads of candidates took in all.
+    pub offline_secs: f64,
     /// Why there was no offline tier (when there was none).
     pub offline_absent: Option<String>,
     /// Characters of message text in the original file.

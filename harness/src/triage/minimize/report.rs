@@ -71,6 +71,14 @@ pub fn markdown(outcome: &Outcome) -> String {
         o.runs,
         o.wall_secs
     );
+    if o.offline_trials() > 0 {
+        let _ = writeln!(
+            md,
+            "- Offline reads: {:.2} s in all, {:.0} ms each on average",
+            o.offline_secs,
+            1000.0 * o.offline_secs / o.offline_trials() as f64
+        );
+    }
     let same = o.matching.matches(&o.signature, &o.final_signature);
     let _ = writeln!(
         md,

@@ -302,3 +302,165 @@ fn the_offline_signature_reads_the_measured_display_rows() {
     ]);
     assert_eq!(t.text(), "two\nlines");
 }
+
+/// A stand-in for the real client in the PTY: every row of the lineage listed in id order (the
+/// carried reply and its carrier both, as the real client shows them), drawn as the offline tier
+/// draws a read and judged by the oracle on both `repro` paths.
+struct ListsEveryRow {
+    runs: usize,
+}
+
+impl super::Oracle for ListsEveryRow {
+    fn judge(
+        &mut self,
+        db: &std::path::Path,
+        session: &str,
+        out_root: &std::path::Path,
+    ) -> Result<crate::runner::ScenarioResult, String> {
+        use crate::runner::{CheckResult, ScenarioResult};
+        use crate::verdict::{Basis, Session};
+        self.runs += 1;
+        let store = crate::store::Store::open(db).map_err(|e| e.to_string())?;
+        let basis = Basis::read(&store, Session::Id(session), Default::default())
+            .map_err(|e| e.to_string())?;
+        let lineage = store.lineage_ids(session).map_err(|e| e.to_string())?;
+        let listed: Vec<crate::reference::ClientRow> = store
+            .rows(&lineage)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|r| crate::reference::ClientRow {
+                id: Some(r.id),
+                role: r.role,
+                content: r.content,
+            })
+            .collect();
+        let transcript = super::offline::transcript_of(&listed);
+        let mut result = ScenarioResult::new(
+            "stand-in".into(),
+            db.to_owned(),
+            "stand-in".into(),
+            out_root.to_owned(),
+            String::new(),
+        );
+        for at in crate::runner::REPRO_PATHS {
+            let check = basis.check(at, &transcript, None);
+            result.checks.push(CheckResult::new(
+                &basis,
+                check,
+                Default::default(),
+                0,
+                transcript.clone(),
+                None,
+            ));
+        }
+        Ok(result)
+    }
+
+    fn repro_args(&self) -> String {
+        String::new()
+    }
+}
+
+/// An offline tier that cannot see anything: it answers the same signature for every candidate.
+struct Blind(crate::triage::signature::Signature);
+
+impl super::Offline for Blind {
+    fn signature(
+        &mut self,
+        _: &std::path::Path,
+        _: &str,
+    ) -> Result<crate::triage::signature::Signature, String> {
+        Ok(self.0.clone())
+    }
+}
+
+fn options(out: &std::path::Path) -> super::Options {
+    super::Options {
+        session: Some(ROTATED.into()),
+        matching: super::Matching::Same,
+        max_trials: 200,
+        timeout: None,
+        out: Some(out.to_owned()),
+        fixture: None,
+    }
+}
+
+/// An offline tier that keeps everything is caught by the real client's confirmation of the
+/// tenth step kept offline: that candidate is refuted, the run goes back to the last confirmed
+/// state (the original), and from then on every step is confirmed — the result still fails the
+/// same way on the real client, with the rows it needs.
+#[test]
+fn a_refuted_offline_step_goes_back_to_the_last_confirmed_state() {
+    use super::{minimize, Phase, TrialVerdict};
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = ListsEveryRow { runs: 0 };
+    let original = crate::triage::signature::Signature::of(
+        &super::Oracle::judge(&mut client, &rotating(), ROTATED, dir.path()).unwrap(),
+    );
+    let mut blind = Blind(original.clone());
+    let mut lines = Vec::new();
+    let mut progress = |l: &str| lines.push(l.to_owned());
+    let o = minimize(
+        &rotating(),
+        &options(&dir.path().join("min")),
+        &mut client,
+        Some(&mut blind),
+        &mut progress,
+    )
+    .unwrap();
+    assert_eq!(o.signature, original);
+    assert_eq!(o.final_signature, original);
+    let refuted = o
+        .trials
+        .iter()
+        .position(|t| matches!(t.verdict, TrialVerdict::Refuted(_)))
+        .expect("a refuted step");
+    // The ninth step kept offline before it; none kept offline after it.
+    let kept_offline = |ts: &[super::Trial]| {
+        ts.iter()
+            .filter(|t| t.verdict == TrialVerdict::KeptOffline)
+            .count()
+    };
+    assert_eq!(kept_offline(&o.trials[..refuted]), super::CONFIRM_EVERY - 1);
+    assert_eq!(kept_offline(&o.trials[refuted..]), 0);
+    assert!(o.trials[refuted + 1..]
+        .iter()
+        .any(|t| t.verdict == TrialVerdict::Kept));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("back to the last confirmed state")));
+    // The carried reply and its carrier are both needed (the stand-in, listing every row in id
+    // order, also needs rows 12 and 18: measured).
+    let kept: Vec<i64> = o.kept.iter().map(|k| k.id).collect();
+    assert_eq!(kept, vec![10, 12, 16, 18], "{:?}", o.trials);
+    assert!(o
+        .trials
+        .iter()
+        .all(|t| t.phase != Phase::Confirm || t.runs == 2));
+}
+
+/// Without an offline tier every candidate runs the stand-in client, twice when it is kept; the
+/// minimized texts are shorter, the carried reply still inside its carrier.
+#[test]
+fn without_an_offline_tier_every_candidate_runs_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = ListsEveryRow { runs: 0 };
+    let o = super::minimize(
+        &rotating(),
+        &options(&dir.path().join("min")),
+        &mut client,
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(o.offline_trials(), 0);
+    assert_eq!(o.pty_trials(), o.trials.len());
+    assert!(o.rows_after <= 4, "{}", o.rows_after);
+    assert!(o.chars_after < o.chars_before / 4, "{}", o.chars_after);
+    let texts = super::model::contents(&o.minimized).unwrap();
+    assert!(texts[&16].contains(texts[&10].trim()));
+    assert!(o.offline_absent.is_some());
+    // The user's file: the fixture's, unchanged (the suite would see any change).
+    assert!(o.fixture.join("state.db").is_file());
+    assert!(o.fixture.join("PROVENANCE.md").is_file());
+}

@@ -50,7 +50,12 @@ impl Run<'_> {
 
     /// `Err(Spent)` (and the reason kept) when the trial budget or the time is spent.
     fn check_limits(&mut self) -> Result<(), Spent> {
-        if self.trials.len() >= self.max_trials {
+        let judged = self
+            .trials
+            .iter()
+            .filter(|t| t.phase != Phase::Confirm)
+            .count();
+        if judged >= self.max_trials {
             self.stop = Some(Stop::Budget);
             return Err(Spent);
         }
@@ -121,7 +126,10 @@ impl Run<'_> {
             let (verdict, runs) = self.on_pty(&candidate);
             return (verdict, runs, rows_after, false);
         };
-        let verdict = match tier.signature(&self.candidate, &self.session) {
+        let read = Instant::now();
+        let signature = tier.signature(&self.candidate, &self.session);
+        self.offline_secs += read.elapsed().as_secs_f64();
+        let verdict = match signature {
             Err(e) => TrialVerdict::Failed(format!("offline: {e}")),
             Ok(s) if !self.matching.matches(original, &s) => {
                 TrialVerdict::Other(format!("offline: {s}"))
@@ -211,6 +219,7 @@ impl Run<'_> {
         self.rows_now = self.confirmed_rows;
         self.unconfirmed = 0;
         self.confirm_every = 1;
+        self.reverted |= dropped > 0;
         (self.progress)(&format!(
             "minimize: back to the last confirmed state ({}; {dropped} step(s) kept offline \
              dropped); from now on the real client confirms every step",
