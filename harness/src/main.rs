@@ -326,17 +326,8 @@ fn minimize(
     } else {
         print!("{}", report::printable(&report::text(&o.result)));
         println!(
-            "minimized: {} → {} rows, {} → {} sessions, {} → {} characters of text in {} trials \
-             ({} offline, {} on the PTY; {} client runs; {:.0} s){}; signature: {}",
-            o.rows_before,
-            o.rows_after,
-            o.sessions_before,
-            o.sessions_after,
-            o.chars_before,
-            o.chars_after,
-            o.trials.len(),
-            o.offline_trials(),
-            o.pty_trials(),
+            "minimized: {} ({} client runs; {:.0} s){}; signature: {}",
+            o.summary(),
             o.runs,
             o.wall_secs,
             if o.timed_out {

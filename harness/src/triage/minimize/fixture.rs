@@ -56,22 +56,12 @@ fn provenance(o: &Outcome, repro_args: &str, files: &[String]) -> String {
     let _ = writeln!(
         p,
         "- Minimized by `hermes-e2e repro {} --session {} --minimize --signature {}{repro_args} \
-         --fixture {dest}` (hermes-e2e {}) from `{}`: {} → {} rows, {} → {} sessions, {} → {} \
-         characters of text; {} trials ({} offline, {} on the real client).",
+         --fixture {dest}` (hermes-e2e {}): {}.",
         o.db.display(),
         o.session,
         o.matching.name(),
         env!("CARGO_PKG_VERSION"),
-        o.db.display(),
-        o.rows_before,
-        o.rows_after,
-        o.sessions_before,
-        o.sessions_after,
-        o.chars_before,
-        o.chars_after,
-        o.trials.len(),
-        o.offline_trials(),
-        o.pty_trials()
+        o.summary()
     );
     let _ = writeln!(p, "- Signature kept: `{}`.", o.signature);
     let _ = writeln!(

@@ -265,6 +265,23 @@ impl Outcome {
         self.trials.iter().filter(|t| t.offline).count()
     }
 
+    /// `18 → 2 rows, 2 → 2 sessions, 12121 → 173 characters of text in 23 trials (22 offline,
+    /// 2 on the PTY)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} → {} rows, {} → {} sessions, {} → {} characters of text in {} trials ({} offline,              {} on the PTY)",
+            self.rows_before,
+            self.rows_after,
+            self.sessions_before,
+            self.sessions_after,
+            self.chars_before,
+            self.chars_after,
+            self.trials.len(),
+            self.offline_trials(),
+            self.pty_trials()
+        )
+    }
+
     /// Trials that ran the real client in the PTY.
     pub fn pty_trials(&self) -> usize {
         self.trials.iter().filter(|t| t.runs > 0).count()

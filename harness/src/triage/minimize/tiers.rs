@@ -195,10 +195,8 @@ impl Run<'_> {
 
     /// The best is confirmed: it becomes the confirmed state and `DIR/minimized.db`.
     fn mark_confirmed(&mut self) -> Result<(), Spent> {
-        model::remove_database(&self.confirmed);
-        if crate::store::copy_database(&self.best, &self.confirmed).is_err() {
-            return self.give_up();
-        }
+        let (best, confirmed) = (self.best.clone(), self.confirmed.clone());
+        self.overwrite(&best, &confirmed)?;
         self.confirmed_removed = self.removed.clone();
         self.confirmed_rows = self.rows_now;
         self.unconfirmed = 0;
@@ -211,10 +209,8 @@ impl Run<'_> {
     /// Back to the last confirmed state; from now on every step kept offline is confirmed.
     fn revert(&mut self) -> Result<(), Spent> {
         let dropped = self.unconfirmed;
-        model::remove_database(&self.best);
-        if crate::store::copy_database(&self.confirmed, &self.best).is_err() {
-            return self.give_up();
-        }
+        let (best, confirmed) = (self.best.clone(), self.confirmed.clone());
+        self.overwrite(&confirmed, &best)?;
         self.removed = self.confirmed_removed.clone();
         self.rows_now = self.confirmed_rows;
         self.unconfirmed = 0;
@@ -252,6 +248,15 @@ impl Run<'_> {
         }
         let _ = self.revert();
         false
+    }
+
+    /// Replaces the database `to` with a copy of `from` (both in the work directory).
+    fn overwrite(&mut self, from: &Path, to: &Path) -> Result<(), Spent> {
+        model::remove_database(to);
+        match crate::store::copy_database(from, to) {
+            Ok(_) => Ok(()),
+            Err(_) => self.give_up(),
+        }
     }
 
     /// Stops the minimization: a file of the work directory could not be written.
