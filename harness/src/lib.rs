@@ -65,7 +65,7 @@
 //! - `history` (feature `test-support`): generated compaction histories in the real schemas (a test
 //!   double of the client's writes, for property tests, the differential test and benchmarks), in
 //!   reused in-memory databases read by [`store::Store`] without a file or a copy.
-//! - [`reference`]: the client's own display read (`get_resume_conversations`) through one
+//! - [`reference`](mod@reference): the client's own display read (`get_resume_conversations`) through one
 //!   long-lived worker and one long-lived `SessionDB`, and its comparison with [`display`] (the
 //!   differential test); also the fast offline tier of `repro --minimize`.
 

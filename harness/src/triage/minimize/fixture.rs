@@ -1,5 +1,5 @@
 //! The minimized case as a `record`-style fixture (as `hermes-e2e record` writes one, see
-//! [`crate::runner::record`]): `state.db` (the minimized database), `resume.cast` and
+//! [`crate::runner::record()`]): `state.db` (the minimized database), `resume.cast` and
 //! `slash-resume.cast` (the real client's terminal on the final verdict's `--resume` and `/resume`
 //! paths), and a `PROVENANCE.md` saying which client, from which database and by which command it
 //! was made, what each path showed, and how to reproduce the verdict with and without a client.
