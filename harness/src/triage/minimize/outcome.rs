@@ -269,7 +269,8 @@ impl Outcome {
     /// 2 on the PTY)`.
     pub fn summary(&self) -> String {
         format!(
-            "{} → {} rows, {} → {} sessions, {} → {} characters of text in {} trials ({} offline,              {} on the PTY)",
+            "{} → {} rows, {} → {} sessions, {} → {} characters of text in {} trials ({} offline, \
+             {} on the PTY)",
             self.rows_before,
             self.rows_after,
             self.sessions_before,
