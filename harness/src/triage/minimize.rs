@@ -569,7 +569,7 @@ impl Run<'_> {
             .filter(|(id, _)| lineage.contains(id))
             .collect();
         for unit in texts::units(model, &contents) {
-            if self.shorten(unit) {
+            if self.shorten(&unit) {
                 return true;
             }
         }
@@ -577,7 +577,7 @@ impl Run<'_> {
     }
 
     /// Halves `unit` while the halvings are kept; true when the budget ran out.
-    fn shorten(&mut self, unit: TextUnit) -> bool {
+    fn shorten(&mut self, unit: &TextUnit) -> bool {
         loop {
             let Ok(contents) = model::contents(&self.best) else {
                 return false;

@@ -201,9 +201,13 @@ fn a_carried_reply_is_shortened_with_its_carriers_copy() {
         carrier: 16,
         after: true
     }));
-    assert!(all.contains(&TextUnit::Plain(13)));
-    assert!(!all.contains(&TextUnit::Plain(10)) && !all.contains(&TextUnit::Plain(16)));
-    let edit = shorten(reply, &contents).unwrap();
+    // The rotated session repeats the first exchanges: row 13 is a copy of row 1.
+    assert!(all.contains(&TextUnit::Plain(vec![1, 13])), "{all:?}");
+    assert!(all.contains(&TextUnit::Plain(vec![5])), "{all:?}");
+    assert!(all
+        .iter()
+        .all(|u| !matches!(u, TextUnit::Plain(ids) if ids.contains(&10) || ids.contains(&16))));
+    let edit = shorten(&reply, &contents).unwrap();
     let (short, carrier) = (&edit[&10], &edit[&16]);
     assert!(short.len() < contents[&10].len() * 2 / 3, "{short}");
     assert!(carrier.contains(short.as_str()));
@@ -217,7 +221,7 @@ fn a_carried_reply_is_shortened_with_its_carriers_copy() {
         carrier: 16,
         after: true,
     };
-    let edit = shorten(around, &contents).unwrap();
+    let edit = shorten(&around, &contents).unwrap();
     let carrier = &edit[&16];
     assert!(carrier.len() < contents[&16].len());
     let reply_at = contents[&16].find(contents[&10].trim()).unwrap();
@@ -463,4 +467,26 @@ fn without_an_offline_tier_every_candidate_runs_the_client() {
     // The user's file: the fixture's, unchanged (the suite would see any change).
     assert!(o.fixture.join("state.db").is_file());
     assert!(o.fixture.join("PROVENANCE.md").is_file());
+}
+
+/// Rows holding the same text — the cross-version fixture's user message copied into the
+/// continuation session (rows 11 and 17) — are one text unit, halved together.
+#[test]
+fn copies_of_a_text_are_shortened_together() {
+    use super::texts::{shorten, units, TextUnit};
+    let db = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/cross-0.19.0-to-iot-0.22.2.post1-rotating-resume/state.db");
+    let m = Model::read(&db, "20261203_082138_6b48d3").unwrap();
+    let contents = super::model::contents(&db).unwrap();
+    let all = units(&m, &contents);
+    let copies = TextUnit::Plain(vec![11, 17]);
+    assert!(all.contains(&copies), "{all:?}");
+    let edit = shorten(&copies, &contents).unwrap();
+    assert_eq!(edit.len(), 2);
+    assert_eq!(edit[&11], edit[&17]);
+    assert!(edit[&11].len() < contents[&11].len());
+    assert_eq!(
+        copies.describe(),
+        "the middle half of the text of rows 11, 17 (copies of each other)"
+    );
 }

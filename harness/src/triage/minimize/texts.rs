@@ -10,17 +10,19 @@
 //! in the original row and the same new text replaces its copy inside the carrier, so the carrier
 //! still carries it (the display model and the client recognise the copy by its text); the
 //! carrier's own text before and after the copy (summary, markers) are two more units. A carrier
-//! whose copy of the reply is not found verbatim is shortened as a plain row.
+//! whose copy of the reply is not found verbatim is shortened as a plain row. Rows with the same
+//! text (a message the database stores twice, e.g. a user message copied into the continuation
+//! session) are shortened together, so they stay copies of each other.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Model;
 
 /// A text the phase shortens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TextUnit {
-    /// A row's whole text.
-    Plain(i64),
+    /// The whole text of these rows (one row, or rows holding the same text), in id order.
+    Plain(Vec<i64>),
     /// A carried reply: in the row `carried` and, the same, inside its `carrier`.
     Reply {
         /// The original row.
@@ -41,13 +43,19 @@ pub enum TextUnit {
 
 impl TextUnit {
     /// What shortening it does, for the trial table.
-    pub fn describe(self) -> String {
+    pub fn describe(&self) -> String {
         match self {
-            TextUnit::Plain(id) => format!("the middle half of row {id}'s text"),
+            TextUnit::Plain(ids) => match ids.as_slice() {
+                [id] => format!("the middle half of row {id}'s text"),
+                _ => format!(
+                    "the middle half of the text of {} (copies of each other)",
+                    super::describe_rows(&ids.iter().copied().collect())
+                ),
+            },
             TextUnit::Reply { carried, carrier } => format!(
                 "the middle half of row {carried}'s text (and of its copy in carrier row {carrier})"
             ),
-            TextUnit::Around { carrier, after, .. } => format!(
+            &TextUnit::Around { carrier, after, .. } => format!(
                 "the middle half of carrier row {carrier}'s text {} the reply it carries",
                 if after { "after" } else { "before" }
             ),
@@ -79,20 +87,36 @@ pub fn units(model: &Model, contents: &BTreeMap<i64, String>) -> Vec<TextUnit> {
             });
         }
     }
+    let mut copies: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
     for r in &model.rows {
         let id = r.row.id;
-        if contents.contains_key(&id) && !paired.contains(&id) {
-            out.push(TextUnit::Plain(id));
+        let Some(text) = contents.get(&id).filter(|_| !paired.contains(&id)) else {
+            continue;
+        };
+        let ids = copies.entry(text.trim()).or_default();
+        if ids.is_empty() {
+            order.push(text.trim());
         }
+        ids.push(id);
     }
+    out.extend(
+        order
+            .into_iter()
+            .filter_map(|t| copies.remove(t))
+            .map(TextUnit::Plain),
+    );
     out
 }
 
 /// The new texts of the rows of `unit` halved once, or `None` when there is nothing left to halve
 /// (fewer than two words, or the carrier no longer holds the reply verbatim).
-pub fn shorten(unit: TextUnit, contents: &BTreeMap<i64, String>) -> Option<BTreeMap<i64, String>> {
-    match unit {
-        TextUnit::Plain(id) => Some([(id, halve(contents.get(&id)?)?)].into()),
+pub fn shorten(unit: &TextUnit, contents: &BTreeMap<i64, String>) -> Option<BTreeMap<i64, String>> {
+    match *unit {
+        TextUnit::Plain(ref ids) => {
+            let short = halve(contents.get(ids.first()?)?)?;
+            Some(ids.iter().map(|&id| (id, short.clone())).collect())
+        }
         TextUnit::Reply { carried, carrier } => {
             let reply = contents.get(&carried)?.trim();
             let whole = contents.get(&carrier)?;
