@@ -261,7 +261,7 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
 
 /// Rows of `messages` in the file at `path` (our own copy), if it can be counted.
 pub fn count_rows(path: &Path) -> Option<usize> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let conn = read_only(path).ok()?;
     conn.query_row("SELECT COUNT(*) FROM messages", [], |r| r.get::<_, i64>(0))
         .ok()
         .and_then(|n| usize::try_from(n).ok())
@@ -416,7 +416,7 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
 
 /// Sessions in the file at `path` (our own copy).
 pub fn count_sessions(path: &Path) -> Option<usize> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let conn = read_only(path).ok()?;
     conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))
         .ok()
         .and_then(|n| usize::try_from(n).ok())
@@ -429,7 +429,7 @@ pub fn contents(path: &Path) -> Result<BTreeMap<i64, String>, BuildError> {
         path: path.to_owned(),
         message: e.to_string(),
     };
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(err)?;
+    let conn = read_only(path).map_err(err)?;
     let mut stmt = conn
         .prepare("SELECT id, content FROM messages WHERE typeof(content) = 'text'")
         .map_err(err)?;
@@ -437,4 +437,25 @@ pub fn contents(path: &Path) -> Result<BTreeMap<i64, String>, BuildError> {
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
         .map_err(err)?;
     rows.collect::<rusqlite::Result<_>>().map_err(err)
+}
+
+/// `path` opened read-only without leaving a trace: a settled file (no `-wal` beside it: our
+/// copies, a fixture) is opened `immutable` — SQLite then creates no `-shm`/`-wal` next to it, as
+/// it would for a read-only reader of a WAL-mode file; a file with a `-wal` is opened read-only
+/// as it is (its log holds rows).
+fn read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if Path::new(&wal).exists() {
+        return Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY);
+    }
+    let escaped = path
+        .to_string_lossy()
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    Connection::open_with_flags(
+        format!("file:{escaped}?immutable=1"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
 }

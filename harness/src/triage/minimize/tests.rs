@@ -490,3 +490,34 @@ fn copies_of_a_text_are_shortened_together() {
         "the middle half of the text of rows 11, 17 (copies of each other)"
     );
 }
+
+/// Reading a fixture in WAL mode (the cross-version one) for its model and texts leaves nothing
+/// beside it (a read-only SQLite reader of a WAL file would create `-shm` and `-wal`).
+#[test]
+fn reading_a_wal_fixture_leaves_no_file_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.db");
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/cross-0.19.0-to-iot-0.22.2.post1-rotating-resume/state.db"),
+        &db,
+    )
+    .unwrap();
+    let mode: String =
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+    assert_eq!(mode, "wal");
+    for f in ["state.db-shm", "state.db-wal"] {
+        let _ = std::fs::remove_file(dir.path().join(f));
+    }
+    Model::read(&db, "20261203_082138_6b48d3").unwrap();
+    super::model::contents(&db).unwrap();
+    super::model::count_sessions(&db).unwrap();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["state.db".to_owned()]);
+}
