@@ -65,9 +65,9 @@
 //! - `history` (feature `test-support`): generated compaction histories in the real schemas (a test
 //!   double of the client's writes, for property tests, the differential test and benchmarks), in
 //!   reused in-memory databases read by [`store::Store`] without a file or a copy.
-//! - `reference` (feature `test-support`): the client's own display read
-//!   (`get_resume_conversations`) through one long-lived worker and one long-lived `SessionDB`,
-//!   and its comparison with [`display`] (the differential test).
+//! - [`reference`](mod@reference): the client's own display read (`get_resume_conversations`) through one
+//!   long-lived worker and one long-lived `SessionDB`, and its comparison with [`display`] (the
+//!   differential test); also the fast offline tier of `repro --minimize`.
 
 pub mod client;
 pub mod display;
@@ -79,7 +79,6 @@ pub mod integrity;
 pub mod interrupt;
 pub mod oracle;
 pub mod provider;
-#[cfg(any(test, feature = "test-support"))]
 pub mod reference;
 pub mod report;
 pub mod runner;

@@ -118,9 +118,11 @@ struct ReproArgs {
     /// expectation follows them (default: whole replies in the recap, every exchange).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Shrink a copy of the database to the fewest rows (and sessions) that still misrender the
-    /// same way — every trial runs the real client, each kept candidate twice — then print the
-    /// minimized database's verdict; `minimized.db` and `REPORT.md` go into `--out`. Exit 0 when
+    /// Shrink a copy of the database to the fewest rows (and sessions) and the shortest texts that
+    /// still misrender the same way — candidates judged first offline (the client's own display
+    /// read), confirmed by two runs of the real client every 10 kept steps and at the end — then
+    /// print the minimized database's verdict; `minimized.db`, `REPORT.md` and a `record`-style
+    /// fixture (`fixture/`) go into `--out`. Exit 0 when
     /// minimized, 1 when the final run of `minimized.db` no longer shows the signature, 2 with
     /// "nothing to minimize" when the database does not misrender. The file is never modified.
     #[arg(long)]
@@ -129,9 +131,20 @@ struct ReproArgs {
     /// check by check; default) or `any-repeat` (any check with words rendered more than once).
     #[arg(long, requires = "minimize")]
     signature: Option<hermes_e2e::triage::minimize::Matching>,
-    /// With `--minimize`: candidates judged at most (default: 60); the best so far is kept.
+    /// With `--minimize`: candidates judged at most (default: 200); the best confirmed is kept.
     #[arg(long, requires = "minimize")]
     max_trials: Option<usize>,
+    /// With `--minimize`: stop after SECS seconds with the best confirmed database (then one
+    /// more run of the client for its verdict).
+    #[arg(long, requires = "minimize", value_name = "SECS")]
+    timeout: Option<f64>,
+    /// With `--minimize`: write the `record`-style fixture here (e.g. `fixtures/NAME`) instead
+    /// of `OUT/fixture`.
+    #[arg(long, requires = "minimize", value_name = "DIR")]
+    fixture: Option<PathBuf>,
+    /// With `--minimize`: no offline tier; every candidate runs the real client twice.
+    #[arg(long, requires = "minimize")]
+    no_offline: bool,
 }
 
 /// The arguments of `inspect`.
@@ -266,12 +279,21 @@ fn minimize(
     rows: u16,
     cols: u16,
 ) -> Result<ExitCode, hermes_e2e::triage::minimize::Error> {
-    use hermes_e2e::triage::minimize::{self, Matching, Options, RealClient};
+    use hermes_e2e::triage::minimize::{self, Matching, Offline, Options, RealClient, Reference};
+    let timeout = match args.timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            eprintln!("error: --timeout: expected a positive number of seconds, got {t}");
+            return Ok(ExitCode::from(2));
+        }
+        t => t.map(std::time::Duration::from_secs_f64),
+    };
     let options = Options {
         session: args.session.clone(),
         matching: args.signature.unwrap_or(Matching::Same),
         max_trials: args.max_trials.unwrap_or(minimize::DEFAULT_MAX_TRIALS),
+        timeout,
         out: args.out.clone(),
+        fixture: args.fixture.clone(),
     };
     let mut oracle = RealClient {
         client: args.client.clone(),
@@ -281,7 +303,19 @@ fn minimize(
         config: args.config.clone(),
     };
     let mut progress = |line: &str| eprintln!("{}", report::printable(line));
-    let o = minimize::minimize(&args.db, &options, &mut oracle, &mut progress)?;
+    let mut reference = if args.no_offline {
+        None
+    } else {
+        match Reference::start(&args.client, args.ui, args.config.as_deref()) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                progress(&format!("minimize: the offline tier could not start: {e}"));
+                None
+            }
+        }
+    };
+    let offline = reference.as_mut().map(|r| r as &mut dyn Offline);
+    let o = minimize::minimize(&args.db, &options, &mut oracle, offline, &mut progress)?;
     if let Some(dir) = &args.report {
         if let Err(code) = write_report(dir, std::slice::from_ref(&o.result)) {
             return Ok(code);
@@ -292,15 +326,18 @@ fn minimize(
     } else {
         print!("{}", report::printable(&report::text(&o.result)));
         println!(
-            "minimized: {} → {} rows, {} → {} sessions in {} trials ({:.0} s); signature: {}",
-            o.rows_before,
-            o.rows_after,
-            o.sessions_before,
-            o.sessions_after,
-            o.trials.len(),
+            "minimized: {} ({} client runs; {:.0} s){}; signature: {}",
+            o.summary(),
+            o.runs,
             o.wall_secs,
+            if o.timed_out {
+                "; --timeout ran out: the best confirmed database"
+            } else {
+                ""
+            },
             o.signature
         );
+        println!("fixture: {}", o.fixture.display());
         println!("report: {}", o.dir.join("REPORT.md").display());
         println!("reproduce: {}", o.command);
     }

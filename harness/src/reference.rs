@@ -1,4 +1,5 @@
-//! The client's own display read, for the differential test of the display model.
+//! The client's own display read, for the differential test of the display model and the fast
+//! offline tier of `repro --minimize` ([`crate::triage::minimize::offline`]).
 //!
 //! Input: a client (its venv) and `state.db` files. [`Reader`] runs one long-lived Python worker in
 //! the client's venv (`reference_worker.py`) that answers `SessionDB(db).get_resume_conversations(id)`
@@ -15,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -72,9 +74,11 @@ struct Reply {
     error: String,
 }
 
-/// A running worker. Killed on drop.
+/// A running worker, in its own process group registered with [`crate::interrupt`] (a SIGINT to
+/// the harness kills it). Killed on drop.
 pub struct Reader {
     child: Child,
+    _registered: crate::interrupt::Registered,
     stdin: ChildStdin,
     lines: mpsc::Receiver<String>,
     _home: tempfile::TempDir,
@@ -107,8 +111,10 @@ impl Reader {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .map_err(start_err)?;
+        let registered = crate::interrupt::register(child.id() as i32);
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let (tx, lines) = mpsc::channel();
@@ -122,6 +128,7 @@ impl Reader {
         });
         Ok(Reader {
             child,
+            _registered: registered,
             stdin,
             lines,
             _home: home,

@@ -55,6 +55,26 @@ pub fn record(
     Ok(result)
 }
 
+/// The `- What it shows:` lines of a fixture's `PROVENANCE.md`: each check's verdict (and the
+/// error that stopped the run, if any). Also written for a minimized case
+/// ([`crate::triage::minimize::fixture`]).
+pub fn what_it_shows(result: &ScenarioResult) -> String {
+    use std::fmt::Write as _;
+    let mut p = String::from("- What it shows:\n");
+    for c in &result.checks {
+        let _ = writeln!(
+            p,
+            "  - `{}` (session `{}`, {} stored rows, {} logical messages): {}",
+            c.check.at, c.session, c.stored_rows, c.logical_messages, c.verdict
+        );
+    }
+    if let Some(e) = &result.error {
+        let first = e.lines().next().unwrap_or_default();
+        let _ = writeln!(p, "- The run did not finish: {first}");
+    }
+    p
+}
+
 /// The `PROVENANCE.md` of a recorded fixture.
 fn provenance(
     scenario: &Scenario,
@@ -99,18 +119,7 @@ fn provenance(
         scenario.config, scenario.cols, scenario.rows
     );
     let _ = writeln!(p, "- Files: {}.", kept.join(", "));
-    let _ = writeln!(p, "- What it shows:");
-    for c in &result.checks {
-        let _ = writeln!(
-            p,
-            "  - `{}` (session `{}`, {} stored rows, {} logical messages): {}",
-            c.check.at, c.session, c.stored_rows, c.logical_messages, c.verdict
-        );
-    }
-    if let Some(e) = &result.error {
-        let first = e.lines().next().unwrap_or_default();
-        let _ = writeln!(p, "- The run did not finish: {first}");
-    }
+    p.push_str(&what_it_shows(result));
     if let Some(cast) = last_cast {
         let _ = writeln!(
             p,

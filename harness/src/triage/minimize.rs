@@ -1,51 +1,77 @@
 //! `repro STATE_DB --minimize`: shrink a copy of a user's database to the fewest rows (and
-//! sessions) that still misrender *the same way* in the real client.
+//! sessions), and the shortest texts, that still misrender *the same way* in the real client.
 //!
-//! The oracle of a candidate is [`crate::runner::repro()`] on it — the real client, resumed through
-//! every display path — and a candidate is interesting only when the [`Signature`] of its verdict
-//! equals the original's ([`Matching::Same`]; `--signature any-repeat` loosens that to "some check
-//! shows words rendered more than once"). Every candidate the first run accepts is run a second
-//! time; a disagreement rejects it. There is no fast offline tier yet: every trial runs the real
-//! client (two display paths, a few seconds each).
+//! **The same way.** The oracle of a candidate is [`crate::runner::repro()`] on it — the real
+//! client, resumed through every display path — and a candidate is interesting only when the
+//! [`Signature`] of its verdict equals the original's ([`Matching::Same`]; `--signature
+//! any-repeat` loosens that to "some check shows words rendered more than once").
 //!
-//! Units are removed in three phases, each by delta debugging ([`ddmin()`]: halves, then quarters,
-//! … then single units): (1) whole sessions outside the resumed session's lineage (never one a
-//! kept session names as `parent_session_id`; a removed session takes its children), (2) the
-//! lineage's exchanges (a user row with the rows up to the next one), (3) single rows. A summary
-//! carrier stays with the row it carries (and every row sharing its `message_uid`), a tool result
-//! with the row that called it ([`model::Tie`]). Candidates are fresh copies of the current best
-//! with rows deleted by rusqlite (`sessions.message_count` follows); the user's file is only read,
-//! and its content is checked unchanged at the end.
+//! **Two tiers.** Candidates are judged first by the fast offline tier ([`offline`]: the client's
+//! own display read, `get_resume_conversations`, through one long-lived worker, on a fresh copy;
+//! its rows judged by the same oracle), whose signature is compared with the *offline* signature
+//! of the original; a candidate it rejects is rejected. A candidate it keeps is kept
+//! provisionally; the real client in the PTY confirms — two runs, each on a fresh copy in a fresh
+//! home, both showing the original's signature — every [`CONFIRM_EVERY`]th step kept offline and
+//! the last candidate. When the real client disagrees, the candidate is rejected and the run goes
+//! back to the last confirmed state (the steps kept offline since are dropped); from then on every
+//! step is confirmed (the offline tier was wrong once on this database). Without an offline tier
+//! (the worker could not start, or the original's offline signature shows no failure: the tier
+//! cannot tell candidates apart) every candidate runs the real client twice. Only confirmed
+//! states are ever written to `DIR/minimized.db`.
 //!
-//! Bounded by `--max-trials` (a trial is one candidate judged: one or two client runs); each trial
-//! prints one progress line on stderr. The best so far is kept in `DIR/minimized.db` as it
-//! improves, so an interrupted run (the harness's interrupt handler kills the clients) leaves it.
-//! At the end: `DIR/minimized.db` (vacuumed: removed text does not survive in free pages), one
-//! more verdict of it, and `DIR/REPORT.md` ([`report`]).
+//! **Units.** Removed in phases, each by delta debugging ([`ddmin()`]: halves, then quarters, …
+//! then single units): (1) whole sessions outside the resumed session's lineage (never one a kept
+//! session names as `parent_session_id`; a removed session takes its children), (2) the lineage's
+//! exchanges (a user row with the rows up to the next one), (3) single rows; then (4) the texts of
+//! the rows kept are halved until a halving changes the signature ([`texts`]: a carried reply and
+//! its carrier's copy together). A summary carrier stays with the row it carries (and every row
+//! sharing its `message_uid`), a tool result with the row that called it ([`model::Tie`]).
+//! Candidates are fresh copies of the current best with rows deleted and texts replaced by
+//! rusqlite (`sessions.message_count` follows); the user's file is only read, and its content is
+//! checked unchanged at the end.
+//!
+//! **Bounded.** `--max-trials` (a trial is one candidate judged: an offline read and/or one or two
+//! client runs; the last candidate's confirmation is not counted against it) and `--timeout` (the
+//! whole minimization: on expiry it stops with the best confirmed database, unconfirmed steps
+//! dropped, and says so). Each trial prints one progress line on stderr (trial number of the
+//! budget, time spent, rows). SIGINT/SIGTERM: the harness's interrupt handler kills the clients and
+//! the offline worker (both registered process groups); `DIR/minimized.db` holds the best
+//! confirmed state. At the end: `DIR/minimized.db` (vacuumed: removed text does not survive in
+//! free pages), one more verdict of it, `DIR/REPORT.md` ([`report`]) and a `record`-style fixture
+//! ([`fixture`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::client::Ui;
 use crate::runner::{self, ScenarioResult};
 use crate::store::{Store, StoreError};
 
 pub mod ddmin;
+pub mod fixture;
 pub mod model;
+pub mod offline;
 pub mod outcome;
 pub mod report;
+pub mod texts;
+mod tiers;
 
 pub use ddmin::{ddmin, Spent};
 pub use model::{Model, Removal};
+pub use offline::{Offline, Reference};
 pub use outcome::{KeptRow, Outcome, Phase, Trial, TrialVerdict};
 
-use outcome::{describe_rows, describe_sessions, kept_rows, rows};
+use outcome::{describe_rows, describe_sessions, kept_rows};
+use texts::TextUnit;
 
 use super::signature::{Kind, Signature};
 
+/// Steps kept offline between two confirmations by the real client.
+pub const CONFIRM_EVERY: usize = 10;
+
 /// The default trial budget (`--max-trials`).
-pub const DEFAULT_MAX_TRIALS: usize = 60;
+pub const DEFAULT_MAX_TRIALS: usize = 200;
 
 /// When a candidate fails "the same way" as the original.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -186,8 +212,13 @@ pub struct Options {
     pub matching: Matching,
     /// Candidates judged at most.
     pub max_trials: usize,
+    /// The whole minimization's deadline (`--timeout`): on expiry it stops with the best
+    /// confirmed database.
+    pub timeout: Option<Duration>,
     /// The output directory (default: `target/hermes-e2e/minimize/<session>`).
     pub out: Option<PathBuf>,
+    /// Where the `record`-style fixture goes (default: `DIR/fixture`).
+    pub fixture: Option<PathBuf>,
 }
 
 /// Why a minimization could not be done.
@@ -237,37 +268,66 @@ pub enum Error {
     },
 }
 
+/// Why the trials stopped before every unit was tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// `--max-trials`.
+    Budget,
+    /// `--timeout`.
+    Timeout,
+}
+
 /// The state of one minimization between trials.
 struct Run<'a> {
     oracle: &'a mut dyn Oracle,
+    offline: Option<&'a mut dyn Offline>,
     progress: &'a mut dyn FnMut(&str),
     matching: Matching,
     original: Signature,
+    /// The offline tier's signature of the original (what its candidates are compared with).
+    original_offline: Option<Signature>,
     session: String,
     dir: PathBuf,
+    /// The best so far (confirmed or kept offline).
     best: PathBuf,
+    /// The last state the real client confirmed.
+    confirmed: PathBuf,
     candidate: PathBuf,
     max_trials: usize,
+    started: Instant,
+    deadline: Option<Instant>,
+    stop: Option<Stop>,
     trials: Vec<Trial>,
+    /// Seconds spent in offline reads.
+    offline_secs: f64,
     runs: usize,
-    /// Everything removed from the original so far.
+    /// Everything removed from the original so far (the best's), and the confirmed state's.
     removed: Removal,
+    confirmed_removed: Removal,
+    /// Steps kept offline since the last confirmation, and how many trigger one.
+    unconfirmed: usize,
+    confirm_every: usize,
+    /// This round went back to the last confirmed state, dropping steps kept offline.
+    reverted: bool,
     /// Removals (cumulative) already judged and rejected: not judged again.
-    rejected: HashMap<(Vec<String>, Vec<i64>), String>,
+    rejected: HashMap<Removal, String>,
     /// Rows of the lineage in the original.
     lineage_rows: BTreeSet<i64>,
     rows_now: usize,
+    confirmed_rows: usize,
     /// Why a row is kept: the last rejected removal of the unit holding it alone.
     notes: HashMap<i64, String>,
 }
 
-/// Minimizes `db` (never written): see the module documentation. Errors before the first trial
-/// (a bad file, nothing to minimize) are returned; trial failures are rejections.
-pub fn minimize(
+/// Minimizes `db` (never written): see the module documentation. `offline` is the fast tier (none:
+/// every candidate runs `oracle`). Errors before the first trial (a bad file, nothing to
+/// minimize) are returned; trial failures are rejections.
+pub fn minimize<'a>(
     db: &Path,
     options: &Options,
-    oracle: &mut dyn Oracle,
-    progress: &mut dyn FnMut(&str),
+    oracle: &'a mut dyn Oracle,
+    offline: Option<&'a mut dyn Offline>,
+    progress: &'a mut dyn FnMut(&str),
 ) -> Result<Outcome, Error> {
     let started = Instant::now();
     let fingerprint = fingerprint(db).map_err(|source| Error::Io {
@@ -275,24 +335,16 @@ pub fn minimize(
         source,
     })?;
     let session = resolve_session(db, options.session.as_deref())?;
-    let dir = options.out.clone().unwrap_or_else(|| {
-        runner::default_out_root()
-            .join("minimize")
-            .join(runner::slug(&session, "session"))
-    });
-    let work = dir.join("work");
-    for stale in ["work", "trials", "original", "repro"] {
-        let _ = std::fs::remove_dir_all(dir.join(stale));
-    }
-    model::remove_database(&dir.join("minimized.db"));
-    std::fs::create_dir_all(&work).map_err(|source| Error::Io {
-        path: work.clone(),
-        source,
-    })?;
+    let (dir, work) = work_dirs(options, &session)?;
     let best = work.join("best.db");
     // A copy of the original, settled (a `-wal` replayed into it) by an edit that removes nothing.
     model::build(db, &best, &Removal::default())?;
+    let confirmed = work.join("confirmed.db");
+    crate::store::copy_database(&best, &confirmed)?;
     let model = Model::read(&best, &session)?;
+    let chars_before = model::contents(&best)
+        .map(|c| texts::chars(&c))
+        .unwrap_or(0);
     progress(&format!(
         "minimize: the original: {} rows, {} sessions; running it …",
         model.total_rows,
@@ -310,27 +362,104 @@ pub fn minimize(
         });
     }
     progress(&format!("minimize: signature: {original}"));
+    let (offline, original_offline, offline_absent) =
+        offline_tier(offline, &best, &session, options.matching, progress);
     let mut run = Run {
         oracle,
+        offline,
         progress,
         matching: options.matching,
         original,
+        original_offline,
         session: session.clone(),
         candidate: work.join("candidate.db"),
         best,
+        confirmed,
         dir: dir.clone(),
         max_trials: options.max_trials,
+        started,
+        deadline: options.timeout.map(|t| started + t),
+        stop: None,
         trials: Vec::new(),
+        offline_secs: 0.0,
         runs: 1,
         removed: Removal::default(),
+        confirmed_removed: Removal::default(),
+        unconfirmed: 0,
+        confirm_every: CONFIRM_EVERY,
+        reverted: false,
         rejected: HashMap::new(),
         lineage_rows: model.rows.iter().map(|r| r.row.id).collect(),
         rows_now: model.total_rows,
+        confirmed_rows: model.total_rows,
         notes: HashMap::new(),
     };
     run.publish()?;
-    let spent = run.phases(&model);
-    finish(run, db, fingerprint, &model, spent, started)
+    let spent = run.rounds(&model);
+    let ends = Ends {
+        db,
+        fingerprint,
+        original: &model,
+        spent,
+        timeout: options.timeout,
+        offline_absent,
+        fixture: options.fixture.clone(),
+        chars_before,
+    };
+    finish(run, ends)
+}
+
+/// The output directory (`--out`, default `target/hermes-e2e/minimize/<session>`) cleared of a
+/// previous run's work, and its fresh `work/` directory.
+fn work_dirs(options: &Options, session: &str) -> Result<(PathBuf, PathBuf), Error> {
+    let dir = options.out.clone().unwrap_or_else(|| {
+        runner::default_out_root()
+            .join("minimize")
+            .join(runner::slug(session, "session"))
+    });
+    let work = dir.join("work");
+    for stale in ["work", "trials", "original", "repro"] {
+        let _ = std::fs::remove_dir_all(dir.join(stale));
+    }
+    model::remove_database(&dir.join("minimized.db"));
+    std::fs::create_dir_all(&work).map_err(|source| Error::Io {
+        path: work.clone(),
+        source,
+    })?;
+    Ok((dir, work))
+}
+
+/// The offline tier, if it can judge: its signature of the original must show the failure.
+/// Returns the tier, that signature, and why there is no tier (when there is none).
+fn offline_tier<'a>(
+    offline: Option<&'a mut dyn Offline>,
+    best: &Path,
+    session: &str,
+    matching: Matching,
+    progress: &mut dyn FnMut(&str),
+) -> (
+    Option<&'a mut dyn Offline>,
+    Option<Signature>,
+    Option<String>,
+) {
+    let Some(tier) = offline else {
+        return (None, None, Some("no offline tier was given".into()));
+    };
+    let why = match tier.signature(best, session) {
+        Ok(s) if matching.misrenders(&s) => {
+            progress(&format!("minimize: offline signature: {s}"));
+            return (Some(tier), Some(s), None);
+        }
+        Ok(s) => format!(
+            "the offline read of the original shows no failure ({s}): it cannot tell candidates \
+             apart"
+        ),
+        Err(e) => format!("the offline read of the original failed: {e}"),
+    };
+    progress(&format!(
+        "minimize: no offline tier ({why}); every candidate runs the real client"
+    ));
+    (None, None, Some(why))
 }
 
 /// The session `repro` would resume.
@@ -346,15 +475,36 @@ fn resolve_session(db: &Path, session: Option<&str>) -> Result<String, Error> {
 }
 
 impl Run<'_> {
-    /// The three phases, in order; true when the budget ran out.
+    /// The phases until the last state is confirmed: when the real client refutes a step kept
+    /// offline, the run goes back to the last confirmed state and, budget left, runs the phases
+    /// again with every step confirmed. True when the budget or the time ran out.
+    fn rounds(&mut self, model: &Model) -> bool {
+        loop {
+            self.reverted = false;
+            let spent = self.phases(model);
+            if self.stop == Some(Stop::Timeout) {
+                return spent;
+            }
+            let confirmed = self.unconfirmed == 0 || self.confirm_last();
+            if spent || (confirmed && !self.reverted) {
+                return spent;
+            }
+        }
+    }
+
+    /// The four phases, in order; true when the budget ran out.
     fn phases(&mut self, model: &Model) -> bool {
         // (1) Sessions outside the lineage: all at once first (usually all go), then ddmin.
-        let sessions = model.removable_sessions();
+        let sessions: Vec<String> = model
+            .removable_sessions()
+            .into_iter()
+            .filter(|s| !self.removed.sessions.contains(s))
+            .collect();
         if !sessions.is_empty() {
             let mut test = |chunk: &[String]| {
                 let removal = Removal {
                     sessions: model.with_descendants(chunk),
-                    rows: BTreeSet::new(),
+                    ..Removal::default()
                 };
                 let what = describe_sessions(&removal.sessions);
                 Ok(self.judge(Phase::Sessions, removal, what)?.is_none())
@@ -374,164 +524,111 @@ impl Run<'_> {
             (Phase::Exchanges, model.exchange_units()),
             (Phase::Rows, model.row_units()),
         ] {
-            let units: Vec<Vec<i64>> = units
-                .into_iter()
-                .filter(|u| u.iter().any(|id| !self.removed.rows.contains(id)))
-                .collect();
-            let mut test = |chunk: &[Vec<i64>]| {
-                let rows: BTreeSet<i64> = chunk.iter().flatten().copied().collect();
-                let what = describe_rows(&rows);
-                let removal = Removal {
-                    sessions: BTreeSet::new(),
-                    rows: rows.clone(),
-                };
-                let why_not = self.judge(phase, removal, what.clone())?;
-                if let (Some(why_not), 1) = (&why_not, chunk.len()) {
-                    let note = format!("removing {what} ({} phase): {why_not}", phase.name());
-                    for id in &rows {
-                        self.notes.insert(*id, note.clone());
-                    }
-                }
-                Ok(why_not.is_none())
+            if self.remove_units(phase, units) {
+                return true;
+            }
+        }
+        // (4) Texts.
+        self.shorten_texts(model)
+    }
+
+    /// Removes what it can of `units` (rows) by ddmin; true when the budget ran out.
+    fn remove_units(&mut self, phase: Phase, units: Vec<Vec<i64>>) -> bool {
+        let units: Vec<Vec<i64>> = units
+            .into_iter()
+            .filter(|u| u.iter().any(|id| !self.removed.rows.contains(id)))
+            .collect();
+        let mut test = |chunk: &[Vec<i64>]| {
+            let rows: BTreeSet<i64> = chunk.iter().flatten().copied().collect();
+            let what = describe_rows(&rows);
+            let removal = Removal {
+                rows: rows.clone(),
+                ..Removal::default()
             };
-            if ddmin(units, &mut test).1 {
+            let why_not = self.judge(phase, removal, what.clone())?;
+            if let (Some(why_not), 1) = (&why_not, chunk.len()) {
+                let note = format!("removing {what} ({} phase): {why_not}", phase.name());
+                for id in &rows {
+                    self.notes.insert(*id, note.clone());
+                }
+            }
+            Ok(why_not.is_none())
+        };
+        ddmin(units, &mut test).1
+    }
+
+    /// Halves each text unit of the rows left until a halving is rejected; true when the budget
+    /// ran out.
+    fn shorten_texts(&mut self, model: &Model) -> bool {
+        let Ok(contents) = model::contents(&self.best) else {
+            return false;
+        };
+        let lineage: BTreeSet<i64> = model.rows.iter().map(|r| r.row.id).collect();
+        let contents = contents
+            .into_iter()
+            .filter(|(id, _)| lineage.contains(id))
+            .collect();
+        for unit in texts::units(model, &contents) {
+            if self.shorten(&unit) {
                 return true;
             }
         }
         false
     }
 
-    /// Judges the removal of `removal` from the best so far: builds the candidate, runs it
-    /// (twice when the first run shows the signature) and keeps it when both runs do. `None`
-    /// when kept, else why not (a candidate already rejected, or one with no row left in the
-    /// lineage, is not run again).
-    fn judge(
-        &mut self,
-        phase: Phase,
-        removal: Removal,
-        what: String,
-    ) -> Result<Option<String>, Spent> {
-        let key = {
-            let mut s = self.removed.sessions.clone();
-            s.extend(removal.sessions.iter().cloned());
-            let mut r = self.removed.rows.clone();
-            r.extend(removal.rows.iter().copied());
-            (
-                s.into_iter().collect::<Vec<_>>(),
-                r.into_iter().collect::<Vec<_>>(),
-            )
-        };
-        if let Some(why) = self.rejected.get(&key) {
-            return Ok(Some(why.clone()));
-        }
-        // A candidate with no row left in the lineage resumes nothing: not worth a trial.
-        if self
-            .lineage_rows
-            .iter()
-            .all(|id| key.1.binary_search(id).is_ok())
-        {
-            return Ok(Some(
-                "not tried: no row of the lineage would be left".into(),
-            ));
-        }
-        if self.trials.len() >= self.max_trials {
-            return Err(Spent);
-        }
-        let number = self.trials.len() + 1;
-        let (verdict, runs, rows_after) = self.try_candidate(&removal);
-        let kept = verdict == TrialVerdict::Kept;
-        let trial = Trial {
-            number,
-            phase,
-            removed: what,
-            rows_before: self.rows_now,
-            rows_after,
-            runs,
-            verdict,
-        };
-        (self.progress)(&format!(
-            "minimize: trial {number}: {} → {} (without {}): {}",
-            rows(trial.rows_before),
-            rows(trial.rows_after),
-            trial.removed,
-            trial.verdict.text()
-        ));
-        self.trials.push(trial);
-        self.runs += runs;
-        if kept {
-            self.removed.sessions.extend(removal.sessions);
-            self.removed.rows.extend(removal.rows);
-            self.rows_now = rows_after;
-            model::remove_database(&self.best);
-            let moved = std::fs::rename(&self.candidate, &self.best);
-            if moved.is_err() || self.publish().is_err() {
-                (self.progress)("minimize: could not keep the candidate; stopping");
-                return Err(Spent);
-            }
-        } else {
-            let why = self
-                .trials
-                .last()
-                .map(|t| t.verdict.text())
-                .unwrap_or_default();
-            self.rejected.insert(key, why.clone());
-            return Ok(Some(why));
-        }
-        Ok(None)
-    }
-
-    /// Builds the candidate and runs it; its verdict, the runs taken and its rows.
-    fn try_candidate(&mut self, removal: &Removal) -> (TrialVerdict, usize, usize) {
-        if let Err(e) = model::build(&self.best, &self.candidate, removal) {
-            return (TrialVerdict::Failed(e.to_string()), 0, self.rows_now);
-        }
-        let rows_after = model::count_rows(&self.candidate).unwrap_or(self.rows_now);
-        let out = self.dir.join("trials");
-        let mut signatures = Vec::new();
-        for _ in 0..2 {
-            match self.oracle.judge(&self.candidate, &self.session, &out) {
-                Ok(result) => {
-                    let s = Signature::of(&result);
-                    let same = self.matching.matches(&self.original, &s);
-                    signatures.push(s);
-                    if !same {
-                        break;
-                    }
-                }
-                Err(e) => return (TrialVerdict::Failed(e), signatures.len() + 1, rows_after),
+    /// Halves `unit` while the halvings are kept; true when the budget ran out.
+    fn shorten(&mut self, unit: &TextUnit) -> bool {
+        loop {
+            let Ok(contents) = model::contents(&self.best) else {
+                return false;
+            };
+            let Some(texts) = texts::shorten(unit, &contents) else {
+                return false;
+            };
+            let removal = Removal {
+                texts,
+                ..Removal::default()
+            };
+            match self.judge(Phase::Texts, removal, unit.describe()) {
+                Err(Spent) => return true,
+                Ok(Some(_)) => return false,
+                Ok(None) => {}
             }
         }
-        let runs = signatures.len();
-        let verdict = match (signatures.len(), signatures.last()) {
-            (2, Some(s)) if self.matching.matches(&self.original, s) => TrialVerdict::Kept,
-            (2, Some(s)) => TrialVerdict::Disagreed(s.to_string()),
-            (_, Some(s)) => TrialVerdict::Other(s.to_string()),
-            (_, None) => TrialVerdict::Failed("no run".into()),
-        };
-        (verdict, runs, rows_after)
     }
 
-    /// Copies the best so far to `DIR/minimized.db` (what an interrupted run leaves).
+    /// Copies the last confirmed state to `DIR/minimized.db` (what an interrupted run leaves).
     fn publish(&self) -> Result<(), Error> {
         let target = self.dir.join("minimized.db");
         model::remove_database(&target);
-        crate::store::copy_database(&self.best, &target)?;
+        crate::store::copy_database(&self.confirmed, &target)?;
         Ok(())
     }
 }
 
-/// The final verdict on `minimized.db`, the kept rows and `REPORT.md`.
-fn finish(
-    mut run: Run<'_>,
-    db: &Path,
+/// What [`finish`] needs besides the run.
+struct Ends<'a> {
+    db: &'a Path,
     fingerprint: u64,
-    original: &Model,
+    original: &'a Model,
     spent: bool,
-    started: Instant,
-) -> Result<Outcome, Error> {
+    timeout: Option<Duration>,
+    offline_absent: Option<String>,
+    fixture: Option<PathBuf>,
+    chars_before: usize,
+}
+
+/// The final verdict on `minimized.db`, the kept rows, `REPORT.md` and the fixture.
+fn finish(mut run: Run<'_>, ends: Ends<'_>) -> Result<Outcome, Error> {
     let minimized = run.dir.join("minimized.db");
     run.publish()?;
     model::vacuum(&minimized)?;
+    if run.stop == Some(Stop::Timeout) {
+        (run.progress)(&format!(
+            "minimize: --timeout ran out: stopping with the best confirmed database ({})",
+            outcome::rows(run.confirmed_rows)
+        ));
+    }
     (run.progress)("minimize: the verdict of minimized.db …");
     let result = run
         .oracle
@@ -554,31 +651,48 @@ fn finish(
         minimized.display(),
         run.oracle.repro_args()
     );
-    if fingerprint != self::fingerprint(db).unwrap_or(!fingerprint) {
-        return Err(Error::InputChanged { db: db.to_owned() });
+    if ends.fingerprint != fingerprint(ends.db).unwrap_or(!ends.fingerprint) {
+        return Err(Error::InputChanged {
+            db: ends.db.to_owned(),
+        });
     }
+    let chars = |p: &Path| model::contents(p).map(|c| texts::chars(&c)).unwrap_or(0);
     let _ = std::fs::remove_dir_all(run.dir.join("work"));
-    let outcome = Outcome {
-        db: db.to_owned(),
+    let fixture_dir = ends
+        .fixture
+        .clone()
+        .unwrap_or_else(|| run.dir.join("fixture"));
+    let mut outcome = Outcome {
+        db: ends.db.to_owned(),
         session: run.session.clone(),
         signature: run.original.clone(),
         matching: run.matching,
-        rows_before: original.total_rows,
+        rows_before: ends.original.total_rows,
         rows_after: model.total_rows,
-        sessions_before: original.sessions.len(),
+        sessions_before: ends.original.sessions.len(),
         sessions_after: model.sessions.len(),
-        trials: run.trials,
+        trials: std::mem::take(&mut run.trials),
         runs: run.runs,
         max_trials: run.max_trials,
-        spent,
+        spent: ends.spent,
+        timed_out: run.stop == Some(Stop::Timeout),
+        timeout_secs: ends.timeout.map(|t| t.as_secs_f64()),
+        offline_signature: run.original_offline.clone(),
+        offline_secs: run.offline_secs,
+        offline_absent: ends.offline_absent,
+        chars_before: ends.chars_before,
+        chars_after: chars(&minimized),
+        fixture: fixture_dir,
         dir: run.dir.clone(),
         minimized,
         kept,
         final_signature,
         command,
-        wall_secs: started.elapsed().as_secs_f64(),
+        wall_secs: run.started.elapsed().as_secs_f64(),
         result,
     };
+    fixture::write(&outcome, &run.oracle.repro_args())?;
+    outcome.wall_secs = run.started.elapsed().as_secs_f64();
     let path = run.dir.join("REPORT.md");
     std::fs::write(&path, report::markdown(&outcome))
         .map_err(|source| Error::Io { path, source })?;

@@ -32,6 +32,9 @@ pub struct Tie {
     pub b: i64,
     /// Why they go together.
     pub why: String,
+    /// `b` is a summary carrier and `a` the row it carries (the text phase shortens the reply in
+    /// both together).
+    pub carrier: bool,
 }
 
 /// A `state.db` as the minimizer reads it.
@@ -214,6 +217,7 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
                 a: carried,
                 b: c.row,
                 why: format!("row {} is the carrier of row {carried}", c.row),
+                carrier: true,
             });
         }
         if let Some(uid) = &c.message_uid {
@@ -226,6 +230,7 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
                             "row {} shares the message_uid of carrier row {}",
                             r.id, c.row
                         ),
+                        carrier: false,
                     });
                 }
             }
@@ -247,6 +252,7 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
                 a: call,
                 b: result,
                 why: format!("row {result} is the result of row {call}'s tool call"),
+                carrier: false,
             });
         }
     }
@@ -255,19 +261,33 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
 
 /// Rows of `messages` in the file at `path` (our own copy), if it can be counted.
 pub fn count_rows(path: &Path) -> Option<usize> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let conn = read_only(path).ok()?;
     conn.query_row("SELECT COUNT(*) FROM messages", [], |r| r.get::<_, i64>(0))
         .ok()
         .and_then(|n| usize::try_from(n).ok())
 }
 
-/// What a candidate removes from the current best.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a candidate removes from (or shortens in) the current best.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Removal {
     /// Whole sessions (with their rows and every row of another table naming them).
     pub sessions: BTreeSet<String>,
     /// Single rows of `messages`.
     pub rows: BTreeSet<i64>,
+    /// New `content` of rows (shortened texts), by row id.
+    pub texts: BTreeMap<i64, String>,
+}
+
+impl Removal {
+    /// `self` followed by `next`: both removals, `next`'s texts over `self`'s.
+    pub fn then(&self, next: &Removal) -> Removal {
+        let mut all = self.clone();
+        all.sessions.extend(next.sessions.iter().cloned());
+        all.rows.extend(next.rows.iter().copied());
+        all.texts
+            .extend(next.texts.iter().map(|(id, t)| (*id, t.clone())));
+        all
+    }
 }
 
 /// Building a candidate failed.
@@ -299,7 +319,8 @@ pub fn remove_database(path: &Path) {
 /// are deleted one by one (the client's own triggers keep its search index and display order
 /// consistent); a removed session's rows go first, then its rows in every other table with a
 /// `session_id` column, then the session; `sessions.message_count` (when the column exists) is
-/// set to the rows left in each session that lost rows. `from` is only read.
+/// set to the rows left in each session that lost rows; last, the new texts are written (`UPDATE`,
+/// the triggers keep the search index). `from` is only read.
 pub fn build(from: &Path, to: &Path, removal: &Removal) -> Result<(), BuildError> {
     remove_database(to);
     crate::store::copy_database(from, to)?;
@@ -333,6 +354,13 @@ pub fn build(from: &Path, to: &Path, removal: &Removal) -> Result<(), BuildError
         }
         tx.execute("DELETE FROM sessions WHERE id = ?1", [session])
             .map_err(err)?;
+    }
+    for (id, text) in &removal.texts {
+        tx.execute(
+            "UPDATE messages SET content = ?2 WHERE id = ?1",
+            rusqlite::params![id, text],
+        )
+        .map_err(err)?;
     }
     if has_column(&tx, "sessions", "message_count").map_err(err)? {
         for session in touched.difference(&removal.sessions) {
@@ -388,8 +416,46 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
 
 /// Sessions in the file at `path` (our own copy).
 pub fn count_sessions(path: &Path) -> Option<usize> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let conn = read_only(path).ok()?;
     conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))
         .ok()
         .and_then(|n| usize::try_from(n).ok())
+}
+
+/// The text (`content`) of every row of `messages` in the file at `path` (our own copy) that has
+/// one, by id.
+pub fn contents(path: &Path) -> Result<BTreeMap<i64, String>, BuildError> {
+    let err = |e: rusqlite::Error| BuildError::Sqlite {
+        path: path.to_owned(),
+        message: e.to_string(),
+    };
+    let conn = read_only(path).map_err(err)?;
+    let mut stmt = conn
+        .prepare("SELECT id, content FROM messages WHERE typeof(content) = 'text'")
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(err)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(err)
+}
+
+/// `path` opened read-only without leaving a trace: a settled file (no `-wal` beside it: our
+/// copies, a fixture) is opened `immutable` — SQLite then creates no `-shm`/`-wal` next to it, as
+/// it would for a read-only reader of a WAL-mode file; a file with a `-wal` is opened read-only
+/// as it is (its log holds rows).
+fn read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if Path::new(&wal).exists() {
+        return Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY);
+    }
+    let escaped = path
+        .to_string_lossy()
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    Connection::open_with_flags(
+        format!("file:{escaped}?immutable=1"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
 }

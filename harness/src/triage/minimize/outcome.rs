@@ -18,6 +18,10 @@ pub enum Phase {
     Exchanges,
     /// Single rows of the lineage.
     Rows,
+    /// Shortening the texts of the rows kept.
+    Texts,
+    /// The real client's confirmation of the steps kept offline since the last one.
+    Confirm,
 }
 
 impl Phase {
@@ -27,6 +31,8 @@ impl Phase {
             Phase::Sessions => "sessions",
             Phase::Exchanges => "exchanges",
             Phase::Rows => "rows",
+            Phase::Texts => "texts",
+            Phase::Confirm => "confirm",
         }
     }
 }
@@ -35,12 +41,19 @@ impl Phase {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrialVerdict {
-    /// Both runs showed the signature: the removal is kept.
+    /// Both runs of the real client showed the signature: the removal is kept (confirmed).
     Kept,
-    /// The first run showed another signature.
+    /// The offline tier read the original's offline signature: kept, to be confirmed by the real
+    /// client later.
+    KeptOffline,
+    /// The first judge (the offline tier, when there is one) read another signature.
     Other(String),
-    /// The first run showed the signature, the second this one.
+    /// The offline tier read the signature (`offline: true`) or the real client's first run
+    /// did, then the real client this one.
     Disagreed(String),
+    /// The offline tier read the signature, the real client this one: rejected, and the run went
+    /// back to the last confirmed state (the steps kept offline since were dropped).
+    Refuted(String),
     /// The candidate could not be built or run.
     Failed(String),
 }
@@ -49,7 +62,11 @@ impl TrialVerdict {
     /// As a progress line says it.
     pub fn text(&self) -> String {
         match self {
-            TrialVerdict::Kept => "same signature (kept)".into(),
+            TrialVerdict::Kept => "same signature (kept, confirmed by the real client)".into(),
+            TrialVerdict::KeptOffline => "same offline signature (kept, to be confirmed)".into(),
+            TrialVerdict::Refuted(s) => format!(
+                "the real client disagreed: {s} (rejected; back to the last confirmed state)"
+            ),
             TrialVerdict::Other(s) => format!("other signature: {s} (rejected)"),
             TrialVerdict::Disagreed(s) => {
                 format!("same signature, then on the second run: {s} (rejected)")
@@ -72,7 +89,9 @@ pub struct Trial {
     pub rows_before: usize,
     /// Rows of the candidate.
     pub rows_after: usize,
-    /// Client runs it took (1 or 2).
+    /// Judged by the offline tier first.
+    pub offline: bool,
+    /// Runs of the real client it took (0, 1 or 2).
     pub runs: usize,
     /// How it ended.
     pub verdict: TrialVerdict,
@@ -122,8 +141,24 @@ pub struct Outcome {
     pub runs: usize,
     /// The trial budget.
     pub max_trials: usize,
-    /// True when the budget ran out before every unit was tried.
+    /// True when the budget (`--max-trials` or `--timeout`) ran out before every unit was tried.
     pub spent: bool,
+    /// True when it was `--timeout` that ran out.
+    pub timed_out: bool,
+    /// `--timeout`, seconds.
+    pub timeout_secs: Option<f64>,
+    /// The offline tier, if it judged candidates: its signature of the original.
+    pub offline_signature: Option<Signature>,
+    /// Seconds the offline tier's reads of candidates took in all.
+    pub offline_secs: f64,
+    /// Why there was no offline tier (when there was none).
+    pub offline_absent: Option<String>,
+    /// Characters of message text in the original file.
+    pub chars_before: usize,
+    /// Characters of message text in `minimized.db`.
+    pub chars_after: usize,
+    /// The `record`-style fixture written (`state.db`, casts, `PROVENANCE.md`).
+    pub fixture: PathBuf,
     /// The output directory.
     pub dir: PathBuf,
     /// `DIR/minimized.db`.
@@ -222,6 +257,36 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
+}
+
+impl Outcome {
+    /// Trials the offline tier judged.
+    pub fn offline_trials(&self) -> usize {
+        self.trials.iter().filter(|t| t.offline).count()
+    }
+
+    /// `18 → 2 rows, 2 → 2 sessions, 12121 → 173 characters of text in 23 trials (22 offline,
+    /// 2 on the PTY)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} → {} rows, {} → {} sessions, {} → {} characters of text in {} trials ({} offline, \
+             {} on the PTY)",
+            self.rows_before,
+            self.rows_after,
+            self.sessions_before,
+            self.sessions_after,
+            self.chars_before,
+            self.chars_after,
+            self.trials.len(),
+            self.offline_trials(),
+            self.pty_trials()
+        )
+    }
+
+    /// Trials that ran the real client in the PTY.
+    pub fn pty_trials(&self) -> usize {
+        self.trials.iter().filter(|t| t.runs > 0).count()
+    }
 }
 
 /// `1 row`, `9 rows`.

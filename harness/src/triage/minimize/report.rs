@@ -19,34 +19,66 @@ pub fn markdown(outcome: &Outcome) -> String {
     let _ = writeln!(md, "# Minimized: `{}`\n", o.db.display());
     let _ = writeln!(md, "- Session resumed: `{}`", o.session);
     let _ = writeln!(md, "- Signature of the original: `{}`", o.signature);
+    if let Some(s) = &o.offline_signature {
+        let _ = writeln!(
+            md,
+            "- Offline signature of the original (the fast tier's): `{s}`"
+        );
+    }
     let _ = writeln!(
         md,
-        "- A candidate was kept when {} (`--signature {}`), on two runs of the real client.",
+        "- A candidate was kept when {} (`--signature {}`): {}",
         match o.matching {
             Matching::Same => "its verdict had the same signature",
             Matching::AnyRepeat => "some check showed words rendered more than once",
         },
-        o.matching.name()
+        o.matching.name(),
+        match &o.offline_absent {
+            None => format!(
+                "judged first offline (the client's display read), confirmed by two runs of the \
+                 real client every {} steps and at the end",
+                super::CONFIRM_EVERY
+            ),
+            Some(why) => format!("on two runs of the real client (no offline tier: {why})"),
+        }
     );
     let _ = writeln!(
         md,
-        "- Rows: {} → {}; sessions: {} → {}",
-        o.rows_before, o.rows_after, o.sessions_before, o.sessions_after
+        "- Rows: {} → {}; sessions: {} → {}; characters of text: {} → {}",
+        o.rows_before,
+        o.rows_after,
+        o.sessions_before,
+        o.sessions_after,
+        o.chars_before,
+        o.chars_after
     );
+    let stop = match (o.spent, o.timed_out) {
+        (_, true) => format!(
+            "`--timeout {}` ran out: stopped with the best confirmed database",
+            o.timeout_secs.unwrap_or_default()
+        ),
+        (true, false) => "the budget ran out: a larger `--max-trials` may shrink it further".into(),
+        (false, false) => "every unit was tried".into(),
+    };
     let _ = writeln!(
         md,
-        "- Trials: {} of at most {} ({} client runs in all, the original's and the final one \
-         included; {}); {:.0} s",
+        "- Trials: {} of at most {}: {} offline, {} on the real client in the PTY ({} client runs \
+         in all, the original's and the final one included); {stop}; {:.0} s",
         o.trials.len(),
         o.max_trials,
+        o.offline_trials(),
+        o.pty_trials(),
         o.runs,
-        if o.spent {
-            "the budget ran out: a larger `--max-trials` may shrink it further"
-        } else {
-            "every unit was tried"
-        },
         o.wall_secs
     );
+    if o.offline_trials() > 0 {
+        let _ = writeln!(
+            md,
+            "- Offline reads: {:.2} s in all, {:.0} ms each on average",
+            o.offline_secs,
+            1000.0 * o.offline_secs / o.offline_trials() as f64
+        );
+    }
     let same = o.matching.matches(&o.signature, &o.final_signature);
     let _ = writeln!(
         md,
@@ -63,13 +95,18 @@ pub fn markdown(outcome: &Outcome) -> String {
         "- The input file was only read (its content compared before and after: unchanged)."
     );
     let _ = writeln!(md, "\nReproduce:\n\n```\n{}\n```\n", o.command);
+    let _ = writeln!(
+        md,
+        "Fixture (`record`-style: `state.db`, the casts, `PROVENANCE.md`): `{}`; to make it a \
+         fixture of the repository in one command, rerun with `--fixture fixtures/NAME`.\n",
+        o.fixture.display()
+    );
     rows_table(&mut md, o);
     trials_table(&mut md, o);
     let _ = writeln!(
         md,
         "\n## Not done by this version\n\n\
-         - Every trial runs the real client (no fast offline tier judges candidates first).\n\
-         - Sessions of the lineage are never removed, even when empty; texts are not shortened.\n\
+         - Sessions of the lineage are never removed, even when empty.\n\
          - `sessions.message_count` follows the rows removed; other counts \
          (`tool_call_count`, tokens) are left as they were."
     );
@@ -107,13 +144,22 @@ fn rows_table(md: &mut String, o: &Outcome) {
 
 fn trials_table(md: &mut String, o: &Outcome) {
     let _ = writeln!(md, "\n## Trials\n");
-    let header = ["#", "phase", "removed", "rows", "runs", "outcome"];
+    let header = [
+        "#",
+        "phase",
+        "removed",
+        "rows",
+        "offline",
+        "client runs",
+        "outcome",
+    ];
     let rows = o.trials.iter().map(|t| {
         vec![
             t.number.to_string(),
             t.phase.name().to_owned(),
             t.removed.clone(),
             format!("{} → {}", t.rows_before, t.rows_after),
+            if t.offline { "yes" } else { "no" }.to_owned(),
             t.runs.to_string(),
             t.verdict.text(),
         ]
