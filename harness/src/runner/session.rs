@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use crate::client::recap::recap_closed_after;
+use crate::client::{is_idle, reply_closed, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch};
 
 /// The deadline of one step: every wait of the step shares it.
@@ -42,8 +43,11 @@ impl Deadline {
 
 /// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
 /// launch's own and its environment is added — and waits until it is ready for input: the idle
-/// prompt, quiet for [`crate::client::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
-/// rest), and for the TUI its session banner (a resumed TUI first draws a partial transcript).
+/// prompt, then quiet for the interface's [`Ui::settle`] (none for the classic CLI, whose idle
+/// prompt is the last thing it draws; the TUI draws `ready` a frame before the rest), and for the
+/// TUI its session banner (a resumed TUI first draws a partial transcript).
+///
+/// [`Ui::settle`]: crate::client::Ui::settle
 pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, Error> {
     let clock = Deadline::new(deadline);
     let ui = launch.ui;
@@ -66,12 +70,8 @@ pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Dri
         })
         .map_err(|e| clock.error(e))?;
     }
-    d.wait_idle_quiet(
-        "the idle prompt",
-        crate::client::COMMAND_SETTLE,
-        clock.left(),
-    )
-    .map_err(|e| clock.error(e))?;
+    d.wait_idle_quiet("the idle prompt", ui.settle(), clock.left())
+        .map_err(|e| clock.error(e))?;
     Ok(d)
 }
 
@@ -128,9 +128,10 @@ pub(super) fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Resu
     .map_err(|e| clock.error(e))
 }
 
-/// Types a line of conversation and waits until the turn is over: the end of `reply` drawn and
-/// the idle prompt back — or, when the model never replies (`gives_up`), until the client has
-/// given up: its output settles with the idle prompt back.
+/// Types a line of conversation and waits until the turn is over: the end of `reply` drawn, the
+/// idle prompt back and the reply closed ([`reply_closed`]: the classic CLI's panel border; if it
+/// never shows, quiet output for [`COMMAND_SETTLE`]) — or, when the model never replies
+/// (`gives_up`), until the client has given up: its output settles with the idle prompt back.
 pub(super) fn say(
     d: &mut Driver,
     text: &str,
@@ -144,8 +145,20 @@ pub(super) fn say(
         d.wait_settled_idle(clock.left())
             .map_err(|e| clock.error(e))
     } else {
-        d.wait_idle_with(&reply_tail(reply), clock.left())
-            .map_err(|e| clock.error(e))
+        let tail = reply_tail(reply);
+        let ui = d.ui();
+        d.wait_done(
+            &format!("the idle prompt with `{tail}` on screen, its panel closed"),
+            clock.left(),
+            COMMAND_SETTLE,
+            |s| {
+                let rows = s.viewport_rows();
+                is_idle(ui, &rows) && driver::squash(&rows.concat()).contains(&tail)
+            },
+            |s| reply_closed(ui, &s.viewport_rows(), &tail),
+        )
+        .map(drop)
+        .map_err(|e| clock.error(e))
     }
 }
 
@@ -204,7 +217,7 @@ pub(super) fn command(
     .map_err(|e| clock.error(e))?;
     d.wait_idle_quiet(
         &format!("the idle prompt to settle after `{text}`"),
-        crate::client::COMMAND_SETTLE,
+        ui.settle(),
         clock.left(),
     )
     .map_err(|e| clock.error(e))
@@ -219,8 +232,9 @@ pub(super) fn resize(d: &mut Driver, rows: u16, cols: u16, clock: &Deadline) -> 
         .map_err(|e| clock.error(e))
 }
 
-/// Types `/quit`, waits for the client to exit and closes its recording.
-pub(super) fn quit(mut d: Driver, clock: &Deadline) -> Result<(), Error> {
+/// Types `/quit`, waits for the client to exit and closes its recording. The caller drops the
+/// driver after reading its timings.
+pub(super) fn quit(d: &mut Driver, clock: &Deadline) -> Result<(), Error> {
     d.type_line("/quit", clock.whole())
         .map_err(|e| clock.error(e))?;
     d.wait_exit(clock.left()).map_err(|e| clock.error(e))?;

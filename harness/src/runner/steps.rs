@@ -55,6 +55,8 @@ struct Run<'a> {
     exports: usize,
     /// What the last `export` step wrote, for the next `check`.
     exported: Option<Transcript>,
+    /// The harness's wait in the last `quit` step (its driver is gone when the step is timed).
+    quit_wait: Duration,
 }
 
 impl<'a> Run<'a> {
@@ -112,6 +114,7 @@ impl<'a> Run<'a> {
             launches: 0,
             exports: 0,
             exported: None,
+            quit_wait: Duration::ZERO,
         })
     }
 
@@ -143,14 +146,18 @@ impl<'a> Run<'a> {
             if waits_on_client {
                 result.client_secs += secs;
             }
+            // A quit step dropped its driver: its wait was kept aside.
+            let quit_wait = std::mem::take(&mut self.quit_wait);
             let harness_wait_secs = self
                 .driver
                 .as_mut()
-                .map_or(0.0, |d| d.take_settled().as_secs_f64());
+                .map_or(quit_wait, |d| d.take_harness_wait())
+                .as_secs_f64();
             result.steps.push(StepTiming {
                 line: step.line,
                 kind,
                 secs,
+                busy_secs: (secs - harness_wait_secs).max(0.0),
                 harness_wait_secs,
             });
             outcome.map_err(StepError::at(step.line))?;
@@ -192,7 +199,12 @@ impl<'a> Run<'a> {
                 slash_resume(self.running()?, &id, clock.whole())
             }
             Action::Resize { rows, cols } => session::resize(self.running()?, *rows, *cols, clock),
-            Action::Quit => session::quit(self.driver.take().ok_or(Error::QuitNotRunning)?, clock),
+            Action::Quit => {
+                let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
+                let outcome = session::quit(&mut d, clock);
+                self.quit_wait = d.take_harness_wait();
+                outcome
+            }
             Action::Check { name, expect } => {
                 let checked = self.check(name, expect, step.line)?;
                 result.checks.push(checked);
