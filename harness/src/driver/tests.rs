@@ -24,6 +24,7 @@ pub(crate) fn shell(script: &str, dir: &Path) -> Launch {
         cast: dir.join("t.cast"),
         ui: Ui::Classic,
         terminal: crate::terminal::Terminal::Vt100,
+        release: None,
     }
 }
 

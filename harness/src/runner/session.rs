@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use crate::client::recap::recap_closed_after;
-use crate::client::{is_idle, reply_closed, COMMAND_SETTLE};
+use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch};
+use crate::terminal::Screen;
 
 /// The deadline of one step: every wait of the step shares it.
 pub(super) struct Deadline {
@@ -139,27 +140,41 @@ pub(super) fn say(
     gives_up: bool,
     clock: &Deadline,
 ) -> Result<(), Error> {
+    let tail = reply_tail(reply);
+    let ui = d.ui();
+    // The classic CLI prints each reply once into its history, so this turn's reply is one more
+    // drawing of its end than before the line was typed: an earlier turn may have ended the same
+    // way (a repetitive conversation), and its closed panel proves nothing about this one. The
+    // TUI redraws its transcript; for it the end on screen counts, as before.
+    let drawn = |s: &Screen| {
+        driver::squash(&s.history_lines().concat())
+            .matches(&tail)
+            .count()
+    };
+    let before = drawn(d.screen());
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     if gives_up {
-        d.wait_settled_idle(clock.left())
-            .map_err(|e| clock.error(e))
-    } else {
-        let tail = reply_tail(reply);
-        let ui = d.ui();
-        d.wait_done(
-            &format!("the idle prompt with `{tail}` on screen, its panel closed"),
-            clock.left(),
-            COMMAND_SETTLE,
-            |s| {
-                let rows = s.viewport_rows();
-                is_idle(ui, &rows) && driver::squash(&rows.concat()).contains(&tail)
-            },
-            |s| reply_closed(ui, &s.viewport_rows(), &tail),
-        )
-        .map(drop)
-        .map_err(|e| clock.error(e))
+        return d
+            .wait_settled_idle(clock.left())
+            .map_err(|e| clock.error(e));
     }
+    d.wait_done(
+        &format!("the idle prompt with `{tail}` drawn, its panel closed"),
+        clock.left(),
+        COMMAND_SETTLE,
+        |s| {
+            let rows = s.viewport_rows();
+            is_idle(ui, &rows)
+                && match ui {
+                    Ui::Classic => drawn(s) > before,
+                    Ui::Tui => driver::squash(&rows.concat()).contains(&tail),
+                }
+        },
+        |s| reply_closed(ui, &s.viewport_rows(), &tail),
+    )
+    .map(drop)
+    .map_err(|e| clock.error(e))
 }
 
 /// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
@@ -217,7 +232,7 @@ pub(super) fn command(
     .map_err(|e| clock.error(e))?;
     d.wait_idle_quiet(
         &format!("the idle prompt to settle after `{text}`"),
-        ui.settle(),
+        ui.command_settle(d.release()),
         clock.left(),
     )
     .map_err(|e| clock.error(e))
