@@ -31,12 +31,14 @@ use hermes_e2e::store::Store;
 /// The fixed sleeps of the tmux driver.
 #[derive(Debug, Clone, Copy)]
 struct Sleeps {
-    /// After starting the client (`hermes`, `hermes --resume ID`). Measured: 1.1–1.7 s
-    /// unloaded, up to 6.5 s for a first start with other work on the CPUs (reference notes).
+    /// After starting the client (`hermes`, `hermes --resume ID`). Measured by `run --json`:
+    /// 1.1–1.9 s unloaded, 3.2 s at load average 4 (the reference notes: up to 6.5 s for a
+    /// first start with other work on the CPUs).
     launch: Duration,
     /// Between the typed text and Enter (the client's paste window is 50 ms).
     typing: Duration,
-    /// After Enter on a turn. Measured: 0.3 s of client time unloaded, ≈ 1.2 s for the first.
+    /// After Enter on a turn. Measured: 0.3–0.5 s of client time, 1.2–2.5 s for the first
+    /// (the agent is initialised on the first message).
     turn: Duration,
     /// After Enter on `/compress`. Measured: 0.2–0.8 s.
     command: Duration,
@@ -47,7 +49,7 @@ struct Sleeps {
 impl Default for Sleeps {
     fn default() -> Sleeps {
         Sleeps {
-            launch: Duration::from_millis(3000),
+            launch: Duration::from_millis(4000),
             typing: Duration::from_millis(200),
             turn: Duration::from_millis(1500),
             command: Duration::from_millis(1500),
