@@ -114,11 +114,16 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// Types `text`, pauses, presses Enter.
-    fn line(&self, text: &str, sleeps: &Sleeps) -> Result<(), String> {
-        self.run(&["send-keys", "-t", "hermes", "-l", text])?;
+    /// Types `text` into the session `target`, pauses, presses Enter.
+    fn line(&self, target: &str, text: &str, sleeps: &Sleeps) -> Result<(), String> {
+        self.run(&["send-keys", "-t", target, "-l", text])?;
         std::thread::sleep(sleeps.typing);
-        self.run(&["send-keys", "-t", "hermes", "Enter"]).map(drop)
+        self.run(&["send-keys", "-t", target, "Enter"]).map(drop)
+    }
+
+    /// Whether the session `target` (its client) is still there.
+    fn has(&self, target: &str) -> bool {
+        self.run(&["has-session", "-t", target]).is_ok()
     }
 }
 
@@ -135,22 +140,36 @@ struct TmuxRun {
     invalid: Option<String>,
 }
 
-/// Drives `scenario`'s steps in tmux with fixed sleeps, in the fresh run directory `dir`.
+/// Drives `scenario`'s steps in tmux with fixed sleeps, in the fresh run directory `dir`. A run
+/// whose sleeps were too short (a client still running when the next one starts, no session to
+/// resume yet) is returned as invalid, with its reason.
 fn tmux_run(scenario: &Scenario, dir: &Path, sleeps: &Sleeps) -> Result<TmuxRun, String> {
     let p = runner::prepare(scenario, dir, &scenario.client).map_err(|e| e.to_string())?;
     let tmux = Tmux::new();
     let mut last_capture = String::new();
     let mut last_reply = String::new();
+    let mut target = String::new();
     let start = Instant::now();
+    let invalid = |why: String| TmuxRun {
+        wall: start.elapsed(),
+        invalid: Some(why),
+    };
     for step in &scenario.steps {
         match &step.action {
             Action::Launch { args, client: None } => {
-                let args = substitute_session(args, &p.home)?;
+                if !target.is_empty() && tmux.has(&target) {
+                    return Ok(invalid("the client had not exited in /quit's sleep".into()));
+                }
+                let args = match substitute_session(args, &p.home) {
+                    Ok(args) => args,
+                    Err(why) => return Ok(invalid(why)),
+                };
+                target = format!("hermes-{}", step.line);
                 let mut cmd = vec![
                     "new-session".to_owned(),
                     "-d".into(),
                     "-s".into(),
-                    "hermes".into(),
+                    target.clone(),
                     "-x".into(),
                     scenario.cols.to_string(),
                     "-y".into(),
@@ -167,21 +186,20 @@ fn tmux_run(scenario: &Scenario, dir: &Path, sleeps: &Sleeps) -> Result<TmuxRun,
                 std::thread::sleep(sleeps.launch);
             }
             Action::Say { text, reply, .. } => {
-                tmux.line(text, sleeps)?;
+                tmux.line(&target, text, sleeps)?;
                 std::thread::sleep(sleeps.turn);
                 last_reply = reply.clone();
             }
             Action::Command { text, .. } => {
-                tmux.line(text, sleeps)?;
+                tmux.line(&target, text, sleeps)?;
                 std::thread::sleep(sleeps.command);
             }
             Action::Quit => {
-                tmux.line("/quit", sleeps)?;
+                tmux.line(&target, "/quit", sleeps)?;
                 std::thread::sleep(sleeps.quit);
             }
             Action::Check { .. } => {
-                last_capture =
-                    tmux.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "hermes"])?;
+                last_capture = tmux.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", &target])?;
             }
             other => return Err(format!("the tmux driver has no `{other:?}` step")),
         }
@@ -230,6 +248,13 @@ fn substitute_session(args: &[String], home: &Path) -> Result<Vec<String>, Strin
         .collect())
 }
 
+/// The machine's load averages (1, 5, 15 minutes), as `/proc/loadavg` has them.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     match xs.len() {
@@ -271,8 +296,9 @@ fn main() -> Result<(), String> {
         ..RunOptions::default()
     };
     println!(
-        "{} — {runs} runs each, tmux sleeps {sleeps:?}",
-        scenario.name
+        "{} — {runs} runs each, tmux sleeps {sleeps:?}; load average {}",
+        scenario.name,
+        load_average()
     );
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for n in 1..=runs {
@@ -291,6 +317,7 @@ fn main() -> Result<(), String> {
         println!("run {n}: tmux    {:.2} s", t.wall.as_secs_f64());
     }
     let (a, b) = (median(ours), median(theirs));
+    println!("load average at the end: {}", load_average());
     println!(
         "median: harness {a:.2} s, tmux fixed sleeps {b:.2} s, ratio {:.2}",
         a / b
