@@ -135,6 +135,8 @@ pub struct Driver {
     _registered: crate::interrupt::Registered,
     /// When the last byte came from the client.
     last_byte: Instant,
+    /// When the last turn ended, if no line was typed since ([`Driver::turn_ended`]).
+    turn_ended: Option<Instant>,
     /// Time the waits spent after the client's last byte (see [`Driver::take_harness_wait`]).
     waited: Duration,
 }
@@ -208,6 +210,7 @@ impl Driver {
             printed: Printed::default(),
             _registered: registered,
             last_byte: Instant::now(),
+            turn_ended: None,
             waited: Duration::ZERO,
         })
     }
@@ -568,10 +571,25 @@ impl Driver {
             squash(&shown).contains(&needle) && visible(&shown).contains(&last)
         })?;
         match self.ui.before_enter() {
-            BeforeEnter::Hold(hold) => self.read_for(hold.min(left()))?,
+            BeforeEnter::Hold {
+                after_echo,
+                after_turn,
+            } => {
+                let since_turn = self.turn_ended.take().map(|t| t.elapsed());
+                let hold = since_turn.map_or(after_echo, |since| {
+                    after_echo.max(after_turn.saturating_sub(since))
+                });
+                self.read_for(hold.min(left()))?
+            }
             BeforeEnter::Quiet(quiet) => self.wait_quiet(quiet, left())?,
         }
         self.type_raw(b"\r")
+    }
+
+    /// Notes that a turn has just ended: the next line's Enter keeps the interface's distance
+    /// from it ([`BeforeEnter::Hold`]).
+    pub fn turn_ended(&mut self) {
+        self.turn_ended = Some(Instant::now());
     }
 
     /// Reads the client's output for `span` (a hold the harness itself decides: the pause

@@ -86,11 +86,28 @@ pub const ENTER_HOLD: Duration = Duration::from_millis(60);
 /// Also the fallback of a classic turn whose reply panel never shows its closing border.
 pub const COMMAND_SETTLE: Duration = Duration::from_millis(300);
 
+/// How long after the end of a turn the classic CLI's next Enter is held back at least.
+/// The client shows its idle prompt when its turn ends (`_agent_running = False`), but its input
+/// thread then still does the turn's bookkeeping (`_tui_after_turn`: goal and loop hooks,
+/// process notifications) before it takes the next line; an Enter in between leaves the line in
+/// its queue, and the queue panel it draws for it (`cli.subagents.queue_heading`, the line
+/// again) leaks into the history: the user's message rendered twice (measured once in ≈ 300
+/// turns at load average 9, Enter 79 ms after the prompt came back; never with Enter 240 ms
+/// after it). Nothing on screen says the bookkeeping is over. (A slash command has none: the
+/// input thread takes the next line as soon as the command returns.)
+pub const AFTER_TURN_HOLD: Duration = Duration::from_millis(150);
+
 /// What the harness waits for between typing a line and pressing Enter (see [`Ui::before_enter`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BeforeEnter {
-    /// Hold Enter this long after the echo was seen (a clock rule of the client).
-    Hold(Duration),
+    /// Hold Enter `after_echo` after the echo was seen, and at least `after_turn` after the end
+    /// of the turn before, if the line follows one (clock rules of the client).
+    Hold {
+        /// After the echo ([`ENTER_HOLD`]).
+        after_echo: Duration,
+        /// After the end of a turn ([`AFTER_TURN_HOLD`]).
+        after_turn: Duration,
+    },
     /// Wait until the output has been quiet this long after the echo.
     Quiet(Duration),
 }
@@ -139,11 +156,14 @@ impl Ui {
         }
     }
 
-    /// What comes between the echo of a typed line and Enter: the classic CLI's clock rule
-    /// ([`ENTER_HOLD`]); for the TUI, quiet output for [`ENTER_PAUSE`].
+    /// What comes between the echo of a typed line and Enter: the classic CLI's clock rules
+    /// ([`ENTER_HOLD`], [`AFTER_TURN_HOLD`]); for the TUI, quiet output for [`ENTER_PAUSE`].
     pub fn before_enter(self) -> BeforeEnter {
         match self {
-            Ui::Classic => BeforeEnter::Hold(ENTER_HOLD),
+            Ui::Classic => BeforeEnter::Hold {
+                after_echo: ENTER_HOLD,
+                after_turn: AFTER_TURN_HOLD,
+            },
             Ui::Tui => BeforeEnter::Quiet(ENTER_PAUSE),
         }
     }

@@ -69,7 +69,9 @@ pub(super) fn say_during(
             end = End::Reply(reply_tail(&reply));
         }
     }
-    wait_end(d, &end, draft.as_deref(), clock)
+    wait_end(d, &end, draft.as_deref(), clock)?;
+    d.turn_ended();
+    Ok(())
 }
 
 /// What ends the step.

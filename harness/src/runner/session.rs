@@ -173,8 +173,9 @@ pub(super) fn say(
         },
         |s| reply_closed(ui, &s.viewport_rows(), &tail),
     )
-    .map(drop)
-    .map_err(|e| clock.error(e))
+    .map_err(|e| clock.error(e))?;
+    d.turn_ended();
+    Ok(())
 }
 
 /// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
