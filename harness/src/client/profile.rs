@@ -53,6 +53,22 @@ impl Ui {
         }
     }
 
+    /// Whether the interface has finished starting: for the TUI, its status bar shows the live
+    /// session count (`─ ready │ … │ 1 session`), which comes from a gateway call answered after
+    /// `ready` is drawn (`session.active_list`, hermes-agent 0.19.0 `tui_dist/entry.js`; at load
+    /// average 7–9 later than the 300 ms settle, and every pinned TUI screen shows it). A terminal
+    /// too narrow for the segment never shows it: the caller waits for it only up to
+    /// [`STARTED_WAIT`]. The classic CLI: always true.
+    pub fn started(self, rows: &[String]) -> bool {
+        match self {
+            Ui::Classic => true,
+            Ui::Tui => rows.iter().any(|r| {
+                let r = r.trim_start();
+                r.starts_with("─ ready │") && (r.contains(" 1 session") || r.contains(" sessions"))
+            }),
+        }
+    }
+
     /// Environment added to the client's.
     pub fn env(self) -> &'static [(&'static str, &'static str)] {
         match self {
@@ -61,6 +77,10 @@ impl Ui {
         }
     }
 }
+
+/// How long a start waits for [`Ui::started`] after the idle prompt before it goes on without it
+/// (the gateway answers in well under a second unloaded; the TUI refreshes the count every 1.5 s).
+pub const STARTED_WAIT: Duration = Duration::from_secs(3);
 
 /// How long a failed turn's output must stay quiet, with the idle prompt shown, to count as over:
 /// longer than the client's first retry backoff, so a retry in flight is not taken for the end.

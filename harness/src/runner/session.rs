@@ -46,7 +46,11 @@ impl Deadline {
 /// launch's own and its environment is added — and waits until it is ready for input: the idle
 /// prompt, then quiet for the interface's [`Ui::settle`] (none for the classic CLI, whose idle
 /// prompt is the last thing it draws; the TUI draws `ready` a frame before the rest), and for the
-/// TUI its session banner (a resumed TUI first draws a partial transcript).
+/// TUI its session banner (a resumed TUI first draws a partial transcript) and then, up to
+/// [`STARTED_WAIT`], its status bar's session count ([`Ui::started`]).
+///
+/// [`STARTED_WAIT`]: crate::client::profile::STARTED_WAIT
+/// [`Ui::started`]: crate::client::Ui::started
 ///
 /// [`Ui::settle`]: crate::client::Ui::settle
 pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, Error> {
@@ -73,7 +77,14 @@ pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Dri
     }
     d.wait_idle_quiet("the idle prompt", ui.settle(), clock.left())
         .map_err(|e| clock.error(e))?;
-    Ok(d)
+    let until = clock.left().min(crate::client::profile::STARTED_WAIT);
+    match d.wait_until("the interface started", until, |s| {
+        ui.started(&s.viewport_rows())
+    }) {
+        // A terminal too narrow for what `started` looks for: go on without it.
+        Ok(()) | Err(DriverError::Timeout { .. }) => Ok(d),
+        Err(e) => Err(clock.error(e)),
+    }
 }
 
 /// A driver error as the step reports it: a timeout in any of the step's waits (which share the
