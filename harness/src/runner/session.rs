@@ -51,7 +51,6 @@ impl Deadline {
 ///
 /// [`STARTED_WAIT`]: crate::client::profile::STARTED_WAIT
 /// [`Ui::started`]: crate::client::Ui::started
-///
 /// [`Ui::settle`]: crate::client::Ui::settle
 pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, Error> {
     let clock = Deadline::new(deadline);
