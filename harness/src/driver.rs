@@ -6,6 +6,14 @@
 //! a note when the other one's differs; waits that are conditions on the rendered screen with deadlines; typing that waits for
 //! the echo before Enter (prompt_toolkit takes text + Enter in one burst as a paste).
 //!
+//! Waits end on positive signals: a condition on the screen (the idle prompt with what a step
+//! waits for, the reply panel's closing border, the echo of typed text), read only between the
+//! frames of a client that brackets its frames in synchronized updates (DEC mode 2026: the Ink
+//! TUI does, prompt_toolkit does not), so a half-drawn frame is never judged. A quiet time (no
+//! output for a while) is only a fallback, where the client draws nothing that says it is done.
+//! The time a wait spends after the client's last byte is the harness's own
+//! ([`Driver::take_harness_wait`]); `--json` reports it per step beside the client's busy time.
+//!
 //! The PTY comes from `expectrl` (ptyprocess). The client is the leader of its own session and
 //! process group (ptyprocess calls `setsid`), so the whole group — the client and anything it
 //! started — is killed with `killpg` when the [`Driver`] is dropped: no orphan processes.
@@ -26,8 +34,9 @@ use expectrl::session::OsSession;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::client::profile::{ENTER_PAUSE, SETTLE};
-use crate::client::{is_idle, Ui};
+use crate::client::profile::SETTLE;
+use crate::client::{is_idle, BeforeEnter, Ui};
+use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
 use crate::terminal::{cast, difference, ReflowScreen, Screen, Size, Terminal, Transcript};
 
@@ -53,6 +62,9 @@ pub struct Launch {
     /// The emulator whose history [`Driver::transcript`] reads (both are fed; the waits, the
     /// idle rule and the picture always read vt100's screen).
     pub terminal: Terminal,
+    /// The client's release, when its spec names one: which of its own signals say a step is
+    /// done ([`Ui::command_settle`]). `None` (an executable path): the safe, slower waits.
+    pub release: Option<ClientVersion>,
 }
 
 /// The harness could not drive the client as asked; carries the last screen for the report.
@@ -115,13 +127,46 @@ pub struct Driver {
     bytes: usize,
     /// The interface running (what its idle prompt looks like).
     ui: Ui,
+    /// The client's release, if known.
+    release: Option<ClientVersion>,
     /// Everything printed so far, squashed: text that was drawn even if it was since erased.
     printed: Printed,
     /// The client's process group, killed by [`crate::interrupt`] if the harness is interrupted.
     _registered: crate::interrupt::Registered,
-    /// Time spent waiting for quiet output after the client's last byte (see
-    /// [`Driver::take_settled`]).
-    settled: Duration,
+    /// When the last byte came from the client.
+    last_byte: Instant,
+    /// When the last turn ended, if no line was typed since ([`Driver::turn_ended`]).
+    turn_ended: Option<Instant>,
+    /// Time the waits spent after the client's last byte (see [`Driver::take_harness_wait`]).
+    waited: Duration,
+}
+
+/// How long a synchronized update (DEC mode 2026) may stay open before the screen is read
+/// anyway, as terminals do (kitty and foot give up after 150 ms or more): a client that never
+/// closes one must not stall the waits.
+const SYNC_TIMEOUT: Duration = Duration::from_millis(150);
+
+/// The longest one read of the client's output blocks inside a wait.
+const POLL: Duration = Duration::from_millis(250);
+
+/// How a wait with a fallback ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// On its positive signal.
+    Signal,
+    /// On the fallback: the weaker condition held and the output was quiet for the quiet time.
+    Quiet,
+}
+
+/// What a wait's condition sees on one look at the screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// The positive signal: the wait is over.
+    Done,
+    /// Not yet, but the wait may end if the output stays quiet for its quiet time.
+    Ready,
+    /// Not yet.
+    No,
 }
 
 impl Driver {
@@ -161,17 +206,32 @@ impl Driver {
             status: None,
             bytes: 0,
             ui: launch.ui,
+            release: launch.release,
             printed: Printed::default(),
             _registered: registered,
-            settled: Duration::ZERO,
+            last_byte: Instant::now(),
+            turn_ended: None,
+            waited: Duration::ZERO,
         })
     }
 
-    /// The time the harness has spent, since the last call, only confirming that the client had
-    /// gone quiet (the quiet waits after its last byte): the harness's overhead, as opposed to
-    /// the time the client was drawing or working.
-    pub fn take_settled(&mut self) -> Duration {
-        std::mem::take(&mut self.settled)
+    /// The time the harness's waits have spent, since the last call, after the client's last
+    /// byte: confirming quiet output, holding Enter back, noticing a signal. The harness's
+    /// overhead, as opposed to the time the client was drawing or working.
+    pub fn take_harness_wait(&mut self) -> Duration {
+        std::mem::take(&mut self.waited)
+    }
+
+    /// Charges to the harness the time since the client's last byte (or since `since`, a wait's
+    /// start, if nothing came during the wait).
+    fn charge_wait(&mut self, since: Instant) {
+        self.waited += self.last_byte.max(since).elapsed();
+    }
+
+    /// Whether the screen holds a whole frame: no synchronized update is open (or one has been
+    /// open without output for [`SYNC_TIMEOUT`]).
+    fn frame_complete(&self) -> bool {
+        !self.printed.frame_open || self.last_byte.elapsed() >= SYNC_TIMEOUT
     }
 
     /// The emulated screen.
@@ -241,6 +301,7 @@ impl Driver {
 
     fn ingest(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
         self.bytes += bytes.len();
+        self.last_byte = Instant::now();
         self.screen.feed(bytes);
         self.reflow.feed(bytes);
         self.printed.feed(bytes);
@@ -337,10 +398,67 @@ impl Driver {
         mark: usize,
         mut cond: impl FnMut(&Screen, &str) -> bool,
     ) -> Result<(), DriverError> {
+        self.wait_look(what, deadline, mark, Duration::MAX, |s, printed| {
+            if cond(s, printed) {
+                Look::Done
+            } else {
+                Look::No
+            }
+        })
+        .map(drop)
+    }
+
+    /// Waits until `done` holds on the screen — the positive signal — or, the fallback, until
+    /// `ready` holds and the output has been quiet for `quiet`; `done` is only looked at while
+    /// `ready` holds. Says which of the two ended the wait.
+    pub fn wait_done(
+        &mut self,
+        what: &str,
+        deadline: Duration,
+        quiet: Duration,
+        mut ready: impl FnMut(&Screen) -> bool,
+        mut done: impl FnMut(&Screen) -> bool,
+    ) -> Result<Ending, DriverError> {
+        self.wait_look(what, deadline, self.printed_mark(), quiet, |s, _| {
+            if !ready(s) {
+                Look::No
+            } else if done(s) {
+                Look::Done
+            } else {
+                Look::Ready
+            }
+        })
+    }
+
+    /// The one wait loop: pumps output until `look` says [`Look::Done`], or [`Look::Ready`] with
+    /// no output for `quiet`; looks only at whole frames ([`Driver::frame_complete`]); fails at
+    /// `deadline` (with the last screen) or when the client exits first. `look` also sees what
+    /// the client printed since `mark`. The time after the client's last byte is charged to the
+    /// harness.
+    fn wait_look(
+        &mut self,
+        what: &str,
+        deadline: Duration,
+        mark: usize,
+        quiet: Duration,
+        mut look: impl FnMut(&Screen, &str) -> Look,
+    ) -> Result<Ending, DriverError> {
         let start = Instant::now();
         loop {
-            if cond(&self.screen, self.printed.since(mark)) {
-                return Ok(());
+            let seen = if self.frame_complete() {
+                look(&self.screen, self.printed.since(mark))
+            } else {
+                Look::No
+            };
+            let quiet_for = self.last_byte.max(start).elapsed();
+            let ending = match seen {
+                Look::Done => Some(Ending::Signal),
+                Look::Ready if quiet_for >= quiet => Some(Ending::Quiet),
+                _ => None,
+            };
+            if let Some(ending) = ending {
+                self.charge_wait(start);
+                return Ok(ending);
             }
             let elapsed = start.elapsed();
             if elapsed >= deadline {
@@ -350,10 +468,18 @@ impl Driver {
                     screen: self.screen_text(),
                 });
             }
-            let slice = (deadline - elapsed).min(Duration::from_millis(250));
+            let mut slice = (deadline - elapsed).min(POLL);
+            if seen == Look::Ready {
+                slice = slice.min(quiet - quiet_for);
+            }
+            if self.printed.frame_open {
+                slice = slice.min(SYNC_TIMEOUT);
+            }
             if !self.pump(slice)? {
-                if cond(&self.screen, self.printed.since(mark)) {
-                    return Ok(());
+                // The client closed the PTY: what it drew last decides.
+                if look(&self.screen, self.printed.since(mark)) == Look::Done {
+                    self.charge_wait(start);
+                    return Ok(Ending::Signal);
                 }
                 let status = self.reap(Duration::from_secs(2));
                 return Err(DriverError::Exited {
@@ -424,27 +550,67 @@ impl Driver {
         }
     }
 
-    /// Waits until the client is quiet, types `text`, waits for its echo, then presses Enter.
+    /// Types `text`, waits for its echo, then presses Enter — as a person does, into a finished
+    /// screen and with a pause before Enter, both as the interface needs ([`Ui::before_typing`],
+    /// [`Ui::before_enter`]).
     pub fn type_line(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
-        // Type into a settled screen, as a person does. Case (hermes-agent 0.19.0): the idle
-        // prompt is already drawn while the reply panel's closing border is still on its way;
-        // keys typed then are echoed into the scrollback at the cursor, before the border, and the
-        // user's message appears twice in the history.
+        // Keys typed while the client is still drawing the end of the last step can land in the
+        // history (hermes-agent 0.19.0 echoed them before a reply panel's closing border, and the
+        // user's message appeared twice): every classic step ends on the client's own signal
+        // that it is done; the TUI's output must also be quiet.
         let start = Instant::now();
         let left = || deadline.saturating_sub(start.elapsed());
-        self.wait_quiet(ENTER_PAUSE, left())?;
+        let settle = self.ui.before_typing();
+        if !settle.is_zero() {
+            self.wait_quiet(settle, left())?;
+        }
         self.type_raw(text.as_bytes())?;
-        let needle = squash(text);
+        let (needle, last) = (squash(text), visible(echo_end(text)));
         self.wait_until(&format!("the echo of `{}`", excerpt(text)), left(), |s| {
-            squash(&s.viewport_rows().join("")).contains(&needle)
+            let shown = s.viewport_rows().concat();
+            squash(&shown).contains(&needle) && visible(&shown).contains(&last)
         })?;
-        // The client reads an Enter that comes less than 50 ms after the last change of the input
-        // as a line break inside a paste, not a submit. A person pauses between typing and Enter:
-        // wait until the client has drawn nothing for `ENTER_PAUSE` (a quiet-output condition with
-        // the step's deadline, not a fixed sleep).
-        // See: hermes_cli/cli_tui_mixin.py `_RAPID_INPUT_ENTER_WINDOW_S` (#10994 upstream).
-        self.wait_quiet(ENTER_PAUSE, left())?;
+        match self.ui.before_enter() {
+            BeforeEnter::Hold {
+                after_echo,
+                after_turn,
+            } => {
+                let since_turn = self.turn_ended.take().map(|t| t.elapsed());
+                let hold = since_turn.map_or(after_echo, |since| {
+                    after_echo.max(after_turn.saturating_sub(since))
+                });
+                self.read_for(hold.min(left()))?
+            }
+            BeforeEnter::Quiet(quiet) => self.wait_quiet(quiet, left())?,
+        }
         self.type_raw(b"\r")
+    }
+
+    /// Notes that a turn has just ended: the next line's Enter keeps the interface's distance
+    /// from it ([`BeforeEnter::Hold`]).
+    pub fn turn_ended(&mut self) {
+        self.turn_ended = Some(Instant::now());
+    }
+
+    /// Reads the client's output for `span` (a hold the harness itself decides: the pause
+    /// before Enter, a drag's gap), charged to the harness after the client's last byte.
+    pub fn read_for(&mut self, span: Duration) -> Result<(), DriverError> {
+        let start = Instant::now();
+        loop {
+            let left = span.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                self.charge_wait(start);
+                return Ok(());
+            }
+            if !self.pump(left)? {
+                let status = self.reap(Duration::from_secs(2));
+                return Err(DriverError::Exited {
+                    what: "the client's output".into(),
+                    status,
+                    screen: self.screen_text(),
+                });
+            }
+        }
     }
 
     /// Sends what a person types (text or a key's bytes) at once, and records it as an input
@@ -456,43 +622,26 @@ impl Driver {
     }
 
     /// Waits until the client has written nothing for `quiet`, or fails at `deadline`. The quiet
-    /// time itself (from the client's last byte to the return) is the harness's own wait, added
-    /// to [`Driver::take_settled`].
+    /// time itself (from the client's last byte to the return) is the harness's own wait.
     pub fn wait_quiet(&mut self, quiet: Duration, deadline: Duration) -> Result<(), DriverError> {
-        let start = Instant::now();
-        let mut last_byte = Instant::now();
-        loop {
-            let before = self.bytes;
-            let t = Instant::now();
-            let open = self.pump(quiet)?;
-            if self.bytes != before {
-                last_byte = Instant::now();
-            }
-            if self.bytes == before && t.elapsed() >= quiet {
-                self.settled += last_byte.elapsed();
-                return Ok(());
-            }
-            if !open {
-                let status = self.reap(Duration::from_secs(2));
-                return Err(DriverError::Exited {
-                    what: "a pause in the client's output".into(),
-                    status,
-                    screen: self.screen_text(),
-                });
-            }
-            if start.elapsed() >= deadline {
-                return Err(DriverError::Timeout {
-                    what: "a pause in the client's output".into(),
-                    secs: start.elapsed().as_secs_f64(),
-                    screen: self.screen_text(),
-                });
-            }
-        }
+        self.wait_look(
+            "a pause in the client's output",
+            deadline,
+            self.printed_mark(),
+            quiet,
+            |_, _| Look::Ready,
+        )
+        .map(drop)
     }
 
     /// The interface running.
     pub fn ui(&self) -> Ui {
         self.ui
+    }
+
+    /// The client's release, if its spec named one.
+    pub fn release(&self) -> Option<ClientVersion> {
+        self.release
     }
 
     /// Resizes the PTY and the emulated screen together.
@@ -607,6 +756,8 @@ impl Drop for Driver {
 struct Printed {
     text: String,
     scanner: Scanner,
+    /// Inside a synchronized update (DEC mode 2026): the frame is not complete yet.
+    frame_open: bool,
 }
 
 impl Printed {
@@ -617,10 +768,12 @@ impl Printed {
 
     fn feed(&mut self, bytes: &[u8]) {
         for (i, &b) in bytes.iter().enumerate() {
-            if let Event::Printed { c, .. } = self.scanner.step(i, b) {
-                if c.is_alphanumeric() {
+            match self.scanner.step(i, b) {
+                Event::Printed { c, .. } if c.is_alphanumeric() => {
                     self.text.extend(c.to_lowercase());
                 }
+                Event::SyncedUpdate(open) => self.frame_open = open,
+                _ => {}
             }
         }
     }
@@ -632,6 +785,24 @@ pub fn squash(text: &str) -> String {
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+/// Text as an echo is compared: whitespace and box-drawing characters (panel borders, the edges
+/// of a wrapped composer) left out, punctuation kept.
+fn visible(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace() && !('\u{2500}'..='\u{257f}').contains(c))
+        .collect()
+}
+
+/// The end of a typed line from its last letter or digit on (`y?` of `… all day?`): with
+/// [`squash`], which leaves punctuation out, it proves the last key typed was echoed.
+fn echo_end(text: &str) -> &str {
+    let text = text.trim_end();
+    text.char_indices()
+        .rev()
+        .find(|(_, c)| c.is_alphanumeric())
+        .map_or(text, |(i, _)| &text[i..])
 }
 
 fn excerpt(text: &str) -> String {

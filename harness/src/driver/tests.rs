@@ -24,6 +24,7 @@ pub(crate) fn shell(script: &str, dir: &Path) -> Launch {
         cast: dir.join("t.cast"),
         ui: Ui::Classic,
         terminal: crate::terminal::Terminal::Vt100,
+        release: None,
     }
 }
 
@@ -114,4 +115,69 @@ fn squash_ignores_wrapping_and_borders() {
         squash("│ The keeper │\n│ of the lamp │"),
         squash("the keeper of the lamp")
     );
+}
+
+#[test]
+fn synchronized_updates_are_followed_even_split_across_reads() {
+    let mut p = Printed::default();
+    p.feed(b"before\x1b[?20");
+    assert!(!p.frame_open);
+    p.feed(b"26hhalf");
+    assert!(p.frame_open);
+    p.feed(b" whole\x1b[?2026");
+    assert!(p.frame_open);
+    p.feed(b"l");
+    assert!(!p.frame_open);
+    // Other private modes leave it alone.
+    p.feed(b"\x1b[?2004h\x1b[?25l");
+    assert!(!p.frame_open);
+}
+
+#[test]
+fn the_echo_of_a_typed_line_is_compared_to_its_last_key() {
+    assert_eq!(echo_end("What did a keeper do all day?"), "y?");
+    assert_eq!(echo_end("/compress"), "s");
+    assert_eq!(echo_end("(ok). "), "k).");
+    assert_eq!(echo_end("?!"), "?!");
+    assert_eq!(visible("│ … all da │\n│ y? │"), "…allday?");
+}
+
+#[test]
+fn a_frame_left_open_is_read_after_the_sync_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // The frame opens and is never closed: the screen is read once the client has been silent
+    // for SYNC_TIMEOUT, as a terminal gives up on a synchronized update.
+    let script = r"printf '\033[?2026hhalf'; read x";
+    let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
+    let start = Instant::now();
+    d.wait_until("half", Duration::from_secs(10), |s| {
+        s.viewport_rows().iter().any(|r| r.contains("half"))
+    })
+    .unwrap();
+    assert!(start.elapsed() >= SYNC_TIMEOUT, "{:?}", start.elapsed());
+}
+
+#[test]
+fn a_wait_done_ends_on_its_signal_or_on_quiet_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let has = |s: &Screen, t: &str| s.viewport_rows().iter().any(|r| r.contains(t));
+    // Waits for `done` after `ready`, falling back to 200 ms of quiet output.
+    let wait = |script: &str| {
+        let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
+        let start = Instant::now();
+        let quiet = Duration::from_millis(200);
+        let ending = d.wait_done(
+            "done",
+            Duration::from_secs(10),
+            quiet,
+            |s| has(s, "ready"),
+            |s| has(s, "done"),
+        );
+        (ending.unwrap(), start.elapsed(), d.take_harness_wait())
+    };
+    let (ending, _, _) = wait("echo ready; echo done; read x");
+    assert_eq!(ending, Ending::Signal);
+    let (ending, took, waited) = wait("echo ready; read x");
+    assert_eq!(ending, Ending::Quiet);
+    assert!(took >= Duration::from_millis(200) && waited >= Duration::from_millis(200));
 }

@@ -10,7 +10,7 @@
 //! rest of the reply never comes); with text typed ahead and not sent, when the reply is drawn,
 //! the composer holds the text and the output has settled.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::error::Error;
 use super::session::{reply_tail, Deadline};
@@ -69,7 +69,9 @@ pub(super) fn say_during(
             end = End::Reply(reply_tail(&reply));
         }
     }
-    wait_end(d, &end, draft.as_deref(), clock)
+    wait_end(d, &end, draft.as_deref(), clock)?;
+    d.turn_ended();
+    Ok(())
 }
 
 /// What ends the step.
@@ -155,7 +157,7 @@ fn act(d: &mut Driver, action: &DuringAction, clock: &Deadline) -> Result<(), Er
             let gap = Duration::from_millis(*gap_ms);
             for (i, size) in sizes.iter().enumerate() {
                 if i > 0 {
-                    read_for(d, gap, clock)?;
+                    d.read_for(gap.min(clock.left())).map_err(io)?;
                 }
                 d.resize(size.rows, size.cols).map_err(io)?;
             }
@@ -183,25 +185,11 @@ fn type_ahead(d: &mut Driver, text: &str, clock: &Deadline) -> Result<(), Error>
     })
     .map_err(|e| clock.error(e))?;
     if enter {
-        read_for(d, ENTER_PAUSE, clock)?;
+        d.read_for(ENTER_PAUSE.min(clock.left()))
+            .map_err(|e| clock.error(e))?;
         d.type_raw(b"\r").map_err(|e| clock.error(e))?;
     }
     Ok(())
-}
-
-/// Reads the client's output for `span` (a drag's gap, the pause before Enter): the harness's
-/// own timing of what it does, not a wait for the client.
-fn read_for(d: &mut Driver, span: Duration, clock: &Deadline) -> Result<(), Error> {
-    let until = Instant::now() + span.min(clock.left());
-    loop {
-        let now = Instant::now();
-        if now >= until {
-            return Ok(());
-        }
-        if !d.pump(until - now).map_err(|e| clock.error(e))? {
-            return Err(exited(d, "the client's output while acting during a reply"));
-        }
-    }
 }
 
 /// Waits for the end of the step (see the module docs).

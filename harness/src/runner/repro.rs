@@ -161,6 +161,7 @@ fn prepare(
         cast: dir.join(format!("path-{}.cast", n + 1)),
         ui,
         terminal: crate::terminal::Terminal::Vt100,
+        release: crate::settings::ClientVersion::from_spec(client.label()),
     })
 }
 

@@ -51,8 +51,12 @@ pub struct StepTiming {
     pub kind: &'static str,
     /// Seconds.
     pub secs: f64,
-    /// Seconds of it the harness spent confirming that the client had gone quiet, after the
-    /// client's last byte (the rest is the client drawing and working, or the harness checking).
+    /// Seconds of it the client was busy (working, drawing, answering keys): `secs` less
+    /// `harness_wait_secs`.
+    pub busy_secs: f64,
+    /// Seconds of it the harness's waits spent after the client's last byte: noticing that the
+    /// client was done, confirming quiet output where no positive signal exists, holding Enter
+    /// back for the client's paste window ([`crate::client::profile::ENTER_HOLD`]).
     pub harness_wait_secs: f64,
 }
 

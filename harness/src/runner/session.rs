@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use crate::client::recap::recap_closed_after;
+use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch};
+use crate::terminal::Screen;
 
 /// The deadline of one step: every wait of the step shares it.
 pub(super) struct Deadline {
@@ -42,8 +44,14 @@ impl Deadline {
 
 /// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
 /// launch's own and its environment is added — and waits until it is ready for input: the idle
-/// prompt, quiet for [`crate::client::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
-/// rest), and for the TUI its session banner (a resumed TUI first draws a partial transcript).
+/// prompt, then quiet for the interface's [`Ui::settle`] (none for the classic CLI, whose idle
+/// prompt is the last thing it draws; the TUI draws `ready` a frame before the rest), and for the
+/// TUI its session banner (a resumed TUI first draws a partial transcript) and then, up to
+/// [`STARTED_WAIT`], its status bar's session count ([`Ui::started`]).
+///
+/// [`STARTED_WAIT`]: crate::client::profile::STARTED_WAIT
+/// [`Ui::started`]: crate::client::Ui::started
+/// [`Ui::settle`]: crate::client::Ui::settle
 pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, Error> {
     let clock = Deadline::new(deadline);
     let ui = launch.ui;
@@ -66,13 +74,16 @@ pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Dri
         })
         .map_err(|e| clock.error(e))?;
     }
-    d.wait_idle_quiet(
-        "the idle prompt",
-        crate::client::COMMAND_SETTLE,
-        clock.left(),
-    )
-    .map_err(|e| clock.error(e))?;
-    Ok(d)
+    d.wait_idle_quiet("the idle prompt", ui.settle(), clock.left())
+        .map_err(|e| clock.error(e))?;
+    let until = clock.left().min(crate::client::profile::STARTED_WAIT);
+    match d.wait_until("the interface started", until, |s| {
+        ui.started(&s.viewport_rows())
+    }) {
+        // A terminal too narrow for what `started` looks for: go on without it.
+        Ok(()) | Err(DriverError::Timeout { .. }) => Ok(d),
+        Err(e) => Err(clock.error(e)),
+    }
 }
 
 /// A driver error as the step reports it: a timeout in any of the step's waits (which share the
@@ -128,9 +139,10 @@ pub(super) fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Resu
     .map_err(|e| clock.error(e))
 }
 
-/// Types a line of conversation and waits until the turn is over: the end of `reply` drawn and
-/// the idle prompt back — or, when the model never replies (`gives_up`), until the client has
-/// given up: its output settles with the idle prompt back.
+/// Types a line of conversation and waits until the turn is over: the end of `reply` drawn, the
+/// idle prompt back and the reply closed ([`reply_closed`]: the classic CLI's panel border; if it
+/// never shows, quiet output for [`COMMAND_SETTLE`]) — or, when the model never replies
+/// (`gives_up`), until the client has given up: its output settles with the idle prompt back.
 pub(super) fn say(
     d: &mut Driver,
     text: &str,
@@ -138,15 +150,42 @@ pub(super) fn say(
     gives_up: bool,
     clock: &Deadline,
 ) -> Result<(), Error> {
+    let tail = reply_tail(reply);
+    let ui = d.ui();
+    // The classic CLI prints each reply once into its history, so this turn's reply is one more
+    // drawing of its end than before the line was typed: an earlier turn may have ended the same
+    // way (a repetitive conversation), and its closed panel proves nothing about this one. The
+    // TUI redraws its transcript; for it the end on screen counts, as before.
+    let drawn = |s: &Screen| {
+        driver::squash(&s.history_lines().concat())
+            .matches(&tail)
+            .count()
+    };
+    let before = drawn(d.screen());
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     if gives_up {
-        d.wait_settled_idle(clock.left())
-            .map_err(|e| clock.error(e))
-    } else {
-        d.wait_idle_with(&reply_tail(reply), clock.left())
-            .map_err(|e| clock.error(e))
+        return d
+            .wait_settled_idle(clock.left())
+            .map_err(|e| clock.error(e));
     }
+    d.wait_done(
+        &format!("the idle prompt with `{tail}` drawn, its panel closed"),
+        clock.left(),
+        COMMAND_SETTLE,
+        |s| {
+            let rows = s.viewport_rows();
+            is_idle(ui, &rows)
+                && match ui {
+                    Ui::Classic => drawn(s) > before,
+                    Ui::Tui => driver::squash(&rows.concat()).contains(&tail),
+                }
+        },
+        |s| reply_closed(ui, &s.viewport_rows(), &tail),
+    )
+    .map_err(|e| clock.error(e))?;
+    d.turn_ended();
+    Ok(())
 }
 
 /// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
@@ -204,7 +243,7 @@ pub(super) fn command(
     .map_err(|e| clock.error(e))?;
     d.wait_idle_quiet(
         &format!("the idle prompt to settle after `{text}`"),
-        crate::client::COMMAND_SETTLE,
+        ui.command_settle(d.release()),
         clock.left(),
     )
     .map_err(|e| clock.error(e))
@@ -219,8 +258,9 @@ pub(super) fn resize(d: &mut Driver, rows: u16, cols: u16, clock: &Deadline) -> 
         .map_err(|e| clock.error(e))
 }
 
-/// Types `/quit`, waits for the client to exit and closes its recording.
-pub(super) fn quit(mut d: Driver, clock: &Deadline) -> Result<(), Error> {
+/// Types `/quit`, waits for the client to exit and closes its recording. The caller drops the
+/// driver after reading its timings.
+pub(super) fn quit(d: &mut Driver, clock: &Deadline) -> Result<(), Error> {
     d.type_line("/quit", clock.whole())
         .map_err(|e| clock.error(e))?;
     d.wait_exit(clock.left()).map_err(|e| clock.error(e))?;

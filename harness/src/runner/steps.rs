@@ -55,63 +55,100 @@ struct Run<'a> {
     exports: usize,
     /// What the last `export` step wrote, for the next `check`.
     exported: Option<Transcript>,
+    /// The harness's wait in the last `quit` step (its driver is gone when the step is timed).
+    quit_wait: Duration,
+}
+
+/// A fresh run directory for a scenario, ready for its first `launch`: the client resolved, its
+/// home with the scenario's config (the fake model's address in it), its user home and working
+/// directory with the scenario's files, and the fake model serving the scenario's script.
+/// What the runner starts from; also what `benches/tmux_fixed_sleep.rs` drives tmux with.
+pub struct Prepared {
+    /// The scenario's client.
+    pub client: Client,
+    /// The client's `HERMES_HOME`.
+    pub home: PathBuf,
+    /// The client's working directory.
+    pub work: PathBuf,
+    /// The client's complete environment.
+    pub env: Vec<(String, String)>,
+    /// The fake model, serving the scenario's script.
+    pub provider: Provider,
+    /// The settings and version the classic CLI draws its resume recap with (`None`: the TUI).
+    pub recap: Option<(DisplaySettings, ClientVersion)>,
+}
+
+/// Resolves the client `spec`, writes a fresh run directory `dir` (removing what was there: the
+/// client's home, its user home and working directory with the scenario's files), starts the fake
+/// model and writes the config.
+pub fn prepare(scenario: &Scenario, dir: &Path, spec: &str) -> Result<Prepared, Error> {
+    let client: Client = client::resolve(spec)?;
+    // A fresh run directory: nothing from an earlier run can leak into this one.
+    let _ = std::fs::remove_dir_all(dir);
+    let home = dir.join("home");
+    let user_home = dir.join("user-home");
+    let work = dir.join("work");
+    for d in [&home, &user_home, &work] {
+        create_dir(d)?;
+    }
+    for (relative, content) in &scenario.files {
+        let file = work.join(relative);
+        if let Some(parent) = file.parent() {
+            create_dir(parent)?;
+        }
+        std::fs::write(&file, content).map_err(|source| Error::Write { path: file, source })?;
+    }
+    let provider = Provider::start(scenario.script()).map_err(Error::Provider)?;
+    let mut config = client::base_config(&provider.base_url());
+    let version = ClientVersion::from_spec(client.label()).unwrap_or(ClientVersion::Iot0_22);
+    if scenario.display == DisplayProfile::Stock {
+        config["display"] = DisplaySettings::stock(version).to_config_json();
+    }
+    merge_json(&mut config, &scenario.config);
+    // The recap the classic CLI draws on resume follows the settings it actually ran with.
+    let recap = (scenario.ui == Ui::Classic)
+        .then(|| DisplaySettings::from_yaml_str(&config.to_string(), "config.yaml", version))
+        .and_then(Result::ok)
+        .map(|settings| (settings, version));
+    client::write_config(&home, &config).map_err(|source| Error::Config {
+        home: home.clone(),
+        source,
+    })?;
+    let env = client::environment(&home, &user_home);
+    Ok(Prepared {
+        client,
+        home,
+        work,
+        env,
+        provider,
+        recap,
+    })
 }
 
 impl<'a> Run<'a> {
-    /// Resolves the client, writes a fresh run directory (the client's home, its user home and
-    /// working directory with the scenario's files), starts the fake model and writes the config.
+    /// A run of `scenario` in `dir` (see [`prepare`]); the client actually resolved goes into
+    /// `result`.
     fn prepare(
         scenario: &'a Scenario,
         dir: &'a Path,
         result: &mut ScenarioResult,
     ) -> Result<Run<'a>, Error> {
-        let client: Client = client::resolve(&result.client)?;
-        result.client = client.label().to_owned();
-        // A fresh run directory: nothing from an earlier run can leak into this one.
-        let _ = std::fs::remove_dir_all(dir);
-        let home = dir.join("home");
-        let user_home = dir.join("user-home");
-        let work = dir.join("work");
-        for d in [&home, &user_home, &work] {
-            create_dir(d)?;
-        }
-        for (relative, content) in &scenario.files {
-            let file = work.join(relative);
-            if let Some(parent) = file.parent() {
-                create_dir(parent)?;
-            }
-            std::fs::write(&file, content).map_err(|source| Error::Write { path: file, source })?;
-        }
-        let provider = Provider::start(scenario.script()).map_err(Error::Provider)?;
-        let mut config = client::base_config(&provider.base_url());
-        let version = ClientVersion::from_spec(client.label()).unwrap_or(ClientVersion::Iot0_22);
-        if scenario.display == DisplayProfile::Stock {
-            config["display"] = DisplaySettings::stock(version).to_config_json();
-        }
-        merge_json(&mut config, &scenario.config);
-        // The recap the classic CLI draws on resume follows the settings it actually ran with.
-        let recap = (scenario.ui == Ui::Classic)
-            .then(|| DisplaySettings::from_yaml_str(&config.to_string(), "config.yaml", version))
-            .and_then(Result::ok)
-            .map(|settings| (settings, version));
-        client::write_config(&home, &config).map_err(|source| Error::Config {
-            home: home.clone(),
-            source,
-        })?;
-        let env = client::environment(&home, &user_home);
+        let p = prepare(scenario, dir, &result.client)?;
+        result.client = p.client.label().to_owned();
         Ok(Run {
             scenario,
             dir,
-            client,
-            home,
-            work,
-            env,
-            provider,
-            recap,
+            client: p.client,
+            home: p.home,
+            work: p.work,
+            env: p.env,
+            provider: p.provider,
+            recap: p.recap,
             driver: None,
             launches: 0,
             exports: 0,
             exported: None,
+            quit_wait: Duration::ZERO,
         })
     }
 
@@ -143,14 +180,18 @@ impl<'a> Run<'a> {
             if waits_on_client {
                 result.client_secs += secs;
             }
+            // A quit step dropped its driver: its wait was kept aside.
+            let quit_wait = std::mem::take(&mut self.quit_wait);
             let harness_wait_secs = self
                 .driver
                 .as_mut()
-                .map_or(0.0, |d| d.take_settled().as_secs_f64());
+                .map_or(quit_wait, |d| d.take_harness_wait())
+                .as_secs_f64();
             result.steps.push(StepTiming {
                 line: step.line,
                 kind,
                 secs,
+                busy_secs: (secs - harness_wait_secs).max(0.0),
                 harness_wait_secs,
             });
             outcome.map_err(StepError::at(step.line))?;
@@ -192,7 +233,12 @@ impl<'a> Run<'a> {
                 slash_resume(self.running()?, &id, clock.whole())
             }
             Action::Resize { rows, cols } => session::resize(self.running()?, *rows, *cols, clock),
-            Action::Quit => session::quit(self.driver.take().ok_or(Error::QuitNotRunning)?, clock),
+            Action::Quit => {
+                let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
+                let outcome = session::quit(&mut d, clock);
+                self.quit_wait = d.take_harness_wait();
+                outcome
+            }
             Action::Check { name, expect } => {
                 let checked = self.check(name, expect, step.line)?;
                 result.checks.push(checked);
@@ -209,11 +255,11 @@ impl<'a> Run<'a> {
         client: Option<&str>,
         clock: &Deadline,
     ) -> Result<(), Error> {
-        let program = match client {
+        let launched = match client {
             // `--client`/`HERMES_E2E_CLIENT` override the scenario's client, not a
             // per-launch one: a cross-version scenario needs both versions.
-            Some(spec) => client::resolve(spec)?.executable,
-            None => self.client.executable.clone(),
+            Some(spec) => client::resolve(spec)?,
+            None => self.client.clone(),
         };
         if self.driver.is_some() {
             return Err(Error::AlreadyRunning);
@@ -221,7 +267,8 @@ impl<'a> Run<'a> {
         let args = self.substitute_session(args)?;
         self.launches += 1;
         let launch = Launch {
-            program,
+            release: ClientVersion::from_spec(launched.label()),
+            program: launched.executable,
             args,
             env: self.env.clone(),
             cwd: self.work.clone(),

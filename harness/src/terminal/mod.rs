@@ -309,7 +309,9 @@ impl Screen {
         for (i, &b) in input.iter().enumerate() {
             let event = self.scanner.step(i, b);
             let at = match event {
-                Event::None | Event::AltScreen | Event::EraseInLine(_) => continue,
+                Event::None | Event::AltScreen | Event::EraseInLine(_) | Event::SyncedUpdate(_) => {
+                    continue
+                }
                 Event::Printed { c, .. } if c < FIRST_WIDE => continue,
                 Event::EraseInDisplay(_) | Event::Reset => i,
                 Event::Printed { start, .. } => start,

@@ -26,6 +26,11 @@ pub enum Event {
     /// alternate screen): the main screen is still active before the byte. Used by
     /// [`super::reflow::ReflowScreen`], which must read the main screen before it is hidden.
     AltScreen,
+    /// This byte is the final byte of `CSI ? 2026 h` (`true`: a synchronized update begins, the
+    /// terminal holds the frame) or `CSI ? 2026 l` (`false`: the frame is complete), DEC mode
+    /// 2026. The Ink TUI draws every frame inside such a pair; the driver reads the screen only
+    /// between frames.
+    SyncedUpdate(bool),
     /// This byte completes a printed character (text in the ground state: not a control, not
     /// part of an escape sequence), whose first byte is at `start` (index in the scanned input;
     /// in an earlier input if the character was split across inputs and the caller did not use
@@ -250,6 +255,11 @@ impl CsiScan {
             (_, b'K') if self.first_intermediate.is_none() => Event::EraseInLine(self.first_param),
             (_, b'h') if self.first_intermediate == Some(b'?') && self.first_param == 1049 => {
                 Event::AltScreen
+            }
+            (_, b'h' | b'l')
+                if self.first_intermediate == Some(b'?') && self.first_param == 2026 =>
+            {
+                Event::SyncedUpdate(b == b'h')
             }
             (_, 0x40..=0x7e) => Event::None,
             (CsiPhase::Ignore, _) => Event::None,

