@@ -85,8 +85,29 @@ impl Basis {
                     .id
             }
         };
-        let expected = display::expected(store, &session, surface)?;
-        let data_problems = integrity::data_problems(store, &session).unwrap_or_default();
+        // One reading of the rows serves the projection and the data problems (which need the
+        // projection with tool output: the same one when the surface shows tool output).
+        let lineage = store.lineage_ids(&session)?;
+        let rows = store.rows(&lineage)?;
+        let expected =
+            display::expected_from_rows(store, &session, lineage.clone(), &rows, surface);
+        let with_tools = Surface { tool_output: true };
+        let data_problems = match store.sessions() {
+            Ok(sessions) => {
+                let classes = display::classify(store, &rows);
+                let other;
+                let projected = if surface == with_tools {
+                    &expected
+                } else {
+                    other =
+                        display::expected_from_rows(store, &session, lineage, &rows, with_tools);
+                    &other
+                };
+                integrity::data_problems_from_rows(&sessions, &session, &rows, &classes, projected)
+            }
+            // As `integrity::data_problems`: a database whose sessions cannot be read shows none.
+            Err(_) => Vec::new(),
+        };
         Ok(Basis {
             session,
             expected,
