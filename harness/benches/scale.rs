@@ -7,12 +7,13 @@
 //! with the asciicast a client would have drawn of it (each message once), the shape of
 //! `hermes-e2e check --cast` on a long session; a [`History`](hermes_e2e::history::History) with a
 //! compaction every 800 turns; one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 999
-//! for the gigabyte case: one sample takes ≈ 20 s). Peak memory is not something criterion
+//! for the gigabyte case 950, just under SQLite's 10^9-byte limit on a string: one sample takes ≈ 20 s). Peak memory is not something criterion
 //! measures: it is measured on the same inputs with `/usr/bin/time -f "%e s %M KB" hermes-e2e
 //! check --cast …` / `inspect …`, as the README's Performance section says. With
 //! `HERMES_E2E_BENCH_KEEP=DIR` the 1M-word inputs are written to `DIR/big.cast` and
-//! `DIR/state.db` and kept (e.g. `HERMES_E2E_BENCH_KEEP=/tmp/scale cargo bench -p hermes-e2e
-//! --bench scale -- check_cast`), so the binary can be timed and profiled on the same bytes.
+//! `DIR/state.db`, the large message to `DIR/large.db`, and kept (e.g.
+//! `HERMES_E2E_BENCH_KEEP=/tmp/scale cargo bench -p hermes-e2e --bench scale -- check_cast`), so
+//! the binary can be timed and profiled on the same bytes.
 
 use std::hint::black_box;
 use std::io::Write;
@@ -170,7 +171,10 @@ fn one_large_message(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
     let dir = tempfile::tempdir().unwrap();
-    let db: PathBuf = dir.path().join("state.db");
+    // With `HERMES_E2E_BENCH_KEEP=DIR`: kept as `DIR/large.db`.
+    let keep = std::env::var_os("HERMES_E2E_BENCH_KEEP").map(PathBuf::from);
+    let db: PathBuf = keep.unwrap_or(dir.path().to_owned()).join("large.db");
+    let _ = std::fs::remove_file(&db);
     let mut words = Words(7);
     let chunk = words.text(100_000) + " ";
     let text = chunk.repeat((mb << 20) / chunk.len() + 1);

@@ -69,6 +69,9 @@ pub struct Basis {
     /// Messages (indexes into [`Expected::messages`]) the display may leave out (see
     /// [`oracle::Context::optional`]); empty unless [`Basis::with_recap`] set them.
     optional: Vec<usize>,
+    /// The words of [`Basis::expected`], made with it (on the thread that reads the database,
+    /// while `check --cast` replays the recording on another).
+    prepared: oracle::Prepared,
 }
 
 impl Basis {
@@ -110,6 +113,7 @@ impl Basis {
         };
         Ok(Basis {
             session,
+            prepared: oracle::Prepared::new(&expected),
             expected,
             data_problems,
             optional: Vec::new(),
@@ -126,10 +130,11 @@ impl Basis {
     /// The oracle's check of `transcript` against this basis, at the checkpoint `at`; `said` is
     /// what the provider log says was said (scenario runs).
     pub fn check(&self, at: &str, transcript: &Transcript, said: Option<&Said>) -> Check {
-        oracle::check_in(
+        oracle::check_prepared(
             at,
             transcript,
             &self.expected,
+            &self.prepared,
             &oracle::Context {
                 said,
                 data_problems: &self.data_problems,

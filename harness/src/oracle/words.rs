@@ -20,48 +20,35 @@ const EXCERPT_CHARS: usize = 120;
 const UNKNOWN: u32 = u32::MAX;
 
 /// The words of one expected-side text as ids, with their byte ranges in the text.
+#[derive(Clone)]
 pub(super) struct Tokens {
     pub(super) ids: Vec<u32>,
     pub(super) spans: Vec<Range<usize>>,
 }
-/// Both sides as word ids; the vocabulary is the expectation's (a transcript or provider word
-/// no expected text holds is [`UNKNOWN`]).
-pub(super) struct Words {
+/// The expectation's side as word ids: the vocabulary, and every message's and internal text's
+/// words. It depends on the expectation alone, so it can be made while the transcript is still
+/// being read ([`super::Prepared`]).
+#[derive(Clone, Default)]
+pub(super) struct Vocabulary {
     pub(super) vocab: FastMap<String, u32>,
     pub(super) messages: Vec<Tokens>,
     pub(super) internal: Vec<Tokens>,
-    /// The transcript as one word stream.
-    pub(super) transcript: Vec<u32>,
-    /// The transcript line of each word of the stream.
-    pub(super) line_of: Vec<usize>,
 }
 
-impl Words {
-    pub(super) fn new(transcript: &Transcript, expected: &Expected) -> Words {
-        let mut words = Words {
-            vocab: FastMap::default(),
-            messages: Vec::new(),
-            internal: Vec::new(),
-            transcript: Vec::new(),
-            line_of: Vec::new(),
-        };
-        words.messages = expected
+impl Vocabulary {
+    pub(super) fn new(expected: &Expected) -> Vocabulary {
+        let mut v = Vocabulary::default();
+        v.messages = expected
             .messages
             .iter()
-            .map(|m| words.tokenize(&m.text))
+            .map(|m| v.tokenize(&m.text))
             .collect();
-        words.internal = expected
+        v.internal = expected
             .internal
             .iter()
-            .map(|t| words.tokenize(&t.text))
+            .map(|t| v.tokenize(&t.text))
             .collect();
-        for (k, line) in transcript.lines.iter().enumerate() {
-            for id in words.lookup(&line.text) {
-                words.transcript.push(id);
-                words.line_of.push(k);
-            }
-        }
-        words
+        v
     }
 
     /// The words of an expected-side text, added to the vocabulary.
@@ -84,6 +71,37 @@ impl Words {
             spans.push(range);
         });
         Tokens { ids, spans }
+    }
+}
+
+/// Both sides as word ids; the vocabulary is the expectation's (a transcript or provider word
+/// no expected text holds is [`UNKNOWN`]).
+pub(super) struct Words<'a> {
+    pub(super) vocab: &'a FastMap<String, u32>,
+    pub(super) messages: &'a [Tokens],
+    pub(super) internal: &'a [Tokens],
+    /// The transcript as one word stream.
+    pub(super) transcript: Vec<u32>,
+    /// The transcript line of each word of the stream.
+    pub(super) line_of: Vec<usize>,
+}
+
+impl<'a> Words<'a> {
+    pub(super) fn new(transcript: &Transcript, expected: &'a Vocabulary) -> Words<'a> {
+        let mut words = Words {
+            vocab: &expected.vocab,
+            messages: &expected.messages,
+            internal: &expected.internal,
+            transcript: Vec::new(),
+            line_of: Vec::new(),
+        };
+        for (k, line) in transcript.lines.iter().enumerate() {
+            for id in words.lookup(&line.text) {
+                words.transcript.push(id);
+                words.line_of.push(k);
+            }
+        }
+        words
     }
 
     /// The words of a screen or provider text, as ids of the vocabulary.
