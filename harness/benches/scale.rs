@@ -6,8 +6,9 @@
 //! test tree, deterministically: a conversation of 10,000 messages of 100 words in the 0.22 schema
 //! with the asciicast a client would have drawn of it (each message once), the shape of
 //! `hermes-e2e check --cast` on a long session; a [`History`](hermes_e2e::history::History) with a
-//! compaction every 800 turns; one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 999
-//! for the gigabyte case 950, just under SQLite's 10^9-byte limit on a string: one sample takes ≈ 20 s). Peak memory is not something criterion
+//! compaction every 800 turns; one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 950
+//! for the gigabyte case, just under SQLite's limit of 10^9 bytes on a string: one sample takes
+//! ≈ 20 s). Peak memory is not something criterion
 //! measures: it is measured on the same inputs with `/usr/bin/time -f "%e s %M KB" hermes-e2e
 //! check --cast …` / `inspect …`, as the README's Performance section says. With
 //! `HERMES_E2E_BENCH_KEEP=DIR` the 1M-word inputs are written to `DIR/big.cast` and

@@ -87,7 +87,7 @@
 //!
 //! # Files
 //! [`check_in`] runs the stages in order, one file each: `oracle/words.rs` (both sides as word
-//! ids), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
+//! ids; the expectation's side can be made beforehand, [`Prepared`]), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
 //! (renderings), `oracle/coverage.rs` (what they cover, missing messages, order) and
 //! `oracle/repeat.rs` (one [`Repeat`] per surplus run). They only count: every sentence about a
 //! [`Check`] — the verdict, the diagnosis, the names of each [`Cause`] — is in [`wording`], which

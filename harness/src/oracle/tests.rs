@@ -925,3 +925,26 @@ proptest! {
         prop_assert_eq!(new, old);
     }
 }
+
+/// A transcript long enough to be looked up on two threads gives the word stream of one thread.
+#[test]
+fn a_long_transcript_is_looked_up_in_order_on_two_threads() {
+    let exp = expected(
+        vec![simple(
+            Role::Assistant,
+            "the keeper lit the lamp at dusk",
+            1,
+        )],
+        vec![],
+    );
+    let lines: Vec<String> = (0..2 * words::PARALLEL_LINES + 3)
+        .map(|i| format!("the lamp {i} keeper unknown{}", i % 7))
+        .collect();
+    let t = transcript(&lines);
+    let vocabulary = words::Vocabulary::new(&exp);
+    let both = words::Words::new(&t, &vocabulary);
+    let one = both.stream(&t.lines, 0);
+    assert_eq!(both.transcript, one.0);
+    assert_eq!(both.line_of, one.1);
+    assert!(both.line_of.last() == Some(&(lines.len() - 1)));
+}

@@ -1,13 +1,14 @@
 //! The oracle's first stage: both sides as word ids over one vocabulary (the expectation's), each
 //! expected-side word with its byte range so findings can quote the original text; and the fast
-//! hash map the stages key on word-id slices.
+//! hash map the stages key on word-id slices. The expectation's side ([`Vocabulary`]) is made on
+//! its own, so that it can be made once and while the transcript is read (`super::Prepared`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use crate::display::Expected;
-use crate::terminal::Transcript;
+use crate::terminal::{Transcript, TranscriptLine};
 use crate::words::each_word;
 
 /// Words shown in an excerpt.
@@ -15,6 +16,10 @@ const EXCERPT_WORDS: usize = 8;
 
 /// Characters an excerpt is capped at (a "word" can be a 10 kB URL).
 const EXCERPT_CHARS: usize = 120;
+
+/// Transcript lines from which the words of a transcript are looked up on two threads (a 1M-word
+/// transcript has ~35,000 lines; a session's, a few hundred).
+pub(super) const PARALLEL_LINES: usize = 4096;
 
 /// Word id that never matches: transcript / provider words that no expected text contains.
 const UNKNOWN: u32 = u32::MAX;
@@ -95,13 +100,40 @@ impl<'a> Words<'a> {
             transcript: Vec::new(),
             line_of: Vec::new(),
         };
-        for (k, line) in transcript.lines.iter().enumerate() {
-            for id in words.lookup(&line.text) {
-                words.transcript.push(id);
-                words.line_of.push(k);
+        let lines = &transcript.lines;
+        let (transcript, line_of) = if lines.len() < PARALLEL_LINES {
+            words.stream(lines, 0)
+        } else {
+            // The second half on another thread (the vocabulary is only read): the same stream.
+            let half = lines.len() / 2;
+            let (first, second) = std::thread::scope(|scope| {
+                let second = scope.spawn(|| words.stream(&lines[half..], half));
+                let first = words.stream(&lines[..half], 0);
+                (
+                    first,
+                    second
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                )
+            });
+            ([first.0, second.0].concat(), [first.1, second.1].concat())
+        };
+        words.transcript = transcript;
+        words.line_of = line_of;
+        words
+    }
+
+    /// The word ids of `lines` (the transcript's lines from index `first`), with the line of
+    /// each word.
+    pub(super) fn stream(&self, lines: &[TranscriptLine], first: usize) -> (Vec<u32>, Vec<usize>) {
+        let (mut ids, mut line_of) = (Vec::new(), Vec::new());
+        for (k, line) in lines.iter().enumerate() {
+            for id in self.lookup(&line.text) {
+                ids.push(id);
+                line_of.push(first + k);
             }
         }
-        words
+        (ids, line_of)
     }
 
     /// The words of a screen or provider text, as ids of the vocabulary.
