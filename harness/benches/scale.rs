@@ -6,10 +6,15 @@
 //! test tree, deterministically: a conversation of 10,000 messages of 100 words in the 0.22 schema
 //! with the asciicast a client would have drawn of it (each message once), the shape of
 //! `hermes-e2e check --cast` on a long session; a [`History`](hermes_e2e::history::History) with a
-//! compaction every 800 turns; one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 999
-//! for the gigabyte case: one sample takes ≈ 20 s). Peak memory is not something criterion
+//! compaction every 800 turns; one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 950
+//! for the gigabyte case, just under SQLite's limit of 10^9 bytes on a string: one sample takes
+//! ≈ 20 s). Peak memory is not something criterion
 //! measures: it is measured on the same inputs with `/usr/bin/time -f "%e s %M KB" hermes-e2e
-//! check --cast …` / `inspect …`, as the README's Performance section says.
+//! check --cast …` / `inspect …`, as the README's Performance section says. With
+//! `HERMES_E2E_BENCH_KEEP=DIR` the 1M-word inputs are written to `DIR/big.cast` and
+//! `DIR/state.db`, the large message to `DIR/large.db`, and kept (e.g.
+//! `HERMES_E2E_BENCH_KEEP=/tmp/scale cargo bench -p hermes-e2e --bench scale -- check_cast`), so
+//! the binary can be timed and profiled on the same bytes.
 
 use std::hint::black_box;
 use std::io::Write;
@@ -95,9 +100,15 @@ fn conversation_cast(path: &Path, texts: &[String]) -> Vec<u8> {
 
 fn million_words(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
+    // `HERMES_E2E_BENCH_KEEP=DIR` writes the inputs into DIR and keeps them, for timing and
+    // profiling the release binary on the same bytes (see the module docs).
+    let keep = std::env::var_os("HERMES_E2E_BENCH_KEEP").map(PathBuf::from);
+    let at = keep.as_deref().unwrap_or(dir.path());
+    std::fs::create_dir_all(at).unwrap();
     let mut words = Words(0x2545_f491_4f6c_dd1d);
     let texts: Vec<String> = (0..10_000).map(|_| words.text(100)).collect();
-    let (db, recording) = (dir.path().join("state.db"), dir.path().join("big.cast"));
+    let (db, recording) = (at.join("state.db"), at.join("big.cast"));
+    let _ = std::fs::remove_file(&db);
     conversation_db(&db, &texts);
     let bytes = conversation_cast(&recording, &texts);
     let file_bytes = std::fs::metadata(&recording).unwrap().len();
@@ -105,13 +116,18 @@ fn million_words(c: &mut Criterion) {
     let mut g = c.benchmark_group("scale");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(file_bytes));
-    // What `hermes-e2e check --cast big.cast --db state.db` does, minus printing.
+    // What `hermes-e2e check --cast big.cast --db state.db` does, minus printing: the recording
+    // replayed while the database is read, on a second thread.
     g.bench_function("check_cast_1m_words_10k_messages", |b| {
         b.iter(|| {
-            let screen = cast::replay(&recording).unwrap();
-            let transcript = screen.transcript();
-            let store = Store::open(&db).unwrap();
-            let basis = Basis::read(&store, Session::Latest, Surface::default()).unwrap();
+            let (transcript, basis) = std::thread::scope(|scope| {
+                let read = scope.spawn(|| {
+                    let store = Store::open(&db).unwrap();
+                    Basis::read(&store, Session::Latest, Surface::default()).unwrap()
+                });
+                let transcript = cast::replay(&recording).unwrap().transcript();
+                (transcript, read.join().unwrap())
+            });
             black_box(basis.check("bench", &transcript, None))
         })
     });
@@ -156,7 +172,10 @@ fn one_large_message(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
     let dir = tempfile::tempdir().unwrap();
-    let db: PathBuf = dir.path().join("state.db");
+    // With `HERMES_E2E_BENCH_KEEP=DIR`: kept as `DIR/large.db`.
+    let keep = std::env::var_os("HERMES_E2E_BENCH_KEEP").map(PathBuf::from);
+    let db: PathBuf = keep.unwrap_or(dir.path().to_owned()).join("large.db");
+    let _ = std::fs::remove_file(&db);
     let mut words = Words(7);
     let chunk = words.text(100_000) + " ";
     let text = chunk.repeat((mb << 20) / chunk.len() + 1);

@@ -87,7 +87,7 @@
 //!
 //! # Files
 //! [`check_in`] runs the stages in order, one file each: `oracle/words.rs` (both sides as word
-//! ids), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
+//! ids; the expectation's side can be made beforehand, [`Prepared`]), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
 //! (renderings), `oracle/coverage.rs` (what they cover, missing messages, order) and
 //! `oracle/repeat.rs` (one [`Repeat`] per surplus run). They only count: every sentence about a
 //! [`Check`] — the verdict, the diagnosis, the names of each [`Cause`] — is in [`wording`], which
@@ -108,7 +108,7 @@ use align::{Rendering, SourceKind, Texts};
 use coverage::{missing_and_positions, outside_longest_run, Coverage};
 use holders::{identical_holders_in_order, Holders};
 use repeat::{repeats, Surplus};
-use words::Words;
+use words::{Vocabulary, Words};
 
 pub use wording::{diagnosis, verdict_sentence};
 
@@ -294,9 +294,43 @@ pub struct Context<'a> {
     pub optional: &'a [usize],
 }
 
+/// The expectation's side of a check, made once from an [`Expected`]: its vocabulary and the
+/// words of each of its texts as ids. It depends on the expectation alone, so it can be made while
+/// the transcript is still being read, and serve several transcripts ([`crate::verdict::Basis`]).
+#[derive(Clone)]
+pub struct Prepared(Vocabulary);
+
+impl Prepared {
+    /// The words of `expected`.
+    pub fn new(expected: &Expected) -> Prepared {
+        Prepared(Vocabulary::new(expected))
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("vocabulary", &self.0.vocab.len())
+            .field("messages", &self.0.messages.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// [`check`] with everything else that is known.
 pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Context<'_>) -> Check {
-    let words = Words::new(transcript, expected);
+    check_prepared(at, transcript, expected, &Prepared::new(expected), cx)
+}
+
+/// [`check_in`] with the expectation's words already made: `prepared` must be
+/// [`Prepared::new`] of this `expected`.
+pub fn check_prepared(
+    at: &str,
+    transcript: &Transcript,
+    expected: &Expected,
+    prepared: &Prepared,
+    cx: &Context<'_>,
+) -> Check {
+    let words = Words::new(transcript, &prepared.0);
     let holders = Holders::new(&words, expected, cx);
     // Sources: messages, then internal texts (those with words).
     let (sources, allowance) = sources(&words, &holders);

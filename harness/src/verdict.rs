@@ -69,6 +69,9 @@ pub struct Basis {
     /// Messages (indexes into [`Expected::messages`]) the display may leave out (see
     /// [`oracle::Context::optional`]); empty unless [`Basis::with_recap`] set them.
     optional: Vec<usize>,
+    /// The words of [`Basis::expected`], made with it (on the thread that reads the database,
+    /// while `check --cast` replays the recording on another).
+    prepared: oracle::Prepared,
 }
 
 impl Basis {
@@ -85,10 +88,32 @@ impl Basis {
                     .id
             }
         };
-        let expected = display::expected(store, &session, surface)?;
-        let data_problems = integrity::data_problems(store, &session).unwrap_or_default();
+        // One reading of the rows serves the projection and the data problems (which need the
+        // projection with tool output: the same one when the surface shows tool output).
+        let lineage = store.lineage_ids(&session)?;
+        let rows = store.rows(&lineage)?;
+        let expected =
+            display::expected_from_rows(store, &session, lineage.clone(), &rows, surface);
+        let with_tools = Surface { tool_output: true };
+        let data_problems = match store.sessions() {
+            Ok(sessions) => {
+                let classes = display::classify(store, &rows);
+                let other;
+                let projected = if surface == with_tools {
+                    &expected
+                } else {
+                    other =
+                        display::expected_from_rows(store, &session, lineage, &rows, with_tools);
+                    &other
+                };
+                integrity::data_problems_from_rows(&sessions, &session, &rows, &classes, projected)
+            }
+            // As `integrity::data_problems`: a database whose sessions cannot be read shows none.
+            Err(_) => Vec::new(),
+        };
         Ok(Basis {
             session,
+            prepared: oracle::Prepared::new(&expected),
             expected,
             data_problems,
             optional: Vec::new(),
@@ -105,10 +130,11 @@ impl Basis {
     /// The oracle's check of `transcript` against this basis, at the checkpoint `at`; `said` is
     /// what the provider log says was said (scenario runs).
     pub fn check(&self, at: &str, transcript: &Transcript, said: Option<&Said>) -> Check {
-        oracle::check_in(
+        oracle::check_prepared(
             at,
             transcript,
             &self.expected,
+            &self.prepared,
             &oracle::Context {
                 said,
                 data_problems: &self.data_problems,

@@ -115,11 +115,15 @@ fn each_piece(text: &str, f: &mut dyn FnMut(Range<usize>)) {
             continue;
         }
         let start = i;
+        // One pass over the token: is it printable ASCII, and only letters and digits?
+        let (mut printable, mut alphanumeric) = (true, true);
         while i < bytes.len() && bytes[i] != b' ' {
+            printable &= (0x21..=0x7e).contains(&bytes[i]);
+            alphanumeric &= bytes[i].is_ascii_alphanumeric();
             i += 1;
         }
         let token = &bytes[start..i];
-        if token.iter().all(|b| (0x21..=0x7e).contains(b)) {
+        if printable {
             // Everything before this token's leading spaces goes to UAX-29 first.
             let spaces = bytes[..start]
                 .iter()
@@ -130,7 +134,12 @@ fn each_piece(text: &str, f: &mut dyn FnMut(Range<usize>)) {
             if slow_from < slow_to {
                 unicode_pieces(&text[slow_from..slow_to], slow_from, f);
             }
-            ascii_segments(token, start, f);
+            if alphanumeric {
+                // What `ascii_segments` gives for it: letters and digits all join (WB5–WB10).
+                f(start..i);
+            } else {
+                ascii_segments(token, start, f);
+            }
             slow_from = i;
         }
     }

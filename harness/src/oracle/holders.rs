@@ -31,7 +31,7 @@ pub(super) struct Holders {
 impl Holders {
     pub(super) fn new(words: &Words, expected: &Expected, cx: &Context<'_>) -> Holders {
         let n = words.messages.len();
-        let group = same_as(&words.messages);
+        let group = same_as(words.messages);
         let mut count = vec![0usize; n];
         for &g in &group {
             count[g] += 1;
@@ -70,7 +70,7 @@ impl Holders {
             .collect();
         Holders {
             group,
-            group_internal: same_as(&words.internal),
+            group_internal: same_as(words.internal),
             stored,
             said,
             data_duplicate,

@@ -19,7 +19,7 @@ const MAX_LISTED: usize = 64;
 /// What the stages before found, for [`repeats`].
 pub(super) struct Surplus<'a> {
     pub(super) expected: &'a Expected,
-    pub(super) words: &'a Words,
+    pub(super) words: &'a Words<'a>,
     pub(super) holders: &'a Holders,
     pub(super) cov: &'a Coverage,
     pub(super) renderings: &'a [Rendering],

@@ -903,3 +903,48 @@ fn a_quoted_user_message_drawn_as_itself_is_not_internal_text() {
     let c = check("t", &transcript(&lines), &e, None);
     assert_eq!(c.findings, Findings::default());
 }
+
+proptest! {
+    /// The radix sort of the shingle index equals the comparison sort it replaced, on entries
+    /// pushed in (source, position) order as `Texts::new` pushes them — with many equal hashes
+    /// (a small hash range) and with hashes over all 61 bits.
+    #[test]
+    fn shingle_radix_sort_equals_sort_unstable(
+        hashes in prop::collection::vec(prop_oneof![0u64..8, 0u64..(1 << 61)], 0..600),
+        per_source in 1usize..40,
+    ) {
+        let entries: Vec<(u64, u32, u32)> = hashes
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| (h, (i / per_source) as u32, (i % per_source) as u32))
+            .collect();
+        let mut old = entries.clone();
+        old.sort_unstable();
+        let mut new = entries;
+        align::sort_by_hash(&mut new);
+        prop_assert_eq!(new, old);
+    }
+}
+
+/// A transcript long enough to be looked up on two threads gives the word stream of one thread.
+#[test]
+fn a_long_transcript_is_looked_up_in_order_on_two_threads() {
+    let exp = expected(
+        vec![simple(
+            Role::Assistant,
+            "the keeper lit the lamp at dusk",
+            1,
+        )],
+        vec![],
+    );
+    let lines: Vec<String> = (0..2 * words::PARALLEL_LINES + 3)
+        .map(|i| format!("the lamp {i} keeper unknown{}", i % 7))
+        .collect();
+    let t = transcript(&lines);
+    let vocabulary = words::Vocabulary::new(&exp);
+    let both = words::Words::new(&t, &vocabulary);
+    let one = both.stream(&t.lines, 0);
+    assert_eq!(both.transcript, one.0);
+    assert_eq!(both.line_of, one.1);
+    assert!(both.line_of.last() == Some(&(lines.len() - 1)));
+}

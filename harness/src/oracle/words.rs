@@ -1,13 +1,14 @@
 //! The oracle's first stage: both sides as word ids over one vocabulary (the expectation's), each
 //! expected-side word with its byte range so findings can quote the original text; and the fast
-//! hash map the stages key on word-id slices.
+//! hash map the stages key on word-id slices. The expectation's side ([`Vocabulary`]) is made on
+//! its own, so that it can be made once and while the transcript is read (`super::Prepared`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use crate::display::Expected;
-use crate::terminal::Transcript;
+use crate::terminal::{Transcript, TranscriptLine};
 use crate::words::each_word;
 
 /// Words shown in an excerpt.
@@ -16,52 +17,43 @@ const EXCERPT_WORDS: usize = 8;
 /// Characters an excerpt is capped at (a "word" can be a 10 kB URL).
 const EXCERPT_CHARS: usize = 120;
 
+/// Transcript lines from which the words of a transcript are looked up on two threads (a 1M-word
+/// transcript has ~35,000 lines; a session's, a few hundred).
+pub(super) const PARALLEL_LINES: usize = 4096;
+
 /// Word id that never matches: transcript / provider words that no expected text contains.
 const UNKNOWN: u32 = u32::MAX;
 
 /// The words of one expected-side text as ids, with their byte ranges in the text.
+#[derive(Clone)]
 pub(super) struct Tokens {
     pub(super) ids: Vec<u32>,
     pub(super) spans: Vec<Range<usize>>,
 }
-/// Both sides as word ids; the vocabulary is the expectation's (a transcript or provider word
-/// no expected text holds is [`UNKNOWN`]).
-pub(super) struct Words {
+/// The expectation's side as word ids: the vocabulary, and every message's and internal text's
+/// words. It depends on the expectation alone, so it can be made while the transcript is still
+/// being read ([`super::Prepared`]).
+#[derive(Clone, Default)]
+pub(super) struct Vocabulary {
     pub(super) vocab: FastMap<String, u32>,
     pub(super) messages: Vec<Tokens>,
     pub(super) internal: Vec<Tokens>,
-    /// The transcript as one word stream.
-    pub(super) transcript: Vec<u32>,
-    /// The transcript line of each word of the stream.
-    pub(super) line_of: Vec<usize>,
 }
 
-impl Words {
-    pub(super) fn new(transcript: &Transcript, expected: &Expected) -> Words {
-        let mut words = Words {
-            vocab: FastMap::default(),
-            messages: Vec::new(),
-            internal: Vec::new(),
-            transcript: Vec::new(),
-            line_of: Vec::new(),
-        };
-        words.messages = expected
+impl Vocabulary {
+    pub(super) fn new(expected: &Expected) -> Vocabulary {
+        let mut v = Vocabulary::default();
+        v.messages = expected
             .messages
             .iter()
-            .map(|m| words.tokenize(&m.text))
+            .map(|m| v.tokenize(&m.text))
             .collect();
-        words.internal = expected
+        v.internal = expected
             .internal
             .iter()
-            .map(|t| words.tokenize(&t.text))
+            .map(|t| v.tokenize(&t.text))
             .collect();
-        for (k, line) in transcript.lines.iter().enumerate() {
-            for id in words.lookup(&line.text) {
-                words.transcript.push(id);
-                words.line_of.push(k);
-            }
-        }
-        words
+        v
     }
 
     /// The words of an expected-side text, added to the vocabulary.
@@ -84,6 +76,64 @@ impl Words {
             spans.push(range);
         });
         Tokens { ids, spans }
+    }
+}
+
+/// Both sides as word ids; the vocabulary is the expectation's (a transcript or provider word
+/// no expected text holds is [`UNKNOWN`]).
+pub(super) struct Words<'a> {
+    pub(super) vocab: &'a FastMap<String, u32>,
+    pub(super) messages: &'a [Tokens],
+    pub(super) internal: &'a [Tokens],
+    /// The transcript as one word stream.
+    pub(super) transcript: Vec<u32>,
+    /// The transcript line of each word of the stream.
+    pub(super) line_of: Vec<usize>,
+}
+
+impl<'a> Words<'a> {
+    pub(super) fn new(transcript: &Transcript, expected: &'a Vocabulary) -> Words<'a> {
+        let mut words = Words {
+            vocab: &expected.vocab,
+            messages: &expected.messages,
+            internal: &expected.internal,
+            transcript: Vec::new(),
+            line_of: Vec::new(),
+        };
+        let lines = &transcript.lines;
+        let (transcript, line_of) = if lines.len() < PARALLEL_LINES {
+            words.stream(lines, 0)
+        } else {
+            // The second half on another thread (the vocabulary is only read): the same stream.
+            let half = lines.len() / 2;
+            let (first, second) = std::thread::scope(|scope| {
+                let second = scope.spawn(|| words.stream(&lines[half..], half));
+                let first = words.stream(&lines[..half], 0);
+                (
+                    first,
+                    second
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                )
+            });
+            ([first.0, second.0].concat(), [first.1, second.1].concat())
+        };
+        words.transcript = transcript;
+        words.line_of = line_of;
+        words
+    }
+
+    /// The word ids of `lines` (the transcript's lines from index `first`), with the line of
+    /// each word.
+    pub(super) fn stream(&self, lines: &[TranscriptLine], first: usize) -> (Vec<u32>, Vec<usize>) {
+        let (mut ids, mut line_of) = (Vec::new(), Vec::new());
+        for (k, line) in lines.iter().enumerate() {
+            for id in self.lookup(&line.text) {
+                ids.push(id);
+                line_of.push(first + k);
+            }
+        }
+        (ids, line_of)
     }
 
     /// The words of a screen or provider text, as ids of the vocabulary.
