@@ -28,7 +28,7 @@ use crate::client::stored::{
 use crate::store::{Row, Schema, Store, StoreError};
 
 /// A message role as displayed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// What the user typed.
@@ -460,6 +460,7 @@ fn on_surface(surface: Surface, role: Role, text: &str, has_tool_calls: bool) ->
 
 mod alignment;
 mod identity;
+mod rewind;
 mod row;
 #[cfg(test)]
 mod tests;

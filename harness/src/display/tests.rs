@@ -1004,3 +1004,4 @@ fn print_projection() {
     }
 }
 mod properties;
+mod rewound;

@@ -163,6 +163,7 @@ pub(super) fn command(
     d: &mut Driver,
     text: &str,
     wait_for: &str,
+    prefill: Option<&str>,
     clock: &Deadline,
 ) -> Result<(), Error> {
     let ui = d.ui();
@@ -198,14 +199,35 @@ pub(super) fn command(
                     || (printed_counts && printed.contains(&needle))
                     || crate::client::is_busy(ui, &s.viewport_rows());
             }
-            seen && crate::client::is_idle(ui, &s.viewport_rows())
+            let rows = s.viewport_rows();
+            seen && match prefill {
+                Some(back) => crate::client::composer_holds(ui, &rows, back),
+                None => crate::client::is_idle(ui, &rows),
+            }
         },
     )
     .map_err(|e| clock.error(e))?;
+    if let Some(back) = prefill {
+        clear_composer(d, back, clock)?;
+    }
     d.wait_idle_quiet(
         &format!("the idle prompt to settle after `{text}`"),
         crate::client::COMMAND_SETTLE,
         clock.left(),
+    )
+    .map_err(|e| clock.error(e))
+}
+
+/// Clears the text a command put back into the composer (`prefill`) with Ctrl-U (prompt_toolkit's
+/// `unix-line-discard`: the cursor is at the end of the one-line text) and waits for the idle
+/// prompt.
+fn clear_composer(d: &mut Driver, back: &str, clock: &Deadline) -> Result<(), Error> {
+    let ui = d.ui();
+    d.type_raw(b"\x15").map_err(|e| clock.error(e))?;
+    d.wait_until(
+        &format!("the composer cleared of `{back}`"),
+        clock.left(),
+        |s| crate::client::is_idle(ui, &s.viewport_rows()),
     )
     .map_err(|e| clock.error(e))
 }
