@@ -175,6 +175,17 @@ pub(super) fn command(
     clock: &Deadline,
 ) -> Result<(), Error> {
     let ui = d.ui();
+    // The classic CLI echoes every command into its history: the answer to this one is below
+    // an echo that was not there before. An earlier run of the same command with the same answer
+    // (a second `/rollback 1`) would otherwise satisfy the wait before the client has read Enter
+    // (measured: a check then read the database before the second rollback).
+    let echoes = |s: &crate::terminal::Screen| {
+        s.history_lines()
+            .iter()
+            .filter(|l| l.contains(text))
+            .count()
+    };
+    let echoes_before = echoes(d.screen());
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     // Everything printed from here on is the client's answer to Enter.
@@ -199,11 +210,13 @@ pub(super) fn command(
         |s, printed| {
             if !seen {
                 let lines = s.history_lines();
-                seen = lines
-                    .iter()
-                    .rposition(|l| l.contains(text))
-                    .map(|at| driver::squash(&lines[at + 1..].join("")))
-                    .is_some_and(|below| below.contains(&needle))
+                let echoed = ui != crate::client::Ui::Classic || echoes(s) > echoes_before;
+                seen = echoed
+                    && lines
+                        .iter()
+                        .rposition(|l| l.contains(text))
+                        .map(|at| driver::squash(&lines[at + 1..].join("")))
+                        .is_some_and(|below| below.contains(&needle))
                     || (printed_counts && printed.contains(&needle))
                     || crate::client::is_busy(ui, &s.viewport_rows());
             }
