@@ -22,13 +22,8 @@ fn retry_after_rotating_compaction_takes_back_the_parents_original() {
     assert_eq!(e.lineage, [PARENT, CHILD]);
     assert_eq!(e.stored_rows, 24);
     use Role::{Assistant as A, User as U};
-    let brief: Vec<(Role, Vec<i64>, i64)> = e
-        .messages
-        .iter()
-        .map(|m| (m.role, ids(m), m.shown))
-        .collect();
     assert_eq!(
-        brief,
+        brief(&e),
         [
             (U, vec![1, 15], 15),
             (A, vec![2, 16], 16),
