@@ -179,13 +179,8 @@ pub(super) fn command(
     // an echo that was not there before. An earlier run of the same command with the same answer
     // (a second `/rollback 1`) would otherwise satisfy the wait before the client has read Enter
     // (measured: a check then read the database before the second rollback).
-    let echoes = |s: &crate::terminal::Screen| {
-        s.history_lines()
-            .iter()
-            .filter(|l| l.contains(text))
-            .count()
-    };
-    let echoes_before = echoes(d.screen());
+    let echoes = |lines: &[String]| lines.iter().filter(|l| l.contains(text)).count();
+    let echoes_before = echoes(&d.screen().history_lines());
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     // Everything printed from here on is the client's answer to Enter.
@@ -210,7 +205,7 @@ pub(super) fn command(
         |s, printed| {
             if !seen {
                 let lines = s.history_lines();
-                let echoed = ui != crate::client::Ui::Classic || echoes(s) > echoes_before;
+                let echoed = ui != crate::client::Ui::Classic || echoes(&lines) > echoes_before;
                 seen = echoed
                     && lines
                         .iter()
