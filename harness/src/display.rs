@@ -5,7 +5,7 @@
 //! markers) that must NOT be shown. This is the harness's display contract, not a copy of the
 //! client's code. Each rule is documented where it is applied, with the case that motivates it.
 //!
-//! The display contract: [`docs/display-contract.md`](../../docs/display-contract.md) — rules 1–7,
+//! The display contract: [`docs/display-contract.md`](../../docs/display-contract.md) — rules 1–9,
 //! the client behaviour and database case behind each, and where this module applies it.
 //!
 //! The projection runs in three passes over the rows of the lineage, in `id` order:
@@ -13,7 +13,8 @@
 //!    holds (summary, handoff marker, notice), and whether it is a candidate at all (rule 1).
 //!    In `display/row.rs`.
 //! 2. Grouping rows into logical messages: by display identity on 0.22-style databases
-//!    (`group_by_identity` in `display/identity.rs`, rules 2, 3, 5), by generation alignment on
+//!    (`group_by_identity` in `display/identity.rs`, rules 2, 3, 5; candidates a rewind took back
+//!    are left out first, rule 8, `display/rewind.rs`), by generation alignment on
 //!    0.19-style databases, whose compaction clones carry fresh timestamps (`group_by_alignment`
 //!    in `display/alignment.rs`, rule 6).
 //! 3. Choosing the row each logical message is shown from, ordering, and the surface filter (rule 7).
@@ -28,7 +29,7 @@ use crate::client::stored::{
 use crate::store::{Row, Schema, Store, StoreError};
 
 /// A message role as displayed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// What the user typed.
@@ -101,7 +102,8 @@ pub struct Expected {
 
 /// Projects the display of `session_id` (with its lineage) for `surface`.
 ///
-/// The lineage is [`Store::lineage`]: compression ancestors only; a `/branch` child stands alone.
+/// The lineage is [`Store::lineage`]: compression ancestors, and on uid databases the parent a
+/// `/branch` child was made from, read as of the fork (rule 9).
 pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Expected, StoreError> {
     let lineage = store.lineage_ids(session_id)?;
     let rows = store.rows(&lineage)?;
@@ -460,6 +462,7 @@ fn on_surface(surface: Surface, role: Role, text: &str, has_tool_calls: bool) ->
 
 mod alignment;
 mod identity;
+mod rewind;
 mod row;
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,8 @@
 //! [[step]]
 //! command = "/compress"
 //! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)
+//! # prefill = "…"                # optional: text the command puts back into the composer (`/undo`);
+//! #                              # waited for, then cleared with Ctrl-U
 //! [[step]]
 //! resize = "80x24"               # COLSxROWS: the terminal is resized mid-run
 //! [[step]]
@@ -204,6 +206,10 @@ pub enum Action {
         text: String,
         /// Text that proves the command finished.
         wait_for: String,
+        /// Text the command puts back into the composer (`/undo` pre-fills the question it took
+        /// back): the step waits until the composer holds it, clears it (Ctrl-U) and then waits
+        /// for the idle prompt. `None`: the composer must come back empty.
+        prefill: Option<String>,
     },
     /// Type `/resume ID` into the running client (`{session}` replaced as for `launch`) and wait
     /// until the recap panel it prints below the command has closed and the prompt is idle.
@@ -331,6 +337,7 @@ struct RawStep {
     during: Option<Vec<during::RawDuring>>,
     command: Option<String>,
     wait_for: Option<String>,
+    prefill: Option<String>,
     resume: Option<String>,
     resize: Option<String>,
     export: Option<Vec<String>>,
@@ -548,6 +555,7 @@ fn steps(
         stray("stream", s.stream.is_none() || s.say.is_some())?;
         stray("during", s.during.is_none() || s.say.is_some())?;
         stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
+        stray("prefill", s.prefill.is_none() || s.command.is_some())?;
         stray("expect", s.expect.is_none() || s.check.is_some())?;
         stray("client", s.client.is_none() || s.launch.is_some())?;
         // Included steps have replaced their `include`: what is left is in no include.
@@ -609,9 +617,16 @@ fn action(
                 "`command` needs `wait_for`: the text that shows it finished".into(),
             )
         })?;
+        if s.prefill.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(invalid(
+                line,
+                "`prefill` must not be empty: it is the text the command puts back".into(),
+            ));
+        }
         Action::Command {
             text: text.clone(),
             wait_for,
+            prefill: s.prefill.clone(),
         }
     } else if let Some(id) = &s.resume {
         if id.trim().is_empty() {

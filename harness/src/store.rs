@@ -352,10 +352,14 @@ impl Store {
     /// `end_reason = 'compression'` (it was rotated away by compaction and this session continues
     /// it) and this session is not an explicit fork of it: not a `source = 'tool'` session, and no
     /// `_branched_from` / `_delegate_from` / `_reset_from` marker naming the parent in its
-    /// `model_config`. A `/branch` child is a new conversation that starts from a copy of its
-    /// parent's messages: joining the two would expect every copied message twice.
-    /// This is the intent the client states for its display read (0.22's `_resume_lineage_ids`);
-    /// the same rule is applied to 0.19 databases, whose raw parent walk would cross branches.
+    /// `model_config`. The client's display read (0.22's `_resume_lineage_ids`) stops there, and
+    /// so does this walk on 0.19-style databases, whose raw parent walk would cross branches.
+    ///
+    /// On 0.22-style databases a `/branch` child (`_branched_from` naming the parent, not a tool
+    /// session) also continues its parent, *as of the fork* (display contract, rule 9): a branch
+    /// shows the conversation it was branched from, and [`Store::rows`] leaves out the parent's
+    /// rows written after the fork. The branch's rows are copies of the parent's (same uid and
+    /// timestamp), so every copied message is still one logical message (rule 2).
     /// A missing parent row or a cycle ends the walk.
     pub fn lineage(&self, session_id: &str) -> Result<Vec<Session>, StoreError> {
         let Some(first) = self.session_link(session_id)? else {
@@ -371,13 +375,17 @@ impl Store {
             let Some(parent_id) = child.session.parent_session_id.clone() else {
                 break;
             };
-            if parent_id.is_empty() || seen.contains(&parent_id) || child.is_fork_of(&parent_id) {
+            if parent_id.is_empty() || seen.contains(&parent_id) {
+                break;
+            }
+            let branch = self.schema == Schema::Uid && child.is_branch_of(&parent_id);
+            if !branch && child.is_fork_of(&parent_id) {
                 break;
             }
             let Some(parent) = self.session_link(&parent_id)? else {
                 break;
             };
-            if parent.session.end_reason.as_deref() != Some("compression") {
+            if !branch && parent.session.end_reason.as_deref() != Some("compression") {
                 break;
             }
             seen.insert(parent_id);
@@ -442,7 +450,39 @@ impl Store {
         if ids.len() > IN_CHUNK {
             rows.sort_by_key(|r| r.id);
         }
+        self.cut_at_forks(&ids, &mut rows)?;
         Ok(rows)
+    }
+
+    /// Rule 9: a session read together with a `/branch` child of it is read as of the fork — its
+    /// rows from the branch's first row on (written after the fork) are left out. Case: upstream
+    /// #77375, a branch's resume showed parent turns written after the branch was made. Without
+    /// rows in the branch, as of the branch's start time.
+    fn cut_at_forks(&self, ids: &[&String], rows: &mut Vec<Row>) -> Result<(), StoreError> {
+        if self.schema != Schema::Uid || ids.len() < 2 {
+            return Ok(());
+        }
+        for id in ids {
+            let Some(link) = self.session_link(id)? else {
+                continue;
+            };
+            let Some(parent) = link.session.parent_session_id.as_deref() else {
+                continue;
+            };
+            if !ids.iter().any(|i| i.as_str() == parent) || !link.is_branch_of(parent) {
+                continue;
+            }
+            let first = rows
+                .iter()
+                .filter(|r| &r.session_id == *id)
+                .map(|r| r.id)
+                .min();
+            let started = link.session.started_at;
+            rows.retain(|r| {
+                r.session_id != parent || first.map_or(r.timestamp < started, |first| r.id < first)
+            });
+        }
+        Ok(())
     }
 
     /// Reads every session and every message row once, so damage shows at `open`.
@@ -532,15 +572,27 @@ struct SessionLink {
 }
 
 impl SessionLink {
-    /// Returns true if and only if this session is an explicit fork (branch, delegate, reset or
-    /// tool child) of `parent_id` rather than its compression continuation.
+    /// Returns true if and only if this session is a `/branch` (or `/fork`) child of `parent_id`:
+    /// a `_branched_from` marker naming it, not a tool session.
     ///
     /// A marker counts only when it names this parent: a compression child inherits its parent's
     /// `model_config` verbatim, so a marker naming some older session was inherited, not set.
+    fn is_branch_of(&self, parent_id: &str) -> bool {
+        self.source.as_deref() != Some("tool") && self.names(&["_branched_from"], parent_id)
+    }
+
+    /// Returns true if and only if this session is an explicit fork (branch, delegate, reset or
+    /// tool child) of `parent_id` rather than its compression continuation.
     fn is_fork_of(&self, parent_id: &str) -> bool {
-        if self.source.as_deref() == Some("tool") {
-            return true;
-        }
+        self.source.as_deref() == Some("tool")
+            || self.names(
+                &["_branched_from", "_delegate_from", "_reset_from"],
+                parent_id,
+            )
+    }
+
+    /// Whether `model_config` (a JSON object) names `parent_id` under one of `keys`.
+    fn names(&self, keys: &[&str], parent_id: &str) -> bool {
         let Some(cfg) = self.model_config.as_deref() else {
             return false;
         };
@@ -548,8 +600,7 @@ impl SessionLink {
         else {
             return false;
         };
-        ["_branched_from", "_delegate_from", "_reset_from"]
-            .iter()
+        keys.iter()
             .any(|k| cfg.get(*k).and_then(|v| v.as_str()) == Some(parent_id))
     }
 }

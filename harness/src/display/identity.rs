@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::rewind::taken_back;
 use super::{Form, Role, RowView};
 use crate::store::Row;
 
@@ -10,7 +11,7 @@ use crate::store::Row;
 ///
 /// It borrows from the views and rows it identifies: a message's text is compared, never copied.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Identity<'a> {
+pub(super) enum Identity<'a> {
     /// An assistant row calling tools, with provider ids for every call: the call ids and the
     /// timestamp identify it. Pruning rewrites a carried copy's arguments (and text may be
     /// cleaned), so the full `tool_calls` would split one message in two; ids repeat across turns
@@ -41,7 +42,7 @@ pub(super) fn ts_bits(ts: f64) -> u64 {
     }
 }
 
-fn identity<'a>(v: &'a RowView, row: &'a Row) -> Identity<'a> {
+pub(super) fn identity<'a>(v: &'a RowView, row: &'a Row) -> Identity<'a> {
     match &v.call_ids {
         Some(ids) => Identity::Calls {
             ts: ts_bits(row.timestamp),
@@ -82,8 +83,12 @@ fn identity<'a>(v: &'a RowView, row: &'a Row) -> Identity<'a> {
 ///   second into the tail — the tail's merged copy must not join the first question. Risk: if the true original was lost
 ///   and an older, identical user message exists, the merged row is taken for a copy of it.
 ///
+/// - Rule 8: a candidate copy of a message whose newest copy was rewound (`/undo`, `/retry`) is
+///   taken back with it ([`taken_back`]).
+///
 /// Returns groups of view indices; non-candidate and non-message views are in no group.
 pub(super) fn group_by_identity(views: &[RowView], rows: &[Row]) -> Vec<Vec<usize>> {
+    let taken_back = taken_back(views, rows);
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut group_role: Vec<Role> = Vec::new();
     let mut by_identity: HashMap<Identity, usize> = HashMap::new();
@@ -98,7 +103,7 @@ pub(super) fn group_by_identity(views: &[RowView], rows: &[Row]) -> Vec<Vec<usiz
     let mut superseded_users: HashSet<Identity> = HashSet::new();
     for (vi, v) in views.iter().enumerate() {
         let row = &rows[v.row];
-        if !v.candidate {
+        if !v.candidate || taken_back.contains(&vi) {
             if v.superseded && v.role == Role::User && v.message {
                 last_user_text.insert(v.text.as_str(), None);
                 superseded_users.insert(identity(v, row));

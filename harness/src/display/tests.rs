@@ -757,7 +757,7 @@ fn legacy_notice_stored_twice_and_copied_is_one_internal_text() {
 }
 
 #[test]
-fn branch_child_is_displayed_alone() {
+fn unmarked_child_of_an_unfinished_parent_is_displayed_alone() {
     let mut db = TestDb::new(Schema::Uid);
     db.session("p", None, 1.0, None);
     db.session("b", Some("p"), 2.0, None);
@@ -1003,4 +1003,5 @@ fn print_projection() {
         println!("{}", serde_json::to_string_pretty(&e).unwrap());
     }
 }
+mod history_commands;
 mod properties;

@@ -154,20 +154,31 @@ pub(super) fn say(
     let ui = d.ui();
     // The classic CLI prints each reply once into its history, so this turn's reply is one more
     // drawing of its end than before the line was typed: an earlier turn may have ended the same
-    // way (a repetitive conversation), and its closed panel proves nothing about this one. The
-    // TUI redraws its transcript; for it the end on screen counts, as before.
+    // way (a repetitive conversation, a question asked again after `/undo`), and its closed panel
+    // proves nothing about this one. The TUI redraws its transcript; for it the end on screen
+    // counts, unless the same reply is on screen already (a retried turn): then it must be
+    // printed after Enter.
     let drawn = |s: &Screen| {
         driver::squash(&s.history_lines().concat())
             .matches(&tail)
             .count()
     };
     let before = drawn(d.screen());
+    let shown_before = matches!(ui, Ui::Tui)
+        && driver::squash(&d.screen().viewport_rows().join("")).contains(&tail);
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
+    let mark = d.printed_mark();
     if gives_up {
         return d
             .wait_settled_idle(clock.left())
             .map_err(|e| clock.error(e));
+    }
+    if shown_before {
+        d.wait_printed_then_idle(&tail, mark, crate::client::COMMAND_SETTLE, clock.left())
+            .map_err(|e| clock.error(e))?;
+        d.turn_ended();
+        return Ok(());
     }
     d.wait_done(
         &format!("the idle prompt with `{tail}` drawn, its panel closed"),
@@ -202,9 +213,16 @@ pub(super) fn command(
     d: &mut Driver,
     text: &str,
     wait_for: &str,
+    prefill: Option<&str>,
     clock: &Deadline,
 ) -> Result<(), Error> {
     let ui = d.ui();
+    // The classic CLI echoes every command into its history: the answer to this one is below
+    // an echo that was not there before. An earlier run of the same command with the same answer
+    // (a second `/rollback 1`) would otherwise satisfy the wait before the client has read Enter
+    // (measured: a check then read the database before the second rollback).
+    let echoes = |lines: &[String]| lines.iter().filter(|l| l.contains(text)).count();
+    let echoes_before = echoes(&d.screen().history_lines());
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     // Everything printed from here on is the client's answer to Enter.
@@ -229,18 +247,27 @@ pub(super) fn command(
         |s, printed| {
             if !seen {
                 let lines = s.history_lines();
-                seen = lines
-                    .iter()
-                    .rposition(|l| l.contains(text))
-                    .map(|at| driver::squash(&lines[at + 1..].join("")))
-                    .is_some_and(|below| below.contains(&needle))
+                let echoed = ui != crate::client::Ui::Classic || echoes(&lines) > echoes_before;
+                seen = echoed
+                    && lines
+                        .iter()
+                        .rposition(|l| l.contains(text))
+                        .map(|at| driver::squash(&lines[at + 1..].join("")))
+                        .is_some_and(|below| below.contains(&needle))
                     || (printed_counts && printed.contains(&needle))
                     || crate::client::is_busy(ui, &s.viewport_rows());
             }
-            seen && crate::client::is_idle(ui, &s.viewport_rows())
+            let rows = s.viewport_rows();
+            seen && match prefill {
+                Some(back) => crate::client::composer_holds(ui, &rows, back),
+                None => crate::client::is_idle(ui, &rows),
+            }
         },
     )
     .map_err(|e| clock.error(e))?;
+    if let Some(back) = prefill {
+        clear_composer(d, back, clock)?;
+    }
     d.wait_idle_quiet(
         &format!("the idle prompt to settle after `{text}`"),
         ui.command_settle(d.release()),
@@ -248,6 +275,36 @@ pub(super) fn command(
     )
     .map_err(|e| clock.error(e))
 }
+
+/// Clears the text a command put back into the composer (`prefill`) and waits for the idle
+/// prompt: Ctrl-E (end of line), then Ctrl-U (prompt_toolkit's `unix-line-discard`, which
+/// deletes back to the start of the line). Ctrl-E first because the client sets the text and
+/// then, in a second step, moves the cursor to its end (`_prefill_input_buffer`): the text can be
+/// drawn while the cursor is still at its start, where Ctrl-U alone deletes nothing (measured: one
+/// `/undo 2` of the first runs kept its text). The keys are sent again while the composer still
+/// holds the text [`CLEAR_AGAIN`] after they were sent: the client draws the text from its
+/// command thread before the command has returned, and keys that arrive in between can be lost
+/// (measured: 1 of 6 runs of `history/v0_19_undo_rotating`).
+fn clear_composer(d: &mut Driver, back: &str, clock: &Deadline) -> Result<(), Error> {
+    let ui = d.ui();
+    let what = format!("the composer cleared of `{back}`");
+    loop {
+        d.type_raw(b"\x05\x15").map_err(|e| clock.error(e))?;
+        let left = clock.left();
+        let cleared = d.wait_until(&what, left.min(CLEAR_AGAIN), |s| {
+            crate::client::is_idle(ui, &s.viewport_rows())
+        });
+        match cleared {
+            Err(DriverError::Timeout { .. })
+                if left > CLEAR_AGAIN
+                    && crate::client::composer_holds(ui, &d.screen().viewport_rows(), back) => {}
+            other => return other.map_err(|e| clock.error(e)),
+        }
+    }
+}
+
+/// How long [`clear_composer`] waits for its keys to take effect before it sends them again.
+const CLEAR_AGAIN: Duration = Duration::from_secs(2);
 
 /// Resizes the terminal and waits until the client has redrawn: quiet, then the idle prompt.
 pub(super) fn resize(d: &mut Driver, rows: u16, cols: u16, clock: &Deadline) -> Result<(), Error> {

@@ -224,9 +224,13 @@ impl<'a> Run<'a> {
                 let gives_up = fault.is_some() && fault_times.is_none();
                 session::say(self.running()?, text, reply, gives_up, clock)
             }
-            Action::Command { text, wait_for } => {
+            Action::Command {
+                text,
+                wait_for,
+                prefill,
+            } => {
                 let text = self.substitute_one(text)?;
-                session::command(self.running()?, &text, wait_for, clock)
+                session::command(self.running()?, &text, wait_for, prefill.as_deref(), clock)
             }
             Action::Resume(id) => {
                 let id = self.substitute_one(id)?;

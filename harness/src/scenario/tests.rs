@@ -318,3 +318,42 @@ fn an_include_splices_all_or_a_range_of_the_shared_steps() {
         .to_string();
     assert!(e.contains("`steps` does not belong to this step"), "{e}");
 }
+
+#[test]
+fn a_command_may_name_the_text_it_puts_back_into_the_composer() {
+    let undo = OK.replace(
+        "[[step]]\ncheck",
+        "[[step]]\ncommand = \"/undo 1 now\"\nwait_for = \"undo\"\nprefill = \"hi\"\n\n[[step]]\ncheck",
+    );
+    let s = parse(&undo).unwrap();
+    assert_eq!(
+        s.steps[2].action,
+        Action::Command {
+            text: "/undo 1 now".into(),
+            wait_for: "undo".into(),
+            prefill: Some("hi".into()),
+        }
+    );
+    let plain = parse(&OK.replace(
+        "[[step]]\ncheck",
+        "[[step]]\ncommand = \"/compress\"\nwait_for = \"Compressed:\"\n\n[[step]]\ncheck",
+    ))
+    .unwrap();
+    assert!(matches!(
+        &plain.steps[2].action,
+        Action::Command { prefill: None, .. }
+    ));
+    let empty = error_in(&undo.replace("prefill = \"hi\"", "prefill = \" \""));
+    assert!(
+        empty.contains("s.toml:12") && empty.contains("`prefill` must not be empty"),
+        "{empty}"
+    );
+    let stray = error_in(&OK.replace(
+        "reply = \"hello\"\n",
+        "reply = \"hello\"\nprefill = \"hi\"\n",
+    ));
+    assert!(
+        stray.contains("`prefill` does not belong to this step"),
+        "{stray}"
+    );
+}

