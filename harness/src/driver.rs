@@ -564,11 +564,16 @@ impl Driver {
         if !settle.is_zero() {
             self.wait_quiet(settle, left())?;
         }
-        self.type_raw(text.as_bytes())?;
+        // The echo is one more drawing of the text than before it was typed: the same words may
+        // be on screen already (a resumed recap that mentions the session's "history" before
+        // `/history` is typed, a question asked again after `/undo`), and taking them for the
+        // echo sent Enter before the client had the line (it was lost, or taken as a paste).
         let (needle, last) = (squash(text), visible(echo_end(text)));
+        let drawings = |s: &Screen| squash(&s.history_lines().concat()).matches(&needle).count();
+        let before = drawings(&self.screen);
+        self.type_raw(text.as_bytes())?;
         self.wait_until(&format!("the echo of `{}`", excerpt(text)), left(), |s| {
-            let shown = s.viewport_rows().concat();
-            squash(&shown).contains(&needle) && visible(&shown).contains(&last)
+            drawings(s) > before && visible(&s.viewport_rows().concat()).contains(&last)
         })?;
         match self.ui.before_enter() {
             BeforeEnter::Hold {

