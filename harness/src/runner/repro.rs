@@ -103,7 +103,7 @@ pub fn repro(
                 let check = basis.check(path, &transcript, None);
                 result.checks.push(CheckResult::new(
                     &basis,
-                    check,
+                    (check, None),
                     Expectation::default(),
                     0,
                     transcript,

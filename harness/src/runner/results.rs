@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::oracle::{self, Check};
+use crate::oracle::{self, Check, RowCounts};
 use crate::scenario::Expectation;
 use crate::terminal::Transcript;
 use crate::verdict::Basis;
@@ -14,6 +14,10 @@ pub struct CheckResult {
     /// What the oracle found.
     #[serde(flatten)]
     pub check: Check,
+    /// The row counts of the checkpoint's history ([`oracle::count_rows`]); `None` for a check of
+    /// an exported file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<RowCounts>,
     /// What the scenario expected.
     #[serde(skip)]
     pub expected: Expectation,
@@ -86,11 +90,11 @@ pub struct ScenarioResult {
 }
 
 impl CheckResult {
-    /// The outcome of `check`, made on `basis`, against what the scenario expected: the
-    /// mismatches and the verdict sentence are derived from them.
+    /// The outcome of `check` (and the row counts `rows`), made on `basis`, against what the
+    /// scenario expected: the mismatches and the verdict sentence are derived from them.
     pub fn new(
         basis: &Basis,
-        check: Check,
+        (check, rows): (Check, Option<RowCounts>),
         expected: Expectation,
         line: usize,
         transcript: Transcript,
@@ -98,8 +102,9 @@ impl CheckResult {
     ) -> CheckResult {
         CheckResult {
             verdict: oracle::verdict_sentence(&check),
-            mismatches: expected.mismatches(&check),
+            mismatches: expected.mismatches(&check, rows.as_ref()),
             check,
+            rows,
             expected,
             line,
             session: basis.session.clone(),

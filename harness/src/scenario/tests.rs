@@ -318,3 +318,67 @@ fn an_include_splices_all_or_a_range_of_the_shared_steps() {
         .to_string();
     assert!(e.contains("`steps` does not belong to this step"), "{e}");
 }
+
+/// The expectation of the only `check` step of `text`.
+fn expectation(text: &str) -> Expectation {
+    parse(text)
+        .unwrap()
+        .steps
+        .into_iter()
+        .find_map(|s| match s.action {
+            Action::Check { expect, .. } => Some(expect),
+            _ => None,
+        })
+        .expect("a check step")
+}
+
+#[test]
+fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
+    use crate::oracle::{Check, Findings, RowCounts};
+    let e = expectation(&OK.replace(
+        "expect = {}",
+        "expect = { unpinned = [\"words_rendered_more_than_once\", \"causes\"], prompt_rows = 1, max_blank_run = 2 }",
+    ));
+    assert_eq!(e.rows.prompt_rows, Some(1));
+    assert_eq!(e.rows.stale_preview_rows, None);
+    let check = Check {
+        at: "end".into(),
+        findings: Findings {
+            words_rendered_more_than_once: 56,
+            missing_messages: 1,
+            ..Findings::default()
+        },
+        repeats: Vec::new(),
+        missing: Vec::new(),
+        data_problems: Vec::new(),
+        drawn: Vec::new(),
+        out_of_order_messages: Vec::new(),
+        internal_words: Vec::new(),
+    };
+    let rows = RowCounts {
+        stale_preview_rows: 4,
+        prompt_rows: 2,
+        max_blank_run: 2,
+        questions_not_once: 1,
+    };
+    assert_eq!(
+        e.mismatches(&check, Some(&rows)),
+        [
+            "missing_messages: expected 0, got 1",
+            "prompt_rows: expected 1, got 2"
+        ]
+    );
+    assert_eq!(
+        e.mismatches(&check, None)[1..],
+        [
+            "prompt_rows: expected 1, not counted (no terminal history at this check)",
+            "max_blank_run: expected 2, not counted (no terminal history at this check)"
+        ]
+    );
+}
+
+#[test]
+fn unknown_unpinned_finding_is_an_error() {
+    let text = OK.replace("expect = {}", "expect = { unpinned = [\"words\"] }");
+    assert!(error_in(&text).contains("`unpinned`: unknown finding `words`"));
+}
