@@ -182,6 +182,10 @@ pub enum Action {
         /// A client spec for this launch only (cross-version scenarios: a conversation written by
         /// one version, resumed by another). `None`: the scenario's client.
         client: Option<String>,
+        /// Resizes while the client draws its first screen (a resumed session's recap): each
+        /// entry's word awaited on screen, then its resize or drag (`after_word` triggers and
+        /// `resize`/`drag` actions only; see `scenario/during.rs`).
+        during: Vec<During>,
     },
     /// Type a user message and wait until the scripted reply has been drawn and the prompt is idle.
     Say {
@@ -549,7 +553,10 @@ fn steps(
         stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
         stray("tools", s.tools.is_none() || s.say.is_some())?;
         stray("stream", s.stream.is_none() || s.say.is_some())?;
-        stray("during", s.during.is_none() || s.say.is_some())?;
+        stray(
+            "during",
+            s.during.is_none() || s.say.is_some() || s.launch.is_some(),
+        )?;
         stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
         stray("expect", s.expect.is_none() || s.check.is_some())?;
         stray("client", s.client.is_none() || s.launch.is_some())?;
@@ -602,6 +609,7 @@ fn action(
         Action::Launch {
             args: args.clone(),
             client: s.client.clone(),
+            during: during::launch_entries(line, s.during.as_deref().unwrap_or_default(), invalid)?,
         }
     } else if let Some(text) = &s.say {
         say_action(line, s, text, invalid)?

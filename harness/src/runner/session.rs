@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::during::launch_during;
 use super::error::Error;
 use crate::client::recap::recap_closed_after;
 use crate::driver::{self, Driver, DriverError, Launch};
+use crate::scenario::During;
 
 /// The deadline of one step: every wait of the step shares it.
 pub(super) struct Deadline {
@@ -44,7 +46,11 @@ impl Deadline {
 /// launch's own and its environment is added — and waits until it is ready for input: the idle
 /// prompt, quiet for [`crate::client::COMMAND_SETTLE`] (the TUI draws `ready` a frame before the
 /// rest), and for the TUI its session banner (a resumed TUI first draws a partial transcript).
-pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, Error> {
+pub(super) fn start_client(
+    mut launch: Launch,
+    during: &[During],
+    deadline: Duration,
+) -> Result<Driver, Error> {
     let clock = Deadline::new(deadline);
     let ui = launch.ui;
     if ui == crate::client::Ui::Tui && !on_path(&launch.env, "node") {
@@ -59,6 +65,7 @@ pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Dri
         .env
         .extend(ui.env().iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let mut d = Driver::spawn(&launch).map_err(|e| clock.error(e))?;
+    launch_during(&mut d, during, &clock)?;
     if let Some(marker) = ui.started_marker() {
         let needle = driver::squash(marker);
         d.wait_until(&format!("`{marker}` on screen"), clock.left(), |s| {

@@ -14,7 +14,9 @@ use crate::display::Surface;
 use crate::driver::{Driver, Launch};
 use crate::oracle;
 use crate::provider::Provider;
-use crate::scenario::{merge_json, Action, DisplayProfile, Expectation, Scenario, Step, Ui};
+use crate::scenario::{
+    merge_json, Action, DisplayProfile, During, Expectation, Scenario, Step, Ui,
+};
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
 use crate::terminal::Transcript;
@@ -167,7 +169,11 @@ impl<'a> Run<'a> {
         result: &mut ScenarioResult,
     ) -> Result<(), Error> {
         match &step.action {
-            Action::Launch { args, client } => self.launch(args, client.as_deref(), clock),
+            Action::Launch {
+                args,
+                client,
+                during,
+            } => self.launch(args, client.as_deref(), during, clock),
             Action::Say {
                 text,
                 reply,
@@ -208,6 +214,7 @@ impl<'a> Run<'a> {
         &mut self,
         args: &[String],
         client: Option<&str>,
+        during: &[During],
         clock: &Deadline,
     ) -> Result<(), Error> {
         let program = match client {
@@ -232,7 +239,7 @@ impl<'a> Run<'a> {
             ui: self.scenario.ui,
             terminal: self.scenario.terminal,
         };
-        self.driver = Some(start_client(launch, clock.whole())?);
+        self.driver = Some(start_client(launch, during, clock.whole())?);
         Ok(())
     }
 

@@ -189,6 +189,37 @@ pub(super) fn entries(
         .collect()
 }
 
+/// The entries of a `launch` step's `during`: `after_word` triggers (one word, drawn by the
+/// client while it starts: a recap's) and `resize` or `drag` actions only.
+pub(super) fn launch_entries(
+    line: usize,
+    raw: &[RawDuring],
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Vec<During>, ScenarioError> {
+    raw.iter()
+        .enumerate()
+        .map(|(n, entry)| {
+            let bad = |message: String| {
+                invalid(line, format!("`during` entry {} of a `launch`: {message}", n + 1))
+            };
+            let trigger = match (&entry.after_word, entry.after_ms) {
+                (Some(word), None) if is_one_word(word) => Trigger::AfterWord(word.clone()),
+                _ => return Err(bad("needs `after_word = \"WORD\"` (one word)".into())),
+            };
+            let action = action(entry, &bad)?;
+            if !matches!(action, DuringAction::Resize(_) | DuringAction::Drag { .. }) {
+                return Err(bad("a `launch` takes only `resize` or `drag`".into()));
+            }
+            Ok(During { trigger, action })
+        })
+        .collect()
+}
+
+/// Whether `word` is one word: letters and digits, at least one.
+fn is_one_word(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(char::is_alphanumeric)
+}
+
 /// The trigger of an entry: exactly one of `after_word`, `after_ms`.
 fn trigger(
     entry: &RawDuring,
@@ -198,8 +229,7 @@ fn trigger(
 ) -> Result<Trigger, ScenarioError> {
     match (&entry.after_word, entry.after_ms) {
         (Some(word), None) => {
-            let is_word = !word.is_empty() && word.chars().all(char::is_alphanumeric);
-            if !is_word {
+            if !is_one_word(word) {
                 return Err(bad(format!(
                     "`after_word = \"{word}\"` must be one word (letters and digits)"
                 )));
