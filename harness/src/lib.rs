@@ -17,6 +17,7 @@
 //! | how is a verdict made from a transcript and a database? | [`verdict::Basis`] (`read`, then `check`) |
 //! | what counts as a correct display? (the display contract) | [`display`] (and `docs/display-contract.md`) |
 //! | how are repeats counted? | [`oracle`] (stages in `oracle/`), its sentences in [`oracle::wording`] |
+//! | stale previews, prompt rows, blank runs, questions shown once (row counts) | [`oracle::count_rows`] (`oracle/rows.rs`) |
 //! | what does the real client look like? (UI profile) | [`client::profile`]: [`client::Ui`], the idle rule [`client::is_idle`] |
 //! | what on screen is client chrome? the recap panel? | [`client::chrome`], [`client::recap`] |
 //! | what does the client write into `state.db`? | [`client::stored`] (row markers, schemas), read by [`store`] |

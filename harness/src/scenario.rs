@@ -28,6 +28,8 @@
 //! [[step]]
 //! launch = []                    # start the client (arguments; `{session}` = newest session id)
 //! # client = "hermes-agent==0.19.0"   # optional: another client for this launch only
+//! # during = [{ after_word = "keeper", drag = ["90x40", "80x40"], gap_ms = 50 }]
+//! #                              # optional: resizes while it draws its first screen (a recap)
 //! [[step]]
 //! say = "Tell me about the lighthouse keeper."
 //! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn

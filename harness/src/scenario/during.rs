@@ -23,6 +23,10 @@
 //! chat request reached the fake model. A `type` ending in `\n` or a `command` may carry `reply`:
 //! the fake model's answer to the message it submits (the text typed, or the command's argument:
 //! `/queue What about fog?` submits `What about fog?`); the step then also waits for that reply.
+//!
+//! A `launch` step takes `during` too (`launch_entries`): `after_word` triggers only (a word the
+//! client draws while it starts, e.g. from a resumed session's recap; counted from the launch) and
+//! `resize` or `drag` actions only — the terminal resized while the client draws its first screen.
 
 use serde::Deserialize;
 
@@ -200,7 +204,10 @@ pub(super) fn launch_entries(
         .enumerate()
         .map(|(n, entry)| {
             let bad = |message: String| {
-                invalid(line, format!("`during` entry {} of a `launch`: {message}", n + 1))
+                invalid(
+                    line,
+                    format!("`during` entry {} of a `launch`: {message}", n + 1),
+                )
             };
             let trigger = match (&entry.after_word, entry.after_ms) {
                 (Some(word), None) if is_one_word(word) => Trigger::AfterWord(word.clone()),

@@ -382,3 +382,28 @@ fn unknown_unpinned_finding_is_an_error() {
     let text = OK.replace("expect = {}", "expect = { unpinned = [\"words\"] }");
     assert!(error_in(&text).contains("`unpinned`: unknown finding `words`"));
 }
+
+#[test]
+fn a_launch_takes_resizes_during_its_first_screen_and_nothing_else() {
+    let launch = |during: &str| {
+        OK.replace(
+            "launch = []\n",
+            &format!("launch = []\nduring = [{during}]\n"),
+        )
+    };
+    let s = parse(&launch(
+        "{ after_word = \"recap\", drag = [\"90x40\", \"80x40\"], gap_ms = 50 }",
+    ))
+    .unwrap();
+    let Action::Launch { during, .. } = &s.steps[0].action else {
+        panic!("a launch");
+    };
+    assert_eq!(during.len(), 1);
+    assert_eq!(during[0].trigger, Trigger::AfterWord("recap".into()));
+    assert!(error_in(&launch("{ after_ms = 10, resize = \"80x40\" }"))
+        .contains("`during` entry 1 of a `launch`: needs `after_word"));
+    assert!(
+        error_in(&launch("{ after_word = \"recap\", key = \"ctrl-c\" }"))
+            .contains("a `launch` takes only `resize` or `drag`")
+    );
+}
