@@ -125,7 +125,7 @@ fn the_reflowing_terminal_and_tmux_reach_upstreams_verdict_on_one_run() {
             .expect("the checkpoint ran");
         assert_eq!(
             Some(count_rows(&reflowed, &questions)),
-            check.rows,
+            check.row_counts,
             "{at}: the replay is not what the check read"
         );
         let (ours, theirs) = (upstream(&reflowed), upstream(&captured));

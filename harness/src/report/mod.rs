@@ -47,7 +47,7 @@ pub fn text(result: &ScenarioResult) -> String {
         if c.mismatches.is_empty() {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
             // Shown where the scenario pins them (every live check counts them).
-            match &c.rows {
+            match &c.row_counts {
                 Some(rows) if c.expected.rows != RowPins::default() => {
                     let _ = writeln!(out, "    rows: {}", wording::rows_line(rows));
                 }
@@ -66,7 +66,7 @@ pub fn text(result: &ScenarioResult) -> String {
             let _ = writeln!(out, "  finding:  {m}");
         }
         let _ = writeln!(out, "  got:      {}", c.verdict);
-        if let Some(rows) = &c.rows {
+        if let Some(rows) = &c.row_counts {
             let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
         }
         for r in &c.check.repeats {

@@ -17,7 +17,7 @@ pub struct CheckResult {
     /// The row counts of the checkpoint's history ([`oracle::count_rows`]); `None` for a check of
     /// an exported file.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rows: Option<RowCounts>,
+    pub row_counts: Option<RowCounts>,
     /// What the scenario expected.
     #[serde(skip)]
     pub expected: Expectation,
@@ -90,11 +90,11 @@ pub struct ScenarioResult {
 }
 
 impl CheckResult {
-    /// The outcome of `check` (and the row counts `rows`), made on `basis`, against what the
+    /// The outcome of `check` (and the row counts `row_counts`), made on `basis`, against what the
     /// scenario expected: the mismatches and the verdict sentence are derived from them.
     pub fn new(
         basis: &Basis,
-        (check, rows): (Check, Option<RowCounts>),
+        (check, row_counts): (Check, Option<RowCounts>),
         expected: Expectation,
         line: usize,
         transcript: Transcript,
@@ -102,9 +102,9 @@ impl CheckResult {
     ) -> CheckResult {
         CheckResult {
             verdict: oracle::verdict_sentence(&check),
-            mismatches: expected.mismatches(&check, rows.as_ref()),
+            mismatches: expected.mismatches(&check, row_counts.as_ref()),
             check,
-            rows,
+            row_counts,
             expected,
             line,
             session: basis.session.clone(),
