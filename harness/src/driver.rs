@@ -251,6 +251,23 @@ impl Driver {
         (chosen.1.clone(), difference(chosen, other))
     }
 
+    /// The chosen [`Terminal`]'s whole history, soft-wrapped rows joined, nothing stripped (what
+    /// [`crate::oracle::count_rows`] counts).
+    pub fn history_lines(&self) -> Vec<String> {
+        match self.terminal {
+            Terminal::Vt100 => self.screen.history_lines(),
+            Terminal::Reflow => self.reflow.history_lines(),
+        }
+    }
+
+    /// Marks the recording at this point with `label` (an asciicast `m` event): a checkpoint.
+    pub fn mark(&mut self, label: &str) -> Result<(), DriverError> {
+        self.cast.marker(label).map_err(|source| DriverError::Io {
+            what: "writing the recording".into(),
+            source,
+        })
+    }
+
     /// The visible screen as text, for error messages.
     pub fn screen_text(&self) -> String {
         self.screen.viewport_rows().join("\n")

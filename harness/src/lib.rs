@@ -17,6 +17,7 @@
 //! | how is a verdict made from a transcript and a database? | [`verdict::Basis`] (`read`, then `check`) |
 //! | what counts as a correct display? (the display contract) | [`display`] (and `docs/display-contract.md`) |
 //! | how are repeats counted? | [`oracle`] (stages in `oracle/`), its sentences in [`oracle::wording`] |
+//! | stale previews, prompt rows, blank runs, questions shown once (row counts) | [`oracle::count_rows`] (`oracle/rows.rs`) |
 //! | what does the real client look like? (UI profile) | [`client::profile`]: [`client::Ui`], the idle rule [`client::is_idle`] |
 //! | when is a step done? what the harness waits for, and for how long | [`client::profile`] ([`client::reply_closed`], [`client::Ui::settle`], [`client::Ui::command_settle`], [`client::profile::ENTER_HOLD`]), the wait loop [`driver::Driver::wait_done`] |
 //! | what on screen is client chrome? the recap panel? | [`client::chrome`], [`client::recap`] |

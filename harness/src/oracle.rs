@@ -97,6 +97,7 @@ mod align;
 mod coverage;
 mod holders;
 mod repeat;
+mod rows;
 pub mod wording;
 mod words;
 
@@ -110,6 +111,7 @@ use holders::{identical_holders_in_order, Holders};
 use repeat::{repeats, Surplus};
 use words::{Vocabulary, Words};
 
+pub use rows::{count_rows, is_stale_preview, RowCounts};
 pub use wording::{diagnosis, verdict_sentence};
 
 /// Words that make a rendering *strong* (counted as a repeat) when it is not a whole message, and

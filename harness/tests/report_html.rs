@@ -44,7 +44,7 @@ fn fixture_result() -> ScenarioResult {
     let check = basis.check("after --resume", &transcript, None);
     let mut result = CheckResult::new(
         &basis,
-        check,
+        (check, None),
         Expectation::default(),
         0,
         transcript,

@@ -49,6 +49,11 @@ pub fn strip_chrome(line: &str) -> Option<String> {
 /// The classic CLI's prompt marker (prompt_toolkit input box).
 pub const PROMPT: char = '❯';
 
+/// What starts the classic CLI's status-bar preview of the reply line being streamed
+/// (`… t1w012 t1w013 …`): a row starting with it that stays in the history is a stale preview
+/// ([`crate::oracle::RowCounts::stale_preview_rows`]).
+pub const PREVIEW: char = '…';
+
 /// Box-drawing characters that draw horizontal lines.
 fn is_horizontal(c: char) -> bool {
     "─━═╌╍┄┅┈┉╴╶╸╺╼╾".contains(c)

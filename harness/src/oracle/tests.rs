@@ -1,6 +1,7 @@
 use super::*;
 
 mod adversarial;
+mod rows;
 use crate::display::{InternalText, LogicalMessage, Role, RowRef};
 use crate::integrity::DataProblemKind;
 use crate::terminal::TranscriptLine;

@@ -267,3 +267,13 @@ fn short_uid(uid: &str) -> String {
         head
     }
 }
+
+/// The row counts in one line, by their public names:
+/// `stale_preview_rows 0, prompt_rows 1, max_blank_run 2, questions_not_once 0`.
+pub fn rows_line(rows: &super::RowCounts) -> String {
+    rows.named()
+        .iter()
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

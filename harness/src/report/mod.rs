@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use crate::oracle::wording;
 use crate::runner::ScenarioResult;
+use crate::scenario::RowPins;
 
 pub use json::json_line;
 
@@ -45,6 +46,13 @@ pub fn text(result: &ScenarioResult) -> String {
     for c in &result.checks {
         if c.mismatches.is_empty() {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
+            // Shown where the scenario pins them (every live check counts them).
+            match &c.row_counts {
+                Some(rows) if c.expected.rows != RowPins::default() => {
+                    let _ = writeln!(out, "    rows: {}", wording::rows_line(rows));
+                }
+                _ => {}
+            }
             if let Some(note) = &c.terminal_note {
                 let _ = writeln!(out, "    note: {note}");
             }
@@ -58,6 +66,9 @@ pub fn text(result: &ScenarioResult) -> String {
             let _ = writeln!(out, "  finding:  {m}");
         }
         let _ = writeln!(out, "  got:      {}", c.verdict);
+        if let Some(rows) = &c.row_counts {
+            let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
+        }
         for r in &c.check.repeats {
             let _ = writeln!(out, "  repeat:   {}", wording::repeat_line(r));
             let _ = writeln!(out, "  cause:    {}", wording::cause_line(r));

@@ -55,7 +55,7 @@ pub(super) fn say_during(
             before,
             mark,
         };
-        wait_trigger(d, provider, &pending, &end, clock)?;
+        wait_trigger(d, Some(provider), &pending, &end, clock)?;
         act(d, &entry.action, clock)?;
         match &entry.action {
             DuringAction::Key(Key::CtrlC) => end = End::Interrupted,
@@ -71,6 +71,26 @@ pub(super) fn say_during(
     }
     wait_end(d, &end, draft.as_deref(), clock)?;
     d.turn_ended();
+    Ok(())
+}
+
+/// A `launch` step's `during` (resizes while the client draws its first screen): each entry's
+/// word awaited on screen, then its resize or drag. The launch's own waits follow.
+pub(super) fn launch_during(
+    d: &mut Driver,
+    during: &[During],
+    clock: &Deadline,
+) -> Result<(), Error> {
+    for (n, entry) in during.iter().enumerate() {
+        let pending = Pending {
+            n: n + 1,
+            entry,
+            before: 0,
+            mark: 0,
+        };
+        wait_trigger(d, None, &pending, &End::Interrupted, clock)?;
+        act(d, &entry.action, clock)?;
+    }
     Ok(())
 }
 
@@ -104,10 +124,11 @@ impl Pending<'_> {
 }
 
 /// Reads the client's output until `pending`'s trigger fires; fails when the turn ends first
-/// ([`Error::DuringTooLate`]), the client exits, or the deadline passes.
+/// ([`Error::DuringTooLate`]), the client exits, or the deadline passes. Without a provider
+/// (a launch) an `after_ms` trigger never fires (a launch's entries have none).
 fn wait_trigger(
     d: &mut Driver,
-    provider: &Provider,
+    provider: Option<&Provider>,
     pending: &Pending,
     end: &End,
     clock: &Deadline,
@@ -116,7 +137,7 @@ fn wait_trigger(
         let fired = match &pending.entry.trigger {
             Trigger::AfterWord(word) => words_on_screen(d.screen(), word) > pending.before,
             Trigger::AfterMs(ms) => provider
-                .chat_received_since(pending.mark)
+                .and_then(|p| p.chat_received_since(pending.mark))
                 .is_some_and(|t| t.elapsed() >= Duration::from_millis(*ms)),
         };
         if fired {

@@ -95,6 +95,7 @@ fn provenance(
         if let Action::Launch {
             client: Some(other),
             args,
+            ..
         } = &step.action
         {
             let _ = writeln!(

@@ -103,7 +103,7 @@ pub fn repro(
                 let check = basis.check(path, &transcript, None);
                 result.checks.push(CheckResult::new(
                     &basis,
-                    check,
+                    (check, None),
                     Expectation::default(),
                     0,
                     transcript,
@@ -169,7 +169,7 @@ fn prepare(
 /// and a picture.
 fn draw(launch: Launch, path: &str, session: &str) -> Result<(Transcript, String), Error> {
     let deadline = Duration::from_secs(60);
-    let mut d = start_client(launch, deadline)?;
+    let mut d = start_client(launch, &[], deadline)?;
     if path == "/resume" {
         slash_resume(&mut d, session, deadline)?;
     }

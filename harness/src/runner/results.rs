@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::oracle::{self, Check};
+use crate::oracle::{self, Check, RowCounts};
 use crate::scenario::Expectation;
 use crate::terminal::Transcript;
 use crate::verdict::Basis;
@@ -14,6 +14,10 @@ pub struct CheckResult {
     /// What the oracle found.
     #[serde(flatten)]
     pub check: Check,
+    /// The row counts of the checkpoint's history ([`oracle::count_rows`]); `None` for a check of
+    /// an exported file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_counts: Option<RowCounts>,
     /// What the scenario expected.
     #[serde(skip)]
     pub expected: Expectation,
@@ -90,11 +94,11 @@ pub struct ScenarioResult {
 }
 
 impl CheckResult {
-    /// The outcome of `check`, made on `basis`, against what the scenario expected: the
-    /// mismatches and the verdict sentence are derived from them.
+    /// The outcome of `check` (and the row counts `row_counts`), made on `basis`, against what the
+    /// scenario expected: the mismatches and the verdict sentence are derived from them.
     pub fn new(
         basis: &Basis,
-        check: Check,
+        (check, row_counts): (Check, Option<RowCounts>),
         expected: Expectation,
         line: usize,
         transcript: Transcript,
@@ -102,8 +106,9 @@ impl CheckResult {
     ) -> CheckResult {
         CheckResult {
             verdict: oracle::verdict_sentence(&check),
-            mismatches: expected.mismatches(&check),
+            mismatches: expected.mismatches(&check, row_counts.as_ref()),
             check,
+            row_counts,
             expected,
             line,
             session: basis.session.clone(),

@@ -5,12 +5,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::during::launch_during;
 use super::error::Error;
 use crate::client::profile::COMMAND_RUNNING_HINT;
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch};
 use crate::terminal::Screen;
+use crate::scenario::During;
 
 /// The deadline of one step: every wait of the step shares it.
 pub(super) struct Deadline {
@@ -53,7 +55,11 @@ impl Deadline {
 /// [`STARTED_WAIT`]: crate::client::profile::STARTED_WAIT
 /// [`Ui::started`]: crate::client::Ui::started
 /// [`Ui::settle`]: crate::client::Ui::settle
-pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Driver, Error> {
+pub(super) fn start_client(
+    mut launch: Launch,
+    during: &[During],
+    deadline: Duration,
+) -> Result<Driver, Error> {
     let clock = Deadline::new(deadline);
     let ui = launch.ui;
     if ui == crate::client::Ui::Tui && !on_path(&launch.env, "node") {
@@ -68,6 +74,7 @@ pub(super) fn start_client(mut launch: Launch, deadline: Duration) -> Result<Dri
         .env
         .extend(ui.env().iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let mut d = Driver::spawn(&launch).map_err(|e| clock.error(e))?;
+    launch_during(&mut d, during, &clock)?;
     if let Some(marker) = ui.started_marker() {
         let needle = driver::squash(marker);
         d.wait_until(&format!("`{marker}` on screen"), clock.left(), |s| {

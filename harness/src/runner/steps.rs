@@ -12,8 +12,11 @@ use super::{create_dir, CheckResult, Progress, ScenarioResult, StepTiming};
 use crate::client::{self, Client};
 use crate::display::Surface;
 use crate::driver::{Driver, Launch};
+use crate::oracle;
 use crate::provider::Provider;
-use crate::scenario::{merge_json, Action, DisplayProfile, Expectation, Scenario, Step, Ui};
+use crate::scenario::{
+    merge_json, Action, DisplayProfile, During, Expectation, Scenario, Step, Ui,
+};
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
 use crate::terminal::Transcript;
@@ -207,7 +210,11 @@ impl<'a> Run<'a> {
         result: &mut ScenarioResult,
     ) -> Result<(), Error> {
         match &step.action {
-            Action::Launch { args, client } => self.launch(args, client.as_deref(), clock),
+            Action::Launch {
+                args,
+                client,
+                during,
+            } => self.launch(args, client.as_deref(), during, clock),
             Action::Say {
                 text,
                 reply,
@@ -257,6 +264,7 @@ impl<'a> Run<'a> {
         &mut self,
         args: &[String],
         client: Option<&str>,
+        during: &[During],
         clock: &Deadline,
     ) -> Result<(), Error> {
         let launched = match client {
@@ -282,7 +290,7 @@ impl<'a> Run<'a> {
             ui: self.scenario.ui,
             terminal: self.scenario.terminal,
         };
-        self.driver = Some(start_client(launch, clock.whole())?);
+        self.driver = Some(start_client(launch, during, clock.whole())?);
         Ok(())
     }
 
@@ -294,14 +302,17 @@ impl<'a> Run<'a> {
         expect: &Expectation,
         line: usize,
     ) -> Result<CheckResult, Error> {
-        let (transcript, surface, svg, note) = match self.exported.take() {
-            Some(t) => (t, Surface { tool_output: true }, None, None),
+        let questions = self.provider.said().user;
+        let (transcript, surface, svg, note, rows) = match self.exported.take() {
+            Some(t) => (t, Surface { tool_output: true }, None, None, None),
             None => {
-                let name = format!("{} — {name}", self.scenario.name);
+                let title = format!("{} — {name}", self.scenario.name);
                 let d = self.running()?;
-                let svg = d.screen().svg(&name);
+                d.mark(name)?;
+                let svg = d.screen().svg(&title);
                 let (transcript, note) = d.transcript();
-                (transcript, Surface::default(), Some(svg), note)
+                let rows = oracle::count_rows(&d.history_lines(), &questions);
+                (transcript, Surface::default(), Some(svg), note, Some(rows))
             }
         };
         let store = Store::open(&self.home.join("state.db"))?;
@@ -318,7 +329,7 @@ impl<'a> Run<'a> {
         };
         let check = basis.check(name, &transcript, Some(&self.provider.said()));
         Ok(
-            CheckResult::new(&basis, check, expect.clone(), line, transcript, svg)
+            CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note),
         )
     }

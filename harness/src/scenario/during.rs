@@ -23,6 +23,10 @@
 //! chat request reached the fake model. A `type` ending in `\n` or a `command` may carry `reply`:
 //! the fake model's answer to the message it submits (the text typed, or the command's argument:
 //! `/queue What about fog?` submits `What about fog?`); the step then also waits for that reply.
+//!
+//! A `launch` step takes `during` too (`launch_entries`): `after_word` triggers only (a word the
+//! client draws while it starts, e.g. from a resumed session's recap; counted from the launch) and
+//! `resize` or `drag` actions only — the terminal resized while the client draws its first screen.
 
 use serde::Deserialize;
 
@@ -189,6 +193,40 @@ pub(super) fn entries(
         .collect()
 }
 
+/// The entries of a `launch` step's `during`: `after_word` triggers (one word, drawn by the
+/// client while it starts: a recap's) and `resize` or `drag` actions only.
+pub(super) fn launch_entries(
+    line: usize,
+    raw: &[RawDuring],
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Vec<During>, ScenarioError> {
+    raw.iter()
+        .enumerate()
+        .map(|(n, entry)| {
+            let bad = |message: String| {
+                invalid(
+                    line,
+                    format!("`during` entry {} of a `launch`: {message}", n + 1),
+                )
+            };
+            let trigger = match (&entry.after_word, entry.after_ms) {
+                (Some(word), None) if is_one_word(word) => Trigger::AfterWord(word.clone()),
+                _ => return Err(bad("needs `after_word = \"WORD\"` (one word)".into())),
+            };
+            let action = action(entry, &bad)?;
+            if !matches!(action, DuringAction::Resize(_) | DuringAction::Drag { .. }) {
+                return Err(bad("a `launch` takes only `resize` or `drag`".into()));
+            }
+            Ok(During { trigger, action })
+        })
+        .collect()
+}
+
+/// Whether `word` is one word: letters and digits, at least one.
+fn is_one_word(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(char::is_alphanumeric)
+}
+
 /// The trigger of an entry: exactly one of `after_word`, `after_ms`.
 fn trigger(
     entry: &RawDuring,
@@ -198,8 +236,7 @@ fn trigger(
 ) -> Result<Trigger, ScenarioError> {
     match (&entry.after_word, entry.after_ms) {
         (Some(word), None) => {
-            let is_word = !word.is_empty() && word.chars().all(char::is_alphanumeric);
-            if !is_word {
+            if !is_one_word(word) {
                 return Err(bad(format!(
                     "`after_word = \"{word}\"` must be one word (letters and digits)"
                 )));

@@ -1,10 +1,49 @@
 //! A checkpoint's expectation: the exact findings and causes a `check` step pins
 //! ([`Expectation`], re-exported as `scenario::Expectation`), its comparison with a check's
 //! findings ([`Expectation::mismatches`]) and its raw form as written in a scenario file.
+//!
+//! Besides the oracle's findings (0 when not named), an expectation may pin the row counts
+//! ([`RowCounts`]: `stale_preview_rows`, `prompt_rows`, `max_blank_run`, `questions_not_once`),
+//! each only where named, and may leave findings that vary with timing out of the comparison:
+//! `unpinned = ["words_rendered_more_than_once", "causes"]` (they are still reported).
 
 use serde::Deserialize;
 
-use crate::oracle::{Cause, Check, Findings};
+use crate::oracle::{Cause, Check, Findings, RowCounts};
+
+/// The names `unpinned` accepts: the oracle's findings and `causes`.
+const UNPINNABLE: [&str; 5] = [
+    "words_rendered_more_than_once",
+    "missing_messages",
+    "internal_text_shown",
+    "out_of_order",
+    "causes",
+];
+
+/// Row counts a checkpoint pins: each `None` is not compared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowPins {
+    /// Expected [`RowCounts::stale_preview_rows`].
+    pub stale_preview_rows: Option<usize>,
+    /// Expected [`RowCounts::prompt_rows`].
+    pub prompt_rows: Option<usize>,
+    /// Expected [`RowCounts::max_blank_run`].
+    pub max_blank_run: Option<usize>,
+    /// Expected [`RowCounts::questions_not_once`].
+    pub questions_not_once: Option<usize>,
+}
+
+impl RowPins {
+    /// The pins as `(public name, expected)` pairs, in [`RowCounts::named`] order.
+    fn named(&self) -> [(&'static str, Option<usize>); 4] {
+        [
+            ("stale_preview_rows", self.stale_preview_rows),
+            ("prompt_rows", self.prompt_rows),
+            ("max_blank_run", self.max_blank_run),
+            ("questions_not_once", self.questions_not_once),
+        ]
+    }
+}
 
 /// Expected findings of a checkpoint; findings not named are expected to be 0.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -13,12 +52,17 @@ pub struct Expectation {
     pub findings: Findings,
     /// Expected causes of the repeats, in screen order (`display`, `data`, `both`); empty = none.
     pub causes: Vec<Cause>,
+    /// Row counts pinned (each only where named).
+    pub rows: RowPins,
+    /// Findings (and `causes`) not compared: measured, reported, but varying with timing.
+    pub unpinned: Vec<&'static str>,
 }
 
 impl Expectation {
-    /// Every difference between the expectation and the findings of `found`, as
+    /// Every difference between the expectation and the findings of `found` and the row counts
+    /// `rows` (`None`: the check had no terminal history, e.g. an exported file), as
     /// `finding: expected X, got Y` (`causes: expected ["display"], got []`).
-    pub fn mismatches(&self, found: &Check) -> Vec<String> {
+    pub fn mismatches(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<String> {
         let (want, got) = (&self.findings, &found.findings);
         let mut out = Vec::new();
         let pairs = [
@@ -40,12 +84,27 @@ impl Expectation {
             ("out_of_order", want.out_of_order, got.out_of_order),
         ];
         for (name, want, got) in pairs {
-            if want != got {
+            if want != got && !self.unpinned.contains(&name) {
                 out.push(format!("{name}: expected {want}, got {got}"));
             }
         }
+        let counted: [Option<usize>; 4] = match rows {
+            Some(rows) => rows.named().map(|(_, n)| Some(n)),
+            None => [None; 4],
+        };
+        for ((name, want), got) in self.rows.named().into_iter().zip(counted) {
+            match (want, got) {
+                (Some(want), Some(got)) if want != got => {
+                    out.push(format!("{name}: expected {want}, got {got}"));
+                }
+                (Some(want), None) => out.push(format!(
+                    "{name}: expected {want}, not counted (no terminal history at this check)"
+                )),
+                _ => {}
+            }
+        }
         let causes: Vec<Cause> = found.repeats.iter().map(|r| r.cause).collect();
-        if causes != self.causes {
+        if causes != self.causes && !self.unpinned.contains(&"causes") {
             let names =
                 |causes: &[Cause]| -> Vec<&str> { causes.iter().map(|&c| c.name()).collect() };
             out.push(format!(
@@ -72,6 +131,12 @@ pub(super) struct RawExpectation {
     out_of_order: usize,
     #[serde(default)]
     causes: Vec<String>,
+    #[serde(default)]
+    unpinned: Vec<String>,
+    stale_preview_rows: Option<usize>,
+    prompt_rows: Option<usize>,
+    max_blank_run: Option<usize>,
+    questions_not_once: Option<usize>,
 }
 
 impl RawExpectation {
@@ -89,6 +154,18 @@ impl RawExpectation {
                     })
             })
             .collect::<Result<_, _>>()?;
+        let unpinned = self
+            .unpinned
+            .iter()
+            .map(|name| {
+                UNPINNABLE.into_iter().find(|n| n == name).ok_or_else(|| {
+                    format!(
+                        "`unpinned`: unknown finding `{name}`: expected one of {}",
+                        UNPINNABLE.join(", ")
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?;
         Ok(Expectation {
             findings: Findings {
                 words_rendered_more_than_once: self.words_rendered_more_than_once,
@@ -97,6 +174,13 @@ impl RawExpectation {
                 out_of_order: self.out_of_order,
             },
             causes,
+            rows: RowPins {
+                stale_preview_rows: self.stale_preview_rows,
+                prompt_rows: self.prompt_rows,
+                max_blank_run: self.max_blank_run,
+                questions_not_once: self.questions_not_once,
+            },
+            unpinned,
         })
     }
 }

@@ -357,3 +357,92 @@ fn a_command_may_name_the_text_it_puts_back_into_the_composer() {
         "{stray}"
     );
 }
+
+/// The expectation of the only `check` step of `text`.
+fn expectation(text: &str) -> Expectation {
+    parse(text)
+        .unwrap()
+        .steps
+        .into_iter()
+        .find_map(|s| match s.action {
+            Action::Check { expect, .. } => Some(expect),
+            _ => None,
+        })
+        .expect("a check step")
+}
+
+#[test]
+fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
+    use crate::oracle::{Check, Findings, RowCounts};
+    let e = expectation(&OK.replace(
+        "expect = {}",
+        "expect = { unpinned = [\"words_rendered_more_than_once\", \"causes\"], prompt_rows = 1, max_blank_run = 2 }",
+    ));
+    assert_eq!(e.rows.prompt_rows, Some(1));
+    assert_eq!(e.rows.stale_preview_rows, None);
+    let check = Check {
+        at: "end".into(),
+        findings: Findings {
+            words_rendered_more_than_once: 56,
+            missing_messages: 1,
+            ..Findings::default()
+        },
+        repeats: Vec::new(),
+        missing: Vec::new(),
+        data_problems: Vec::new(),
+        drawn: Vec::new(),
+        out_of_order_messages: Vec::new(),
+        internal_words: Vec::new(),
+    };
+    let rows = RowCounts {
+        stale_preview_rows: 4,
+        prompt_rows: 2,
+        max_blank_run: 2,
+        questions_not_once: 1,
+    };
+    assert_eq!(
+        e.mismatches(&check, Some(&rows)),
+        [
+            "missing_messages: expected 0, got 1",
+            "prompt_rows: expected 1, got 2"
+        ]
+    );
+    assert_eq!(
+        e.mismatches(&check, None)[1..],
+        [
+            "prompt_rows: expected 1, not counted (no terminal history at this check)",
+            "max_blank_run: expected 2, not counted (no terminal history at this check)"
+        ]
+    );
+}
+
+#[test]
+fn unknown_unpinned_finding_is_an_error() {
+    let text = OK.replace("expect = {}", "expect = { unpinned = [\"words\"] }");
+    assert!(error_in(&text).contains("`unpinned`: unknown finding `words`"));
+}
+
+#[test]
+fn a_launch_takes_resizes_during_its_first_screen_and_nothing_else() {
+    let launch = |during: &str| {
+        OK.replace(
+            "launch = []\n",
+            &format!("launch = []\nduring = [{during}]\n"),
+        )
+    };
+    let s = parse(&launch(
+        "{ after_word = \"recap\", drag = [\"90x40\", \"80x40\"], gap_ms = 50 }",
+    ))
+    .unwrap();
+    let Action::Launch { during, .. } = &s.steps[0].action else {
+        panic!("a launch");
+    };
+    assert_eq!(during.len(), 1);
+    assert_eq!(during[0].trigger, Trigger::AfterWord("recap".into()));
+    assert!(error_in(&launch("{ after_ms = 10, resize = \"80x40\" }"))
+        .contains("`during` entry 1 of a `launch`: needs `after_word"));
+    assert!(
+        error_in(&launch("{ after_word = \"recap\", key = \"ctrl-c\" }"))
+            .contains("a `launch` takes only `resize` or `drag`")
+    );
+}

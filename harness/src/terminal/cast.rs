@@ -1,6 +1,7 @@
 //! Asciicast v2 recordings (<https://docs.asciinema.org/manual/asciicast/v2/>): a JSON header line
 //! (`version`, `width`, `height`, …), then one JSON array per event, `[seconds, kind, data]`, with
-//! kind `o` (output), `i` (input) or `r` (resize, `COLSxROWS`).
+//! kind `o` (output), `i` (input), `r` (resize, `COLSxROWS`) or `m` (a marker: the harness writes
+//! one named after each `check` step, so a replay can stop where the check read the screen).
 //!
 //! The driver writes one per client process with [`Writer`] (`asciinema play` replays it);
 //! [`replay`] feeds one back into a [`Screen`] (`check --cast`, the fixtures, the benchmarks).
@@ -86,6 +87,11 @@ impl Writer {
     /// Records a resize of the terminal (an `r` event, `COLSxROWS`).
     pub fn resize(&mut self, size: Size) -> std::io::Result<()> {
         self.event("r", &size.to_string())
+    }
+
+    /// Records a marker (an `m` event) labelled `label`: the harness marks each checkpoint.
+    pub fn marker(&mut self, label: &str) -> std::io::Result<()> {
+        self.event("m", label)
     }
 
     /// Flushes what was written so far to the file.

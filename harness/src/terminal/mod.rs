@@ -63,6 +63,8 @@ pub mod reflow;
 pub mod scan;
 mod size;
 mod svg;
+#[cfg(any(test, feature = "test-support"))]
+pub mod tmux;
 pub mod transcript;
 
 pub use choice::{difference, Emulator, Terminal};

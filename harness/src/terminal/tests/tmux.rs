@@ -1,171 +1,19 @@
 //! Cross-check against a second emulator: the same bytes replayed in a tmux pane of the
-//! same size must give the same history, line for line.
+//! same size must give the same history, line for line (the replay: [`crate::terminal::tmux`]).
 
 use super::*;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-/// Marks the end of the replay in the pane; never part of the compared history.
-const SENTINEL: &str = "@@hermes-e2e-replay-done@@";
-
-/// A private tmux server (own socket in a temporary directory), killed on drop.
-struct Server {
-    socket: PathBuf,
-}
-
-impl Server {
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            // UTF-8 so tmux measures wide characters; no $TMUX so running the tests
-            // inside tmux changes nothing.
-            .env("LC_ALL", "C.UTF-8")
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
+use super::super::tmux::{self as tx, Part};
 
 fn tmux_available() -> bool {
-    match Command::new("tmux").arg("-V").output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            eprintln!("note: `tmux` not found; skipping the tmux cross-check");
-            false
-        }
-    }
+    tx::available("the tmux cross-check")
 }
-
-/// Bytes to replay, then the size to resize to (if any).
-type Part = (Vec<u8>, Option<Size>);
 
 /// Replays `bytes` in a detached tmux pane of `rows` × `cols` and returns the pane's
 /// whole history, wrapped lines joined, trailing blanks trimmed.
 fn tmux_history(name: &str, bytes: &[u8], rows: u16, cols: u16) -> Vec<String> {
-    tmux_replay(name, &[(bytes.to_vec(), None)], Size { cols, rows })
-}
-
-/// Replays `parts` in a detached tmux pane of `size`, resizing the window after each part that
-/// names a size (once tmux has drawn the part: the part is followed by a title change that the
-/// harness waits for, and the pane waits on a `wait-for` channel until the resize is done).
-fn tmux_replay(name: &str, parts: &[Part], size: Size) -> Vec<String> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let conf = dir.path().join("tmux.conf");
-    // No status line (it would take a row of the window), history large enough for any
-    // stream here.
-    std::fs::write(&conf, "set -g status off\nset -g history-limit 100000\n").expect("write conf");
-    let server = Server {
-        socket: dir.path().join("tmux.sock"),
-    };
-    // No echo: tmux answers the queries in the stream by writing to the pane's input, which the
-    // tty would otherwise echo into the output.
-    let mut script = String::from("stty -echo; ");
-    for (i, (bytes, resize)) in parts.iter().enumerate() {
-        let part = dir.path().join(format!("part-{i}.bin"));
-        std::fs::write(&part, bytes).expect("write part");
-        script += &format!("cat {}; ", shell_quote(&part));
-        if resize.is_some() {
-            script += &format!(
-                "printf '\\033]2;drawn-{i}\\033\\\\'; tmux -S {} wait-for resized-{i}; ",
-                shell_quote(&server.socket)
-            );
-        }
-    }
-    script += &format!("printf '%s' '{SENTINEL}'; exec sleep 600");
-    let out = server.tmux(&[
-        "-f",
-        conf.to_str().expect("utf-8 path"),
-        "new-session",
-        "-d",
-        "-x",
-        &size.cols.to_string(),
-        "-y",
-        &size.rows.to_string(),
-        "sh",
-        "-c",
-        &script,
-    ]);
-    assert!(
-        out.status.success(),
-        "{name}: tmux new-session: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_pane_size(&server, name, size);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    for (i, (_, resize)) in parts.iter().enumerate() {
-        let Some(to) = resize else { continue };
-        let drawn = format!("drawn-{i}");
-        while String::from_utf8_lossy(
-            &server
-                .tmux(&["display-message", "-p", "#{pane_title}"])
-                .stdout,
-        )
-        .trim()
-            != drawn
-        {
-            assert!(
-                Instant::now() < deadline,
-                "{name}: tmux never drew part {i}"
-            );
-            std::thread::yield_now();
-        }
-        let out = server.tmux(&[
-            "resize-window",
-            "-x",
-            &to.cols.to_string(),
-            "-y",
-            &to.rows.to_string(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{name}: resize-window: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_pane_size(&server, name, *to);
-        server.tmux(&["wait-for", "-S", &format!("resized-{i}")]);
-    }
-    let captured = loop {
-        let out = server.tmux(&["capture-pane", "-p", "-J", "-S", "-"]);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if let Some(end) = text.find(SENTINEL) {
-            break text[..end].to_owned();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{name}: tmux never showed the sentinel; last capture:\n{text}"
-        );
-        std::thread::yield_now();
-    };
-    let mut lines: Vec<String> = captured
-        .split('\n')
-        .map(|l| l.trim_end().to_owned())
-        .collect();
-    while lines.last().is_some_and(String::is_empty) {
-        lines.pop();
-    }
-    lines
-}
-
-fn assert_pane_size(server: &Server, name: &str, size: Size) {
-    let out = server.tmux(&["display-message", "-p", "#{pane_width}x#{pane_height}"]);
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).parse::<Size>(),
-        Ok(size),
-        "{name}: pane size"
-    );
-}
-
-fn shell_quote(path: &Path) -> String {
-    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+    tx::replay(name, &[(bytes.to_vec(), None)], Size { cols, rows })
 }
 
 fn paragraph(seed: usize, words: usize) -> String {
@@ -289,26 +137,14 @@ fn resized_recording() -> (Size, Vec<Part>) {
     (Size { cols: 41, rows: 15 }, parts)
 }
 
-/// Replays `parts` into an emulator, resizing after each part that names a size.
-fn replayed<E: Emulator>(size: Size, parts: &[Part]) -> E {
-    let mut screen = E::create(size.rows, size.cols);
-    for (bytes, resize) in parts {
-        screen.feed(bytes);
-        if let Some(to) = resize {
-            screen.resize(to.rows, to.cols);
-        }
-    }
-    screen
-}
-
 #[test]
 fn reflowed_history_agrees_with_tmux_through_resizes_and_vt100_does_not() {
     if !tmux_available() {
         return;
     }
     let (size, parts) = resized_recording();
-    let theirs = tmux_replay("resized", &parts, size);
-    let reflowed = replayed::<ReflowScreen>(size, &parts).history_lines();
+    let theirs = tx::replay("resized", &parts, size);
+    let reflowed = tx::replayed::<ReflowScreen>(size, &parts).history_lines();
     assert!(theirs.len() > 40, "the recording must scroll: {theirs:?}");
     // The same text in the same order (spaces aside: a line break drops its trailing space) …
     let squashed = |lines: &[String]| lines.concat().replace(' ', "");
@@ -332,35 +168,10 @@ fn reflowed_history_agrees_with_tmux_through_resizes_and_vt100_does_not() {
     // vt100 cuts rows when the terminal narrows and never joins them again: the same bytes give
     // another history, with text lost (this is why resize scenarios run on the reflowing
     // terminal).
-    let vt100 = replayed::<Screen>(size, &parts).history_lines();
+    let vt100 = tx::replayed::<Screen>(size, &parts).history_lines();
     assert_ne!(squashed(&vt100), squashed(&theirs));
     let lost = theirs.iter().filter(|l| !vt100.contains(l)).count();
     assert_eq!(lost, 10, "lines of tmux's history vt100 does not have");
-}
-
-/// An asciicast recording cut at its resize events.
-fn cast_parts(path: &Path) -> (Size, Vec<Part>) {
-    let text = std::fs::read_to_string(path).expect("read the recording");
-    let mut lines = text.lines();
-    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    let dim = |key: &str| header[key].as_u64().unwrap() as u16;
-    let size = Size {
-        cols: dim("width"),
-        rows: dim("height"),
-    };
-    let mut parts: Vec<Part> = vec![(Vec::new(), None)];
-    for line in lines {
-        let (_, kind, data): (f64, String, String) = serde_json::from_str(line).unwrap();
-        match kind.as_str() {
-            "o" => parts.last_mut().unwrap().0.extend(data.into_bytes()),
-            "r" => {
-                parts.last_mut().unwrap().1 = Some(data.parse().unwrap());
-                parts.push((Vec::new(), None));
-            }
-            _ => {}
-        }
-    }
-    (size, parts)
 }
 
 /// The real client's recordings with resizes (`fixtures/iot-0.22.2.post1-reflow-resized`:
@@ -374,17 +185,14 @@ fn real_recordings_with_resizes_agree_with_tmux() {
     let dir =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/iot-0.22.2.post1-reflow-resized");
     for cast in ["session-1.cast", "session-2.cast"] {
-        let (size, parts) = cast_parts(&dir.join(cast));
+        let (size, parts) = tx::cast_parts(&dir.join(cast), None);
         assert!(parts.len() > 1, "{cast} has resizes");
         // The client erases the scrollback at exit (`CSI 3 J`): the harness keeps it, tmux would
         // not, so tmux is not sent it.
-        let kept: Vec<Part> = parts
-            .iter()
-            .map(|(bytes, resize)| (without(bytes, b"\x1b[3J"), *resize))
-            .collect();
-        let theirs = tmux_replay(cast, &kept, size);
-        let ours = replayed::<ReflowScreen>(size, &parts).history_lines();
-        let vt100 = replayed::<Screen>(size, &parts).history_lines();
+        let kept = tx::keeping_history(&parts);
+        let theirs = tx::replay(cast, &kept, size);
+        let ours = tx::replayed::<ReflowScreen>(size, &parts).history_lines();
+        let vt100 = tx::replayed::<Screen>(size, &parts).history_lines();
         let differ = |x: &[String]| x.iter().zip(&theirs).filter(|(a, b)| a != b).count();
         if cast == "session-2.cast" {
             // Resumed, narrowed to 60 columns and widened to 120: line for line tmux's history.
@@ -400,19 +208,4 @@ fn real_recordings_with_resizes_agree_with_tmux() {
         assert!(tmux.starts_with(mine.as_str()), "{mine}\n{tmux}");
         assert_eq!(tmux.chars().count() - mine.chars().count(), 80);
     }
-}
-
-/// `bytes` with every occurrence of `cut` removed.
-fn without(bytes: &[u8], cut: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i..].starts_with(cut) {
-            i += cut.len();
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    out
 }
