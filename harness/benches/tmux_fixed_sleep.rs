@@ -156,7 +156,9 @@ fn tmux_run(scenario: &Scenario, dir: &Path, sleeps: &Sleeps) -> Result<TmuxRun,
     };
     for step in &scenario.steps {
         match &step.action {
-            Action::Launch { args, client: None } => {
+            Action::Launch {
+                args, client: None, ..
+            } => {
                 if !target.is_empty() && tmux.has(&target) {
                     return Ok(invalid("the client had not exited in /quit's sleep".into()));
                 }

@@ -11,8 +11,8 @@ use crate::client::profile::COMMAND_RUNNING_HINT;
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch};
-use crate::terminal::Screen;
 use crate::scenario::During;
+use crate::terminal::Screen;
 
 /// The deadline of one step: every wait of the step shares it.
 pub(super) struct Deadline {

@@ -350,7 +350,7 @@ impl super::Oracle for ListsEveryRow {
             let check = basis.check(at, &transcript, None);
             result.checks.push(CheckResult::new(
                 &basis,
-                check,
+                (check, None),
                 Default::default(),
                 0,
                 transcript.clone(),
