@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
+use link::SessionLink;
+
 /// Everything that can go wrong reading a `state.db`; every message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -564,47 +566,6 @@ impl Store {
     }
 }
 
-/// A session with the columns that decide whether it continues its parent.
-struct SessionLink {
-    session: Session,
-    source: Option<String>,
-    model_config: Option<String>,
-}
-
-impl SessionLink {
-    /// Returns true if and only if this session is a `/branch` (or `/fork`) child of `parent_id`:
-    /// a `_branched_from` marker naming it, not a tool session.
-    ///
-    /// A marker counts only when it names this parent: a compression child inherits its parent's
-    /// `model_config` verbatim, so a marker naming some older session was inherited, not set.
-    fn is_branch_of(&self, parent_id: &str) -> bool {
-        self.source.as_deref() != Some("tool") && self.names(&["_branched_from"], parent_id)
-    }
-
-    /// Returns true if and only if this session is an explicit fork (branch, delegate, reset or
-    /// tool child) of `parent_id` rather than its compression continuation.
-    fn is_fork_of(&self, parent_id: &str) -> bool {
-        self.source.as_deref() == Some("tool")
-            || self.names(
-                &["_branched_from", "_delegate_from", "_reset_from"],
-                parent_id,
-            )
-    }
-
-    /// Whether `model_config` (a JSON object) names `parent_id` under one of `keys`.
-    fn names(&self, keys: &[&str], parent_id: &str) -> bool {
-        let Some(cfg) = self.model_config.as_deref() else {
-            return false;
-        };
-        let Ok(serde_json::Value::Object(cfg)) = serde_json::from_str::<serde_json::Value>(cfg)
-        else {
-            return false;
-        };
-        keys.iter()
-            .any(|k| cfg.get(*k).and_then(|v| v.as_str()) == Some(parent_id))
-    }
-}
-
 /// Rejects what is certainly not a usable SQLite file before copying it: empty, wrong magic,
 /// or shorter than its own header says (a truncated download or copy).
 fn check_header(path: &Path, len: u64) -> Result<(), StoreError> {
@@ -934,5 +895,6 @@ pub(crate) mod testdb {
     }
 }
 
+mod link;
 #[cfg(test)]
 mod tests;
