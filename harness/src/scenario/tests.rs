@@ -376,9 +376,10 @@ fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
     use crate::oracle::{Check, Findings, RowCounts};
     let e = expectation(&OK.replace(
         "expect = {}",
-        "expect = { unpinned = [\"words_rendered_more_than_once\", \"causes\"], prompt_rows = 1, max_blank_run = 2 }",
+        "expect = { unpinned = [\"words_rendered_more_than_once\", \"causes\"], prompt_rows = 1, max_blank_run = { at_most = 2 } }",
     ));
-    assert_eq!(e.rows.prompt_rows, Some(1));
+    assert_eq!(e.rows.prompt_rows, Some(RowPin::Exactly(1)));
+    assert_eq!(e.rows.max_blank_run, Some(RowPin::AtMost { at_most: 2 }));
     assert_eq!(e.rows.stale_preview_rows, None);
     let check = Check {
         at: "end".into(),
@@ -411,9 +412,42 @@ fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
         e.mismatches(&check, None)[1..],
         [
             "prompt_rows: expected 1, not counted (no terminal history at this check)",
-            "max_blank_run: expected 2, not counted (no terminal history at this check)"
+            "max_blank_run: expected at most 2, not counted (no terminal history at this check)"
         ]
     );
+    let over = RowCounts {
+        max_blank_run: 3,
+        ..rows
+    };
+    assert_eq!(
+        e.mismatches(&check, Some(&over))[2],
+        "max_blank_run: expected at most 2, got 3"
+    );
+}
+
+#[test]
+fn a_row_pin_is_a_count_or_a_bound_and_nothing_else() {
+    for (pin, message) in [
+        (
+            "\"two\"",
+            "expected a row count (`2`) or a bound (`{ at_most = 2 }`)",
+        ),
+        (
+            "-1",
+            "expected a row count (`2`) or a bound (`{ at_most = 2 }`)",
+        ),
+        (
+            "{ at_least = 2 }",
+            "unknown field `at_least`, expected `at_most`",
+        ),
+    ] {
+        let text = OK.replace(
+            "expect = {}",
+            &format!("expect = {{ prompt_rows = {pin} }}"),
+        );
+        let error = error_in(&text);
+        assert!(error.contains(message), "{pin}: {error}");
+    }
 }
 
 #[test]
