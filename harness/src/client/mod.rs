@@ -255,11 +255,15 @@ pub fn write_config(home: &Path, config: &serde_json::Value) -> std::io::Result<
 }
 
 /// The complete environment the client gets: an allowlist, never the caller's environment, so a
-/// real API key or proxy setting cannot reach it.
+/// real API key or proxy setting cannot reach it. `TMPDIR` is the private user home too (it must
+/// exist, or Python falls back to `/tmp`): the client's temporary files — hermes-agent 0.19.0's
+/// `--tui` makes `hermes-tui-active-session-*.json` with `mkstemp` on every start and leaves it
+/// behind — stay in the run's directory instead of piling up in the machine's `/tmp`.
 pub fn environment(home: &Path, user_home: &Path) -> Vec<(String, String)> {
     vec![
         ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
         ("HOME".into(), user_home.to_string_lossy().into_owned()),
+        ("TMPDIR".into(), user_home.to_string_lossy().into_owned()),
         ("HERMES_HOME".into(), home.to_string_lossy().into_owned()),
         ("TERM".into(), "xterm-256color".into()),
         ("LANG".into(), "C.UTF-8".into()),

@@ -32,4 +32,5 @@ fn environment_is_an_allowlist() {
         .iter()
         .all(|(k, _)| !k.contains("KEY") && !k.contains("_PROXY") || k == "NO_PROXY"));
     assert!(env.iter().any(|(k, v)| k == "HERMES_HOME" && v == "/h"));
+    assert!(env.iter().any(|(k, v)| k == "TMPDIR" && v == "/u"));
 }
