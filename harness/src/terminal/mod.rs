@@ -53,7 +53,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::num::NonZeroU16;
 
-use vt100::capture::{basic_formatted_to_plain, BasicFormattedCaptureState, RowContents};
+use vt100::capture::RowContents;
 
 use scan::{Event, Scanner};
 
@@ -127,21 +127,6 @@ impl Recorder {
     }
 }
 
-/// A `fmt::Write` that records whether the first thing written is a newline, then stops the
-/// writer. Used to read a scrolled row's wrap flag, which `RowContents` only exposes through the
-/// newline it writes before the *next* row.
-#[derive(Default)]
-struct NewlineProbe {
-    starts_with_newline: bool,
-}
-
-impl fmt::Write for NewlineProbe {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.starts_with_newline = s.starts_with('\n');
-        Err(fmt::Error)
-    }
-}
-
 /// The first value of the first parameter, as vt100 reads it (0 when absent).
 fn first_param(params: &[&[u16]]) -> u16 {
     params.first().and_then(|p| p.first()).copied().unwrap_or(0)
@@ -153,18 +138,13 @@ impl vt100::Callbacks for Recorder {
         if alternate_screen {
             return;
         }
-        let mut formatted = String::new();
-        let mut state = BasicFormattedCaptureState::new();
-        // Writing into a String cannot fail.
-        let _ = contents.write_formatted_basic(&mut formatted, &mut state);
-        // After a row, the capture state remembers "newline pending" iff the row was not
-        // wrapped; writing the row again shows whether that newline comes first.
-        let mut probe = NewlineProbe::default();
-        let _ = contents.write_formatted_basic(&mut probe, &mut state);
-        let text = without_filler(basic_formatted_to_plain(&formatted).collect());
+        // The row's text as vt100's formatted capture would read with its escape codes
+        // stripped, written straight from the cells (the vendored patch, see vendor/README.md).
+        let mut text = String::new();
+        contents.write_plain(&mut text);
         self.push(PhysicalRow {
-            text,
-            wrapped: !probe.starts_with_newline,
+            text: without_filler(text),
+            wrapped: contents.wrapped(),
         });
     }
 
