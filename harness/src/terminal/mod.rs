@@ -288,7 +288,14 @@ impl Screen {
         };
         // `input[..fed]` has been given to vt100.
         let mut fed = 0;
-        for (i, &b) in input.iter().enumerate() {
+        let mut next = 0;
+        loop {
+            // Printable ASCII needs nothing of the scanner but to be stepped over.
+            next += self.scanner.ascii_text_len(&input[next..]);
+            let (i, Some(&b)) = (next, input.get(next)) else {
+                break;
+            };
+            next += 1;
             let event = self.scanner.step(i, b);
             let at = match event {
                 Event::None | Event::AltScreen | Event::EraseInLine(_) | Event::SyncedUpdate(_) => {

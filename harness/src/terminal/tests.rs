@@ -620,3 +620,30 @@ proptest! {
         prop_assert_eq!(&both.patched, &both.formatted);
     }
 }
+
+proptest! {
+    /// [`scan::Scanner::ascii_text_len`] skips only bytes that [`scan::Scanner::step`] reports
+    /// as printed ASCII, and leaves the scanner where stepping them would: the events of a
+    /// stream are the same either way.
+    #[test]
+    fn skipping_ascii_text_reports_the_same_events(bytes in cell_stream()) {
+        let mut stepped = scan::Scanner::default();
+        let every: Vec<scan::Event> =
+            bytes.iter().enumerate().map(|(i, &b)| stepped.step(i, b)).collect();
+        let mut skipping = scan::Scanner::default();
+        let mut events = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let n = skipping.ascii_text_len(&bytes[i..]);
+            events.extend(bytes[i..i + n].iter().zip(i..).map(|(&b, start)| {
+                scan::Event::Printed { start, c: char::from(b) }
+            }));
+            i += n;
+            if let Some(&b) = bytes.get(i) {
+                events.push(skipping.step(i, b));
+                i += 1;
+            }
+        }
+        prop_assert_eq!(events, every);
+    }
+}

@@ -103,6 +103,12 @@ impl RowContents<'_> {
             if core::mem::take(&mut prev_was_wide) {
                 continue;
             }
+            if let Some(b) = cell.narrow_ascii() {
+                // The common case, decided on the length byte alone.
+                bytes.resize(bytes.len() + core::mem::take(&mut num_empty), b' ');
+                bytes.push(b);
+                continue;
+            }
             prev_was_wide = cell.is_wide();
             if cell.is_default() {
                 num_empty += 1;
@@ -115,7 +121,10 @@ impl RowContents<'_> {
                 more => bytes.extend_from_slice(more),
             }
         }
-        out.push_str(&alloc::string::String::from_utf8_lossy(&bytes));
+        match core::str::from_utf8(&bytes) {
+            Ok(text) => out.push_str(text),
+            Err(_) => out.push_str(&alloc::string::String::from_utf8_lossy(&bytes)),
+        }
     }
 }
 

@@ -115,6 +115,14 @@ impl Cell {
         &self.contents[..self.len()]
     }
 
+    /// The cell's one byte, if its contents are one ASCII character (and so
+    /// it is neither wide nor a wide continuation).
+    ///
+    /// (hermes-e2e patch, see `vendor/README.md`.)
+    pub(crate) fn narrow_ascii(&self) -> Option<u8> {
+        if self.len == 1 { Some(self.contents[0]) } else { None }
+    }
+
     /// Whether the cell equals [`Self::DEFAULT`] (blank, default
     /// attributes, not wide), as `==` would say.
     ///
