@@ -94,31 +94,36 @@ impl RowContents<'_> {
     ///
     /// (hermes-e2e patch, see `vendor/README.md`.)
     pub fn write_plain(&self, out: &mut alloc::string::String) {
+        let cells = self.0.cells().as_slice();
+        // Default cells after the last other one are never written.
+        let end = cells.iter().rposition(|c| !c.is_default()).map_or(0, |i| i + 1);
         // The cells' bytes are collected and checked as UTF-8 once (every
         // cell's contents are whole UTF-8 characters).
-        let mut bytes = alloc::vec::Vec::with_capacity(self.0.cells().len());
+        let mut bytes = alloc::vec::Vec::with_capacity(end);
         let mut prev_was_wide = false;
         let mut num_empty = 0;
-        for cell in self.0.cells() {
+        for cell in &cells[..end] {
             if core::mem::take(&mut prev_was_wide) {
                 continue;
             }
-            if let Some(b) = cell.narrow_ascii() {
-                // The common case, decided on the length byte alone.
+            let one = cell.narrow_ascii();
+            if one.is_none() {
+                prev_was_wide = cell.is_wide();
+                if cell.is_default() {
+                    num_empty += 1;
+                    continue;
+                }
+            }
+            if num_empty > 0 {
                 bytes.resize(bytes.len() + core::mem::take(&mut num_empty), b' ');
-                bytes.push(b);
-                continue;
             }
-            prev_was_wide = cell.is_wide();
-            if cell.is_default() {
-                num_empty += 1;
-                continue;
-            }
-            bytes.resize(bytes.len() + core::mem::take(&mut num_empty), b' ');
-            match cell.contents_bytes() {
-                [] => bytes.push(b' '),
-                [b] => bytes.push(*b),
-                more => bytes.extend_from_slice(more),
+            match one {
+                // The common case, decided on the length byte alone.
+                Some(b) => bytes.push(b),
+                None if cell.has_contents() => {
+                    bytes.extend_from_slice(cell.contents().as_bytes());
+                }
+                None => bytes.push(b' '),
             }
         }
         match core::str::from_utf8(&bytes) {

@@ -108,13 +108,6 @@ impl Cell {
         core::str::from_utf8(&self.contents[..self.len()]).unwrap()
     }
 
-    /// The contents as bytes (whole UTF-8 characters), unchecked.
-    ///
-    /// (hermes-e2e patch, see `vendor/README.md`.)
-    pub(crate) fn contents_bytes(&self) -> &[u8] {
-        &self.contents[..self.len()]
-    }
-
     /// The cell's one byte, if its contents are one ASCII character (and so
     /// it is neither wide nor a wide continuation).
     ///
