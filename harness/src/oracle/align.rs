@@ -187,6 +187,8 @@ impl Rendering {
 pub(super) struct Index {
     sources: Vec<Hashed>,
     kinds: Vec<SourceKind>,
+    /// How many of the sources are messages (counted once: every break of the alignment asks).
+    messages: usize,
     /// `pow[n]` = BASE^n, up to the longest source.
     pow: Vec<u64>,
     /// (hash of a SHINGLE_WORDS window, source, position), sorted.
@@ -268,6 +270,10 @@ impl Index {
         short_lengths.dedup();
         Index {
             sources: hashed,
+            messages: kinds
+                .iter()
+                .filter(|k| matches!(k, SourceKind::Message(_)))
+                .count(),
             kinds,
             pow,
             shingles,
@@ -644,12 +650,7 @@ fn best_start(
     uses: &[usize],
     last_message: usize,
 ) -> Option<Start> {
-    let messages = texts
-        .index
-        .kinds
-        .iter()
-        .filter(|k| matches!(k, SourceKind::Message(_)))
-        .count();
+    let messages = texts.index.messages;
     let mut best: Option<(StartKey, usize, usize)> = None;
     for (s, at) in texts.candidates(t) {
         if !texts.start_matches(t, s, at) {
