@@ -9,9 +9,12 @@
 //! How the history is kept:
 //! - The `vt100` parser runs with a scrollback capacity of **0**. With no scrollback of its own,
 //!   vt100 hands every row leaving the top of the main screen to [`vt100::Callbacks::on_scroll`]
-//!   at once, and we append it to our own list. That list is therefore always "everything above the
-//!   screen", in order, and nothing the client sends can shrink it: `CSI 3 J` (erase scrollback,
-//!   sent by the client at exit) has nothing to erase in vt100.
+//!   at once, and we append it to our own list, read with `RowContents::write_plain` and
+//!   `RowContents::wrapped` — accessors of the vendored, patched vt100 (`vendor/README.md`:
+//!   vt100's own API gives the row only as SGR-formatted text, ≈ 250 instructions a cell). That
+//!   list is therefore always "everything above the screen", in order, and nothing the client
+//!   sends can shrink it: `CSI 3 J` (erase scrollback, sent by the client at exit) has nothing to
+//!   erase in vt100.
 //! - `CSI 2 J` (and `CSI ? 2 J`, the full reset `ESC c`, and `CSI J` with the cursor at the top
 //!   left) blank the visible rows without scrolling them, so xterm loses them. The harness wants
 //!   the whole history, so just before such a clear takes effect on the main screen,
