@@ -296,24 +296,30 @@ pub struct Context<'a> {
     pub optional: &'a [usize],
 }
 
-/// The expectation's side of a check, made once from an [`Expected`]: its vocabulary and the
-/// words of each of its texts as ids. It depends on the expectation alone, so it can be made while
-/// the transcript is still being read, and serve several transcripts ([`crate::verdict::Basis`]).
+/// The expectation's side of a check, made once from an [`Expected`]: its vocabulary, the words
+/// of each of its texts as ids, and those texts hashed and indexed for the alignment
+/// ([`align::Index`]). It depends on the expectation alone, so it can be made while the
+/// transcript is still being read, and serve several transcripts ([`crate::verdict::Basis`]).
 #[derive(Clone)]
-pub struct Prepared(Vocabulary);
+pub struct Prepared {
+    words: Vocabulary,
+    index: align::Index,
+}
 
 impl Prepared {
-    /// The words of `expected`.
+    /// The words of `expected`, and its texts indexed.
     pub fn new(expected: &Expected) -> Prepared {
-        Prepared(Vocabulary::new(expected))
+        let words = Vocabulary::new(expected);
+        let index = align::Index::new(sources(&words));
+        Prepared { words, index }
     }
 }
 
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prepared")
-            .field("vocabulary", &self.0.vocab.len())
-            .field("messages", &self.0.messages.len())
+            .field("vocabulary", &self.words.vocab.len())
+            .field("messages", &self.words.messages.len())
             .finish_non_exhaustive()
     }
 }
@@ -332,17 +338,16 @@ pub fn check_prepared(
     prepared: &Prepared,
     cx: &Context<'_>,
 ) -> Check {
-    let words = Words::new(transcript, &prepared.0);
+    let words = Words::new(transcript, &prepared.words);
     let holders = Holders::new(&words, expected, cx);
-    // Sources: messages, then internal texts (those with words).
-    let (sources, allowance) = sources(&words, &holders);
-    let kinds: Vec<SourceKind> = sources.iter().map(|s| s.0).collect();
-    let texts = Texts::new(words.transcript.clone(), sources);
+    let kinds = prepared.index.kinds();
+    let allowance = allowance(kinds, &holders);
+    let texts = Texts::new(words.transcript.clone(), &prepared.index);
     let mut renderings = align::align(&texts, &allowance);
-    identical_holders_in_order(&mut renderings, &kinds, &holders.group);
+    identical_holders_in_order(&mut renderings, kinds, &holders.group);
     let cov = Coverage::new(
         &renderings,
-        &kinds,
+        kinds,
         &words,
         &holders.group_internal,
         &allowance,
@@ -364,7 +369,7 @@ pub fn check_prepared(
             holders: &holders,
             cov: &cov,
             renderings: &renderings,
-            kinds: &kinds,
+            kinds,
             causes: &causes,
         },
         &rows_of,
@@ -382,7 +387,7 @@ pub fn check_prepared(
         .iter()
         .map(|c| c.iter().filter(|b| **b).count())
         .collect();
-    let drawn = drawn(&renderings, &kinds, &rows_of);
+    let drawn = drawn(&renderings, kinds, &rows_of);
     let findings = Findings {
         words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
         missing_messages: missing.len(),
@@ -401,24 +406,34 @@ pub fn check_prepared(
     }
 }
 
-/// The texts the alignment looks for — messages, then internal texts (those with words) — and how
-/// many renderings of each a correct display draws.
-fn sources(words: &Words, holders: &Holders) -> (Vec<(SourceKind, Vec<u32>)>, Vec<usize>) {
-    let mut sources: Vec<(SourceKind, Vec<u32>)> = Vec::new();
-    let mut allowance: Vec<usize> = Vec::new();
-    for (m, t) in words.messages.iter().enumerate() {
-        if !t.ids.is_empty() {
-            sources.push((SourceKind::Message(m), t.ids.clone()));
-            allowance.push(usize::from(!holders.data_duplicate[m]));
-        }
-    }
-    for (x, t) in words.internal.iter().enumerate() {
-        if !t.ids.is_empty() {
-            sources.push((SourceKind::Internal(x), t.ids.clone()));
-            allowance.push(1);
-        }
-    }
-    (sources, allowance)
+/// The texts the alignment looks for: messages, then internal texts (those with words).
+fn sources(words: &Vocabulary) -> Vec<(SourceKind, Vec<u32>)> {
+    let messages = words
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.ids.is_empty());
+    let internal = words
+        .internal
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.ids.is_empty());
+    messages
+        .map(|(m, t)| (SourceKind::Message(m), t.ids.clone()))
+        .chain(internal.map(|(x, t)| (SourceKind::Internal(x), t.ids.clone())))
+        .collect()
+}
+
+/// How many renderings of each source (in [`sources`] order) a correct display draws: a data
+/// duplicate (`Holders::data_duplicate`) none, every other source one.
+fn allowance(kinds: &[SourceKind], holders: &Holders) -> Vec<usize> {
+    kinds
+        .iter()
+        .map(|k| match k {
+            SourceKind::Message(m) => usize::from(!holders.data_duplicate[*m]),
+            SourceKind::Internal(_) => 1,
+        })
+        .collect()
 }
 
 /// Every rendering the alignment found, as history rows.

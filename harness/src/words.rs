@@ -66,7 +66,7 @@ pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
 /// Calls `f` with each word of `text` and the byte range it was taken from, in order — the words
 /// of [`word_spans`], without allocating for the common ones (an ASCII word is lowercased into one
 /// reused buffer): the oracle looks a million words up in its vocabulary.
-pub fn each_word(text: &str, f: &mut dyn FnMut(Range<usize>, &str)) {
+pub fn each_word(text: &str, f: &mut impl FnMut(Range<usize>, &str)) {
     let mut lower = String::new();
     each_piece(text, &mut |range| {
         let raw = &text[range.clone()];
@@ -104,7 +104,7 @@ fn pieces(text: &str) -> Vec<Range<usize>> {
 
 /// Calls `f` with each of [`pieces`]`(text)` in order, without collecting them (counting a
 /// gigabyte of text must not hold a range per word).
-fn each_piece(text: &str, f: &mut dyn FnMut(Range<usize>)) {
+fn each_piece(text: &str, f: &mut impl FnMut(Range<usize>)) {
     let bytes = text.as_bytes();
     // Start of the text not yet handed to UAX-29 (a run of spaces and non-ASCII tokens).
     let mut slow_from = 0;

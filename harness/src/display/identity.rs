@@ -1,7 +1,8 @@
 //! Pass 2 on 0.22-style databases: rows grouped into logical messages by display identity
 //! (rules 2, 3 and 5).
 
-use std::collections::{HashMap, HashSet};
+// foldhash, not SipHash: these maps hash whole message texts (see Cargo.toml).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::rewind::taken_back;
 use super::{Form, Role, RowView};

@@ -12,7 +12,8 @@
 //! `/compress`). A correct display shows what the user kept, so the parent's original is taken
 //! back with its rewound copy.
 
-use std::collections::HashSet;
+// foldhash, not SipHash: these sets hash whole message texts (see Cargo.toml).
+use foldhash::{HashSet, HashSetExt};
 
 use super::identity::{identity, Identity};
 use super::{Form, Role, RowView};

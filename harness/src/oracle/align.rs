@@ -64,6 +64,7 @@
 //! Cost: the transcript is hashed once; each break weighs the candidates found at one position,
 //! each by `O(WALK_PIECES · GAP² · log n)` hash probes; every transcript word is consumed once.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{PREFIX_WORDS, SHINGLE_WORDS};
@@ -95,6 +96,7 @@ fn mul_mod(a: u64, b: u64) -> u64 {
 }
 
 /// Prefix hashes of a word-id sequence.
+#[derive(Clone)]
 struct Hashed {
     ids: Vec<u32>,
     prefix: Vec<u64>,
@@ -179,11 +181,15 @@ impl Rendering {
     }
 }
 
-/// The texts being aligned, hashed, with the start index.
-pub(super) struct Texts {
-    transcript: Hashed,
+/// The expectation's side of the alignment: its texts hashed, with the start index. It depends on
+/// the expectation alone, so it is made with [`super::Prepared`] (while the transcript is read).
+#[derive(Clone)]
+pub(super) struct Index {
     sources: Vec<Hashed>,
     kinds: Vec<SourceKind>,
+    /// How many of the sources are messages (counted once: every break of the alignment asks).
+    messages: usize,
+    /// `pow[n]` = BASE^n, up to the longest source.
     pow: Vec<u64>,
     /// (hash of a SHINGLE_WORDS window, source, position), sorted.
     shingles: Vec<(u64, u32, u32)>,
@@ -195,6 +201,26 @@ pub(super) struct Texts {
     prefixes: Vec<(u64, u32)>,
 }
 
+/// The texts being aligned: the transcript hashed, and the expectation's [`Index`].
+pub(super) struct Texts<'a> {
+    transcript: Hashed,
+    /// `pow[n]` = BASE^n, up to the longest text (the index's own when the transcript is not
+    /// longer than every source).
+    pow: Cow<'a, [u64]>,
+    index: &'a Index,
+}
+
+/// BASE^0 … BASE^`longest`.
+fn powers(longest: usize) -> Vec<u64> {
+    let mut pow = Vec::with_capacity(longest + 1);
+    let mut x = 1u64;
+    for _ in 0..=longest {
+        pow.push(x);
+        x = mul_mod(x, BASE);
+    }
+    pow
+}
+
 /// A candidate option at a break, with its walk.
 #[derive(Debug, Clone, Copy)]
 struct Walk {
@@ -202,22 +228,11 @@ struct Walk {
     end_t: usize,
 }
 
-impl Texts {
-    /// Hashes the transcript and the sources and indexes every start position.
-    pub fn new(transcript: Vec<u32>, sources: Vec<(SourceKind, Vec<u32>)>) -> Texts {
-        let longest = sources
-            .iter()
-            .map(|(_, ids)| ids.len())
-            .max()
-            .unwrap_or(0)
-            .max(transcript.len());
-        let mut pow = Vec::with_capacity(longest + 1);
-        let mut x = 1u64;
-        for _ in 0..=longest {
-            pow.push(x);
-            x = mul_mod(x, BASE);
-        }
-        let transcript = Hashed::new(transcript);
+impl Index {
+    /// Hashes the sources and indexes every start position.
+    pub fn new(sources: Vec<(SourceKind, Vec<u32>)>) -> Index {
+        let longest = sources.iter().map(|(_, ids)| ids.len()).max().unwrap_or(0);
+        let pow = powers(longest);
         let mut kinds = Vec::with_capacity(sources.len());
         let mut hashed = Vec::with_capacity(sources.len());
         for (kind, ids) in sources {
@@ -253,9 +268,12 @@ impl Texts {
         prefixes.sort_unstable();
         let mut short_lengths: Vec<usize> = short.iter().map(|s| s.0).collect();
         short_lengths.dedup();
-        Texts {
-            transcript,
+        Index {
             sources: hashed,
+            messages: kinds
+                .iter()
+                .filter(|k| matches!(k, SourceKind::Message(_)))
+                .count(),
             kinds,
             pow,
             shingles,
@@ -265,17 +283,38 @@ impl Texts {
         }
     }
 
+    /// What each source is, in source order.
+    pub fn kinds(&self) -> &[SourceKind] {
+        &self.kinds
+    }
+}
+
+impl<'a> Texts<'a> {
+    /// Hashes the transcript, to be aligned to the sources of `index`.
+    pub fn new(transcript: Vec<u32>, index: &'a Index) -> Texts<'a> {
+        let pow = if transcript.len() < index.pow.len() {
+            Cow::Borrowed(index.pow.as_slice())
+        } else {
+            Cow::Owned(powers(transcript.len()))
+        };
+        Texts {
+            transcript: Hashed::new(transcript),
+            pow,
+            index,
+        }
+    }
+
     fn t_len(&self) -> usize {
         self.transcript.ids.len()
     }
 
     fn s_len(&self, s: usize) -> usize {
-        self.sources[s].ids.len()
+        self.index.sources[s].ids.len()
     }
 
     /// Longest common run of the transcript from `t` and source `s` from `at`.
     fn lcp(&self, t: usize, s: usize, at: usize) -> usize {
-        let src = &self.sources[s];
+        let src = &self.index.sources[s];
         let max = (self.t_len() - t.min(self.t_len())).min(src.ids.len() - at.min(src.ids.len()));
         if max == 0 || self.transcript.ids[t] != src.ids[at] {
             return 0;
@@ -397,18 +436,22 @@ impl Texts {
         let mut out: Vec<(usize, usize)> = Vec::new();
         if left >= SHINGLE_WORDS {
             let h = self.transcript.window(t, SHINGLE_WORDS, &self.pow);
-            out.extend(entries(&self.shingles, h, |e| e.0).map(|e| (e.1 as usize, e.2 as usize)));
+            out.extend(
+                entries(&self.index.shingles, h, |e| e.0).map(|e| (e.1 as usize, e.2 as usize)),
+            );
         }
-        for &len in &self.short_lengths {
+        for &len in &self.index.short_lengths {
             if len > left {
                 break;
             }
             let h = self.transcript.window(t, len, &self.pow);
-            out.extend(entries(&self.short, (len, h), |e| (e.0, e.1)).map(|e| (e.2 as usize, 0)));
+            out.extend(
+                entries(&self.index.short, (len, h), |e| (e.0, e.1)).map(|e| (e.2 as usize, 0)),
+            );
         }
         if left >= PREFIX_WORDS {
             let h = self.transcript.window(t, PREFIX_WORDS, &self.pow);
-            out.extend(entries(&self.prefixes, h, |e| e.0).map(|e| (e.1 as usize, 0)));
+            out.extend(entries(&self.index.prefixes, h, |e| e.0).map(|e| (e.1 as usize, 0)));
         }
         out.sort_unstable();
         out.dedup();
@@ -493,7 +536,7 @@ struct Open {
 pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
     let n = texts.t_len();
     let mut out: Vec<Rendering> = Vec::new();
-    let mut uses = vec![0usize; texts.sources.len()];
+    let mut uses = vec![0usize; texts.index.sources.len()];
     let mut last_message = 0usize;
     let mut cur: Option<Open> = None;
     // A rendering interrupted by another one, and where it was interrupted.
@@ -552,7 +595,7 @@ pub(super) fn align(texts: &Texts, allowance: &[usize]) -> Vec<Rendering> {
                 pieces: Vec::new(),
             });
             uses[s] += 1;
-            if let SourceKind::Message(m) = texts.kinds[s] {
+            if let SourceKind::Message(m) = texts.index.kinds[s] {
                 last_message = m;
             }
             cur = Some(Open {
@@ -607,11 +650,7 @@ fn best_start(
     uses: &[usize],
     last_message: usize,
 ) -> Option<Start> {
-    let messages = texts
-        .kinds
-        .iter()
-        .filter(|k| matches!(k, SourceKind::Message(_)))
-        .count();
+    let messages = texts.index.messages;
     let mut best: Option<(StartKey, usize, usize)> = None;
     for (s, at) in texts.candidates(t) {
         if !texts.start_matches(t, s, at) {
@@ -626,7 +665,7 @@ fn best_start(
             })
             .unwrap_or(0);
         let score = w.matched + resumed;
-        let (is_message, order) = match texts.kinds[s] {
+        let (is_message, order) = match texts.index.kinds[s] {
             SourceKind::Message(m) => {
                 let distance = if m >= last_message {
                     m - last_message

@@ -9,9 +9,12 @@
 //! How the history is kept:
 //! - The `vt100` parser runs with a scrollback capacity of **0**. With no scrollback of its own,
 //!   vt100 hands every row leaving the top of the main screen to [`vt100::Callbacks::on_scroll`]
-//!   at once, and we append it to our own list. That list is therefore always "everything above the
-//!   screen", in order, and nothing the client sends can shrink it: `CSI 3 J` (erase scrollback,
-//!   sent by the client at exit) has nothing to erase in vt100.
+//!   at once, and we append it to our own list, read with `RowContents::write_plain` and
+//!   `RowContents::wrapped` — accessors of the vendored, patched vt100 (`vendor/README.md`:
+//!   vt100's own API gives the row only as SGR-formatted text, ≈ 250 instructions a cell). That
+//!   list is therefore always "everything above the screen", in order, and nothing the client
+//!   sends can shrink it: `CSI 3 J` (erase scrollback, sent by the client at exit) has nothing to
+//!   erase in vt100.
 //! - `CSI 2 J` (and `CSI ? 2 J`, the full reset `ESC c`, and `CSI J` with the cursor at the top
 //!   left) blank the visible rows without scrolling them, so xterm loses them. The harness wants
 //!   the whole history, so just before such a clear takes effect on the main screen,
@@ -53,7 +56,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::num::NonZeroU16;
 
-use vt100::capture::{basic_formatted_to_plain, BasicFormattedCaptureState, RowContents};
+use vt100::capture::RowContents;
 
 use scan::{Event, Scanner};
 
@@ -127,21 +130,6 @@ impl Recorder {
     }
 }
 
-/// A `fmt::Write` that records whether the first thing written is a newline, then stops the
-/// writer. Used to read a scrolled row's wrap flag, which `RowContents` only exposes through the
-/// newline it writes before the *next* row.
-#[derive(Default)]
-struct NewlineProbe {
-    starts_with_newline: bool,
-}
-
-impl fmt::Write for NewlineProbe {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.starts_with_newline = s.starts_with('\n');
-        Err(fmt::Error)
-    }
-}
-
 /// The first value of the first parameter, as vt100 reads it (0 when absent).
 fn first_param(params: &[&[u16]]) -> u16 {
     params.first().and_then(|p| p.first()).copied().unwrap_or(0)
@@ -153,18 +141,13 @@ impl vt100::Callbacks for Recorder {
         if alternate_screen {
             return;
         }
-        let mut formatted = String::new();
-        let mut state = BasicFormattedCaptureState::new();
-        // Writing into a String cannot fail.
-        let _ = contents.write_formatted_basic(&mut formatted, &mut state);
-        // After a row, the capture state remembers "newline pending" iff the row was not
-        // wrapped; writing the row again shows whether that newline comes first.
-        let mut probe = NewlineProbe::default();
-        let _ = contents.write_formatted_basic(&mut probe, &mut state);
-        let text = without_filler(basic_formatted_to_plain(&formatted).collect());
+        // The row's text as vt100's formatted capture would read with its escape codes
+        // stripped, written straight from the cells (the vendored patch, see vendor/README.md).
+        let mut text = String::new();
+        contents.write_plain(&mut text);
         self.push(PhysicalRow {
-            text,
-            wrapped: !probe.starts_with_newline,
+            text: without_filler(text),
+            wrapped: contents.wrapped(),
         });
     }
 
@@ -308,7 +291,14 @@ impl Screen {
         };
         // `input[..fed]` has been given to vt100.
         let mut fed = 0;
-        for (i, &b) in input.iter().enumerate() {
+        let mut next = 0;
+        loop {
+            // Printable ASCII needs nothing of the scanner but to be stepped over.
+            next += self.scanner.ascii_text_len(&input[next..]);
+            let (i, Some(&b)) = (next, input.get(next)) else {
+                break;
+            };
+            next += 1;
             let event = self.scanner.step(i, b);
             let at = match event {
                 Event::None | Event::AltScreen | Event::EraseInLine(_) | Event::SyncedUpdate(_) => {

@@ -186,6 +186,20 @@ impl Scanner {
         }
     }
 
+    /// How many bytes at the start of `bytes` are printable ASCII (0x20–0x7E) in the ground state
+    /// with no UTF-8 character begun: for each of them [`Scanner::step`] would report
+    /// [`Event::Printed`] with that character and stay where it is, so a caller interested only
+    /// in other events (or in characters past ASCII) may skip them.
+    pub fn ascii_text_len(&self, bytes: &[u8]) -> usize {
+        if self.state != ScanState::Ground || self.utf8.len > 0 {
+            return 0;
+        }
+        bytes
+            .iter()
+            .position(|b| !(0x20..=0x7e).contains(b))
+            .unwrap_or(bytes.len())
+    }
+
     /// UTF-8 decoding with the boundaries `str::from_utf8` (and so vte) finds: a byte that
     /// cannot continue the sequence abandons it and is looked at afresh.
     fn ground(&mut self, i: usize, b: u8) -> Event {

@@ -535,3 +535,115 @@ fn a_c1_control_split_between_feeds_is_drawn_as_a_whole_one() {
         );
     }
 }
+
+/// A `fmt::Write` that records whether the first thing written is a newline, then stops the
+/// writer: how the history read a scrolled row's wrap flag from vt100's formatted capture before
+/// the vendored `RowContents::wrapped` (the newline before the *next* row).
+#[derive(Default)]
+struct NewlineProbe {
+    starts_with_newline: bool,
+}
+
+impl fmt::Write for NewlineProbe {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.starts_with_newline = s.starts_with('\n');
+        Err(fmt::Error)
+    }
+}
+
+/// Every row vt100 hands to `on_scroll`, read both ways: the vendored `RowContents::write_plain`
+/// and `wrapped`, and vt100's own formatted capture with its escape codes stripped.
+#[derive(Default)]
+struct BothWays {
+    patched: Vec<(String, bool, bool)>,
+    formatted: Vec<(String, bool, bool)>,
+}
+
+impl vt100::Callbacks for BothWays {
+    fn on_scroll(&mut self, contents: RowContents<'_>, alternate_screen: bool) {
+        let mut text = String::new();
+        contents.write_plain(&mut text);
+        self.patched
+            .push((text, contents.wrapped(), alternate_screen));
+        let mut formatted = String::new();
+        let mut state = vt100::capture::BasicFormattedCaptureState::new();
+        let _ = contents.write_formatted_basic(&mut formatted, &mut state);
+        let mut probe = NewlineProbe::default();
+        let _ = contents.write_formatted_basic(&mut probe, &mut state);
+        let plain = vt100::capture::basic_formatted_to_plain(&formatted).collect();
+        self.formatted
+            .push((plain, !probe.starts_with_newline, alternate_screen));
+    }
+}
+
+/// [`stream`] with what changes a cell without printing in it: erases, deletions and insertions
+/// under colours and attributes, tabs, combining marks, wide characters at the margin.
+fn cell_stream() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop_oneof![
+        stream(),
+        Just(b"\x1b[41m\x1b[K".to_vec()),
+        Just(b"\x1b[1;4;7m".to_vec()),
+        Just(b"\x1b[38;2;1;2;3m".to_vec()),
+        Just(b"\x1b[0m".to_vec()),
+        Just(b"\x1b[3X".to_vec()),
+        Just(b"\x1b[2P".to_vec()),
+        Just(b"\x1b[2@".to_vec()),
+        Just(b"\x1b[1K".to_vec()),
+        Just(b"\x1b[2K".to_vec()),
+        Just(b"\x1b[5G".to_vec()),
+        Just(b"\x1b[2;4r".to_vec()),
+        Just(b"\x1b[r".to_vec()),
+        Just(b"\x1b[2S".to_vec()),
+        Just(b"\x1b[2L\x1b[M".to_vec()),
+        Just(b"\t".to_vec()),
+        Just("e\u{301}x\u{200b}".as_bytes().to_vec()),
+        Just("漢字ｶﾅ😀".as_bytes().to_vec()),
+        "[a-z ]{1,30}".prop_map(String::into_bytes),
+    ];
+    proptest::collection::vec(token, 0..40).prop_map(|t| t.concat())
+}
+
+proptest! {
+    /// The vendored accessors read every scrolled row exactly as vt100's formatted capture did
+    /// (see vendor/README.md): same text, same wrap flag, on streams with resizes between them.
+    #[test]
+    fn scrolled_row_text_equals_the_formatted_capture(
+        chunks in proptest::collection::vec((cell_stream(), 1u16..8, 1u16..14), 1..6),
+    ) {
+        let mut parser =
+            vt100::Parser::new_with_callbacks(dimension(4), dimension(9), 0, BothWays::default());
+        for (bytes, rows, cols) in chunks {
+            parser.process(&bytes);
+            parser.set_size(dimension(rows), dimension(cols));
+        }
+        let both = parser.callbacks();
+        prop_assert_eq!(&both.patched, &both.formatted);
+    }
+}
+
+proptest! {
+    /// [`scan::Scanner::ascii_text_len`] skips only bytes that [`scan::Scanner::step`] reports
+    /// as printed ASCII, and leaves the scanner where stepping them would: the events of a
+    /// stream are the same either way.
+    #[test]
+    fn skipping_ascii_text_reports_the_same_events(bytes in cell_stream()) {
+        let mut stepped = scan::Scanner::default();
+        let every: Vec<scan::Event> =
+            bytes.iter().enumerate().map(|(i, &b)| stepped.step(i, b)).collect();
+        let mut skipping = scan::Scanner::default();
+        let mut events = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let n = skipping.ascii_text_len(&bytes[i..]);
+            events.extend(bytes[i..i + n].iter().zip(i..).map(|(&b, start)| {
+                scan::Event::Printed { start, c: char::from(b) }
+            }));
+            i += n;
+            if let Some(&b) = bytes.get(i) {
+                events.push(skipping.step(i, b));
+                i += 1;
+            }
+        }
+        prop_assert_eq!(events, every);
+    }
+}
