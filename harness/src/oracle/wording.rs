@@ -98,6 +98,21 @@ pub fn verdict_sentence(check: &Check) -> String {
             plural(f.internal_text_shown, "word", "words")
         ));
     }
+    if f.taken_back_shown > 0 {
+        let mut part = format!(
+            "{} the user took back shown",
+            plural(f.taken_back_shown, "message", "messages")
+        );
+        if let Some(first) = check.taken_back.first() {
+            part.push_str(&format!(
+                " ({:?} \"{}\", {})",
+                first.role,
+                first.excerpt,
+                list_rows(&first.rows)
+            ));
+        }
+        parts.push(part);
+    }
     if f.out_of_order > 0 {
         parts.push(format!(
             "{} out of order",

@@ -389,6 +389,7 @@ fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
         },
         repeats: Vec::new(),
         missing: Vec::new(),
+        taken_back: Vec::new(),
         data_problems: Vec::new(),
         drawn: Vec::new(),
         out_of_order_messages: Vec::new(),

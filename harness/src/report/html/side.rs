@@ -121,6 +121,7 @@ pub(crate) fn side_by_side(
         stored_rows: 0,
         messages: Vec::new(),
         internal: Vec::new(),
+        taken_back: Vec::new(),
     };
     let expected = expected.unwrap_or(&empty);
     let mut marks = Marks {
@@ -603,6 +604,7 @@ mod tests {
                 rows: vec![],
                 text: summary.into(),
             }],
+            taken_back: Vec::new(),
         };
         // Message 2 drawn twice, message 3 missing, message 4 before message 1, the summary drawn.
         let t = transcript(&[
