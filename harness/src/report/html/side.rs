@@ -1,6 +1,7 @@
 //! The "expected beside shown" view of one check: one table row per logical message of the display
 //! model, in display order — on the left what a correct display shows, on the right the history
-//! rows that render it on the screen — and one row per internal text.
+//! rows that render it on the screen — and one row per internal text and per message the user took
+//! back.
 //!
 //! # Marks
 //! Every finding of the check is a mark in this table, each with its own colour *and* a label in
@@ -11,7 +12,9 @@
 //! - `missing`: a message with no rendering (an empty right cell under the label, the stored text
 //!   on the left), one per [`Missing`](crate::oracle::Missing), `data-missing="1"`;
 //! - `internal`: internal text drawn, `data-internal-words` = its words counted by the oracle;
-//! - `order`: a message drawn out of order, `data-out-of-order="1"`.
+//! - `order`: a message drawn out of order, `data-out-of-order="1"`;
+//! - `taken-back`: a message the user took back drawn (one per entry of [`Check::taken_back`]),
+//!   `data-taken-back="1"`.
 //!
 //! Unmarked, in a neutral colour: `shown`, a rendering of a message the oracle found nothing
 //! wrong with.
@@ -24,7 +27,7 @@
 //! Every mark comes from the oracle's [`Check`]: surplus, allowed and missing marks from its
 //! repeats and missing messages, the other renderings from [`Check::drawn`] (the alignment's own
 //! renderings), out-of-order marks from [`Check::out_of_order_messages`] and internal words from
-//! [`Check::internal_words`]. The view locates nothing itself, so it cannot place a rendering
+//! [`Check::internal_words`], taken-back marks from [`Check::taken_back`]. The view locates nothing itself, so it cannot place a rendering
 //! where the oracle did not see one.
 
 use std::fmt::Write as _;
@@ -63,6 +66,8 @@ pub struct Counted {
     pub internal_words: usize,
     /// Number of out-of-order marks.
     pub out_of_order: usize,
+    /// Number of taken-back marks.
+    pub taken_back: usize,
 }
 
 /// The view's HTML (a `<table class="side">` and a summary) and what its marks add up to.
@@ -91,6 +96,9 @@ enum Mark {
     Internal {
         rows: Vec<(usize, usize)>,
         words: usize,
+    },
+    TakenBack {
+        rows: Vec<(usize, usize)>,
     },
 }
 
@@ -127,6 +135,7 @@ pub(crate) fn side_by_side(
     let mut marks = Marks {
         on_message: vec![Vec::new(); expected.messages.len()],
         internal: vec![None; expected.internal.len()],
+        taken_back: vec![None; expected.taken_back.len()],
         unplaced: Vec::new(),
     };
     marks.findings(check, expected);
@@ -144,6 +153,7 @@ pub(crate) fn side_by_side(
 struct Marks {
     on_message: Vec<Vec<Mark>>,
     internal: Vec<Option<Mark>>,
+    taken_back: Vec<Option<Mark>>,
     unplaced: Vec<(String, Mark)>,
 }
 
@@ -196,6 +206,7 @@ impl Marks {
         let Marks {
             on_message: marks,
             internal: internal_marks,
+            taken_back: taken_back_marks,
             unplaced,
         } = self;
         // Where everything else is drawn: the oracle's own renderings.
@@ -245,6 +256,24 @@ impl Marks {
                 None => unplaced.push(("internal text".into(), mark)),
             }
         }
+        // Taken-back messages drawn: the oracle's, placed on the entry with the same rows.
+        for t in &check.taken_back {
+            let x = expected
+                .taken_back
+                .iter()
+                .position(|e| e.rows.iter().map(|r| r.id).eq(t.rows.iter().copied()));
+            let rows: Vec<(usize, usize)> = check
+                .drawn
+                .iter()
+                .filter(|d| d.taken_back.is_some() && d.taken_back == x)
+                .map(|d| d.rows)
+                .collect();
+            let mark = Mark::TakenBack { rows };
+            match x.and_then(|x| taken_back_marks.get_mut(x)) {
+                Some(slot) => *slot = Some(mark),
+                None => unplaced.push((t.excerpt.clone(), mark)),
+            }
+        }
     }
 
     /// The table: a row per logical message, per internal text and per unplaced mark; and what
@@ -253,6 +282,7 @@ impl Marks {
         let Marks {
             on_message: marks,
             internal: mut internal_marks,
+            taken_back: mut taken_back_marks,
             unplaced,
         } = self;
         // Write the table.
@@ -305,6 +335,35 @@ impl Marks {
             }
             o.push_str("</td></tr>\n");
         }
+        for (x, t) in expected.taken_back.iter().enumerate() {
+            let mark = taken_back_marks[x].take();
+            let classes = if mark.is_some() {
+                " has-taken-back"
+            } else {
+                ""
+            };
+            let _ = write!(
+                o,
+                "<tr id=\"taken-back-{}\" class=\"taken-back{classes}\"><td class=\"n\">t{}</td>\
+                 <td class=\"expected\">",
+                x + 1,
+                x + 1
+            );
+            let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
+            left_cell(
+                &mut o,
+                &format!("{:?}, taken back by the user (must not be shown)", t.role),
+                &rows,
+                &t.text,
+                preview(classes.is_empty()),
+            );
+            o.push_str("</td><td class=\"shown\">");
+            match mark {
+                Some(mark) => right_cell(&mut o, &[mark], transcript, &mut counted),
+                None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
+            }
+            o.push_str("</td></tr>\n");
+        }
         for (what, mark) in unplaced {
             let classes = row_classes(std::slice::from_ref(&mark));
             let _ = write!(
@@ -339,7 +398,9 @@ fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
          <tr><th>internal text shown (words)</th><td>{}</td><td data-count=\"internal-words\">{}</td>\
          <td><span class=\"swatch internal\"></span> INTERNAL TEXT SHOWN</td></tr>\
          <tr><th>out of order</th><td>{}</td><td data-count=\"out-of-order\">{}</td>\
-         <td><span class=\"swatch order\"></span> OUT OF ORDER</td></tr></table>",
+         <td><span class=\"swatch order\"></span> OUT OF ORDER</td></tr>\
+         <tr><th>taken back, shown</th><td>{}</td><td data-count=\"taken-back\">{}</td>\
+         <td><span class=\"swatch taken-back\"></span> TAKEN BACK, SHOWN</td></tr></table>",
         f.words_rendered_more_than_once,
         counted.surplus_words,
         counted.surplus_marks,
@@ -349,21 +410,25 @@ fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
         f.internal_text_shown,
         counted.internal_words,
         f.out_of_order,
-        counted.out_of_order
+        counted.out_of_order,
+        f.taken_back_shown,
+        counted.taken_back
     );
     let agrees = counted.surplus_words == f.words_rendered_more_than_once
         && counted.missing == f.missing_messages
         && counted.internal_words == f.internal_text_shown
-        && counted.out_of_order == f.out_of_order;
+        && counted.out_of_order == f.out_of_order
+        && counted.taken_back == f.taken_back_shown;
     if !agrees {
         let _ = writeln!(
             head,
-            "<p class=\"warning\">The marks below do not add up to the verdict ({}/{}/{}/{}): a \
+            "<p class=\"warning\">The marks below do not add up to the verdict ({}/{}/{}/{}/{}): a \
              bug of the report.</p>",
             f.words_rendered_more_than_once,
             f.missing_messages,
             f.internal_text_shown,
-            f.out_of_order
+            f.out_of_order,
+            f.taken_back_shown
         );
     }
     if expected.messages.is_empty() && expected.internal.is_empty() {
@@ -408,6 +473,10 @@ fn row_classes(marks: &[Mark]) -> String {
         (
             " has-internal",
             marks.iter().any(|m| matches!(m, Mark::Internal { .. })),
+        ),
+        (
+            " has-taken-back",
+            marks.iter().any(|m| matches!(m, Mark::TakenBack { .. })),
         ),
     ] {
         if on {
@@ -545,6 +614,22 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                 }
                 o.push_str("</div>");
             }
+            Mark::TakenBack { rows } => {
+                counted.taken_back += 1;
+                o.push_str(
+                    "<div class=\"mark taken-back\" data-taken-back=\"1\"><span class=\"label\">\
+                     TAKEN BACK, SHOWN: the user took this message back</span>",
+                );
+                for r in rows {
+                    let _ = write!(
+                        o,
+                        " {}{}",
+                        row_link(*r),
+                        snippet(transcript, *r, SNIPPET_LINES)
+                    );
+                }
+                o.push_str("</div>");
+            }
         }
     }
 }
@@ -583,7 +668,7 @@ mod tests {
 
     #[test]
     fn the_marks_add_up_to_the_findings_for_every_kind_of_finding() {
-        use crate::display::{InternalText, Role};
+        use crate::display::{InternalText, Role, TakenBack};
         let texts = [
             "alpha bravo charlie delta echo foxtrot golf hotel india juliet",
             "kilo lima mike november oscar papa quebec romeo sierra tango",
@@ -591,6 +676,7 @@ mod tests {
             "five six seven eight nine ten eleven twelve thirteen fourteen",
         ];
         let summary = "summary of earlier turns fifteen sixteen seventeen eighteen nineteen";
+        let undone = "twenty twentyone twentytwo twentythree twentyfour twentyfive twentysix";
         let expected = Expected {
             session_id: "s".into(),
             lineage: vec!["s".into()],
@@ -604,22 +690,32 @@ mod tests {
                 rows: vec![],
                 text: summary.into(),
             }],
-            taken_back: Vec::new(),
+            taken_back: vec![TakenBack {
+                role: Role::User,
+                text: undone.into(),
+                rows: message(9, Role::User, undone).rows,
+            }],
         };
-        // Message 2 drawn twice, message 3 missing, message 4 before message 1, the summary drawn.
+        // Message 2 drawn twice, message 3 missing, message 4 before message 1, the summary drawn,
+        // the taken-back message drawn.
         let t = transcript(&[
-            texts[3], "chrome", texts[0], texts[1], "chrome", texts[1], summary,
+            texts[3], "chrome", texts[0], texts[1], "chrome", texts[1], summary, undone,
         ]);
         let check = crate::oracle::check("x", &t, &expected, None);
         let f = check.findings;
         assert!(f.words_rendered_more_than_once > 0 && f.missing_messages == 1);
         assert!(f.internal_text_shown > 0 && f.out_of_order == 1, "{f:?}");
+        assert_eq!(f.taken_back_shown, 1);
         let side = side_by_side(&check, &t, Some(&expected));
         let c = side.counted;
         assert_eq!(c.surplus_words, f.words_rendered_more_than_once);
         assert_eq!(c.missing, f.missing_messages);
         assert_eq!(c.internal_words, f.internal_text_shown);
         assert_eq!(c.out_of_order, f.out_of_order);
+        assert_eq!(c.taken_back, f.taken_back_shown);
+        assert!(side
+            .html
+            .contains("TAKEN BACK, SHOWN: the user took this message back"));
         assert!(side.html.contains("MISSING: not on the screen"));
         assert!(side.html.contains("OUT OF ORDER"));
         assert!(side.html.contains("INTERNAL TEXT SHOWN"));
@@ -630,5 +726,6 @@ mod tests {
         assert_eq!(bare.missing, f.missing_messages);
         assert_eq!(bare.internal_words, f.internal_text_shown);
         assert_eq!(bare.out_of_order, f.out_of_order);
+        assert_eq!(bare.taken_back, f.taken_back_shown);
     }
 }
