@@ -3,8 +3,9 @@
 //! Input: a [`Store`] and a session id. Output: an [`Inspection`] — the lineage, every stored row
 //! with its state, kind, compaction generation and the logical message it is a copy of, the summary
 //! carriers, the logical messages a correct display shows, the internal texts and taken-back
-//! messages it must not show and the data problems the rows show on their own ([`crate::integrity`]) — rendered as text for a
-//! person triaging a bug report ([`Inspection::text`]) or as JSON.
+//! messages it must not show and the data problems the rows show on their own
+//! ([`crate::integrity`]) — rendered as text for a person triaging a bug report
+//! ([`Inspection::text`]) or as JSON.
 //!
 //! Generations: compaction writes a new generation after the rows it summarizes — in place (same
 //! session, the old rows archived or superseded) or rotating (a child session). A generation starts
