@@ -312,57 +312,26 @@ impl Marks {
             o.push_str("</td></tr>\n");
         }
         for (x, t) in expected.internal.iter().enumerate() {
-            let mark = internal_marks[x].take();
-            let classes = if mark.is_some() { " has-internal" } else { "" };
-            let _ = write!(
-            o,
-            "<tr id=\"internal-{}\" class=\"internal{classes}\"><td class=\"n\">i{}</td><td class=\"expected\">",
-            x + 1,
-            x + 1
-        );
-            let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
-            left_cell(
-                &mut o,
-                "internal text (must not be shown)",
-                &rows,
-                &t.text,
-                preview(classes.is_empty()),
-            );
-            o.push_str("</td><td class=\"shown\">");
-            match mark {
-                Some(mark) => right_cell(&mut o, &[mark], transcript, &mut counted),
-                None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
-            }
-            o.push_str("</td></tr>\n");
+            let row = NotToShow {
+                class: "internal",
+                id: format!("internal-{}", x + 1),
+                n: format!("i{}", x + 1),
+                what: "internal text (must not be shown)".into(),
+                rows: t.rows.iter().map(|r| r.id).collect(),
+                text: &t.text,
+            };
+            row.write(&mut o, internal_marks[x].take(), transcript, &mut counted);
         }
         for (x, t) in expected.taken_back.iter().enumerate() {
-            let mark = taken_back_marks[x].take();
-            let classes = if mark.is_some() {
-                " has-taken-back"
-            } else {
-                ""
+            let row = NotToShow {
+                class: "taken-back",
+                id: format!("taken-back-{}", x + 1),
+                n: format!("t{}", x + 1),
+                what: format!("{:?}, taken back by the user (must not be shown)", t.role),
+                rows: t.rows.iter().map(|r| r.id).collect(),
+                text: &t.text,
             };
-            let _ = write!(
-                o,
-                "<tr id=\"taken-back-{}\" class=\"taken-back{classes}\"><td class=\"n\">t{}</td>\
-                 <td class=\"expected\">",
-                x + 1,
-                x + 1
-            );
-            let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
-            left_cell(
-                &mut o,
-                &format!("{:?}, taken back by the user (must not be shown)", t.role),
-                &rows,
-                &t.text,
-                preview(classes.is_empty()),
-            );
-            o.push_str("</td><td class=\"shown\">");
-            match mark {
-                Some(mark) => right_cell(&mut o, &[mark], transcript, &mut counted),
-                None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
-            }
-            o.push_str("</td></tr>\n");
+            row.write(&mut o, taken_back_marks[x].take(), transcript, &mut counted);
         }
         for (what, mark) in unplaced {
             let classes = row_classes(std::slice::from_ref(&mark));
@@ -379,6 +348,57 @@ impl Marks {
         o.push_str("</tbody>\n</table>\n");
 
         (o, counted)
+    }
+}
+
+/// A table row for a text a correct display must not show (an internal text, a message the user
+/// took back): the text on the left; on the right where the screen draws it, or "not shown
+/// (correct)".
+struct NotToShow<'a> {
+    /// The row's class; `has-CLASS` is added when the text is drawn.
+    class: &'a str,
+    id: String,
+    /// The number cell (`i1`, `t1`).
+    n: String,
+    /// What the text is, above it.
+    what: String,
+    /// Its stored rows.
+    rows: Vec<i64>,
+    text: &'a str,
+}
+
+impl NotToShow<'_> {
+    fn write(
+        &self,
+        o: &mut String,
+        mark: Option<Mark>,
+        transcript: &Transcript,
+        counted: &mut Counted,
+    ) {
+        let class = self.class;
+        let drawn = if mark.is_some() {
+            format!(" has-{class}")
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            o,
+            "<tr id=\"{}\" class=\"{class}{drawn}\"><td class=\"n\">{}</td><td class=\"expected\">",
+            self.id, self.n
+        );
+        left_cell(
+            o,
+            &self.what,
+            &self.rows,
+            self.text,
+            preview(drawn.is_empty()),
+        );
+        o.push_str("</td><td class=\"shown\">");
+        match mark {
+            Some(mark) => right_cell(o, &[mark], transcript, counted),
+            None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
+        }
+        o.push_str("</td></tr>\n");
     }
 }
 
@@ -604,15 +624,7 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                     "<div class=\"mark internal\" data-internal-words=\"{words}\"><span class=\"label\">\
                      INTERNAL TEXT SHOWN: {words} words counted</span>"
                 );
-                for r in rows {
-                    let _ = write!(
-                        o,
-                        " {}{}",
-                        row_link(*r),
-                        snippet(transcript, *r, SNIPPET_LINES)
-                    );
-                }
-                o.push_str("</div>");
+                drawn_at(o, rows, transcript);
             }
             Mark::TakenBack { rows } => {
                 counted.taken_back += 1;
@@ -620,18 +632,23 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                     "<div class=\"mark taken-back\" data-taken-back=\"1\"><span class=\"label\">\
                      TAKEN BACK, SHOWN: the user took this message back</span>",
                 );
-                for r in rows {
-                    let _ = write!(
-                        o,
-                        " {}{}",
-                        row_link(*r),
-                        snippet(transcript, *r, SNIPPET_LINES)
-                    );
-                }
-                o.push_str("</div>");
+                drawn_at(o, rows, transcript);
             }
         }
     }
+}
+
+/// Each of `rows` (history row ranges) linked and quoted, and the end of the mark.
+fn drawn_at(o: &mut String, rows: &[(usize, usize)], transcript: &Transcript) {
+    for r in rows {
+        let _ = write!(
+            o,
+            " {}{}",
+            row_link(*r),
+            snippet(transcript, *r, SNIPPET_LINES)
+        );
+    }
+    o.push_str("</div>");
 }
 
 #[cfg(test)]
