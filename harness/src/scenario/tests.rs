@@ -372,6 +372,38 @@ fn expectation(text: &str) -> Expectation {
 }
 
 #[test]
+fn taken_back_shown_is_pinned_like_the_other_findings() {
+    use crate::oracle::{Check, Findings};
+    let e = expectation(&OK.replace("expect = {}", "expect = { taken_back_shown = 4 }"));
+    assert_eq!(e.findings.taken_back_shown, 4);
+    let mut check = Check {
+        at: "end".into(),
+        findings: Findings {
+            taken_back_shown: 2,
+            ..Findings::default()
+        },
+        repeats: Vec::new(),
+        missing: Vec::new(),
+        taken_back: Vec::new(),
+        data_problems: Vec::new(),
+        drawn: Vec::new(),
+        out_of_order_messages: Vec::new(),
+        internal_words: Vec::new(),
+    };
+    assert_eq!(
+        e.mismatches(&check, None),
+        ["taken_back_shown: expected 4, got 2"]
+    );
+    check.findings.taken_back_shown = 4;
+    assert!(e.mismatches(&check, None).is_empty());
+    let unpinned = expectation(&OK.replace(
+        "expect = {}",
+        "expect = { unpinned = [\"taken_back_shown\"] }",
+    ));
+    assert!(unpinned.mismatches(&check, None).is_empty());
+}
+
+#[test]
 fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
     use crate::oracle::{Check, Findings, RowCounts};
     let e = expectation(&OK.replace(
