@@ -195,6 +195,7 @@ fn oracle_check_million_words(c: &mut Criterion) {
         stored_rows: messages.len(),
         messages,
         internal: vec![],
+        taken_back: Vec::new(),
     };
     let mut g = c.benchmark_group("oracle");
     g.sample_size(10);

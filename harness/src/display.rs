@@ -5,7 +5,7 @@
 //! markers) that must NOT be shown. This is the harness's display contract, not a copy of the
 //! client's code. Each rule is documented where it is applied, with the case that motivates it.
 //!
-//! The display contract: [`docs/display-contract.md`](../../docs/display-contract.md) — rules 1–9,
+//! The display contract: [`docs/display-contract.md`](../../docs/display-contract.md) — rules 1–10,
 //! the client behaviour and database case behind each, and where this module applies it.
 //!
 //! The projection runs in three passes over the rows of the lineage, in `id` order:
@@ -77,6 +77,18 @@ pub struct InternalText {
     pub text: String,
 }
 
+/// A message the user took back (rule 8) whose text no kept message has: a correct display draws
+/// it nowhere (rule 10; the oracle's `taken_back_shown`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TakenBack {
+    /// Its role.
+    pub role: Role,
+    /// The text it displayed (its newest row's).
+    pub text: String,
+    /// The rows holding it: the rewound rows and the copies taken back with them.
+    pub rows: Vec<RowRef>,
+}
+
 /// Which display surface is checked: what kinds of rows it shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Surface {
@@ -98,6 +110,9 @@ pub struct Expected {
     pub messages: Vec<LogicalMessage>,
     /// Internal texts that must not be shown.
     pub internal: Vec<InternalText>,
+    /// Messages the user took back whose text no kept message has (rule 10): must not be shown.
+    /// Empty on 0.19-style databases (rule 6), where nothing is taken back across sessions.
+    pub taken_back: Vec<TakenBack>,
 }
 
 /// Projects the display of `session_id` (with its lineage) for `surface`.
@@ -345,7 +360,8 @@ fn project(
         })
         .collect();
 
-    let groups = if schema == Schema::Legacy || copies_without_uids(&views, rows) {
+    let by_alignment = schema == Schema::Legacy || copies_without_uids(&views, rows);
+    let groups = if by_alignment {
         group_by_alignment(&views, rows)
     } else {
         group_by_identity(&views, rows)
@@ -403,13 +419,21 @@ fn project(
     // Rule 2: order by the logical message's FIRST row. A protected-tail copy in a newer generation
     // has a higher id than messages written after the original; its position is the original's.
     messages.sort_by_key(|(first, _)| *first);
+    let messages: Vec<LogicalMessage> = messages.into_iter().map(|(_, m)| m).collect();
+    // Rule 10: what the user took back (rule 8) and no kept message holds.
+    let taken_back = if by_alignment {
+        Vec::new()
+    } else {
+        taken_back_texts(&views, rows, &messages, surface)
+    };
 
     Expected {
         session_id: session_id.to_string(),
         lineage,
         stored_rows: rows.len(),
-        messages: messages.into_iter().map(|(_, m)| m).collect(),
+        messages,
         internal: internal.texts,
+        taken_back,
     }
 }
 
@@ -469,4 +493,5 @@ mod tests;
 
 use alignment::group_by_alignment;
 use identity::group_by_identity;
+use rewind::taken_back_texts;
 use row::{is_model_only, row_ref, row_view};

@@ -2,9 +2,10 @@
 //!
 //! Input: a [`Store`] and a session id. Output: an [`Inspection`] — the lineage, every stored row
 //! with its state, kind, compaction generation and the logical message it is a copy of, the summary
-//! carriers, the logical messages a correct display shows, the internal texts it must not show and
-//! the data problems the rows show on their own ([`crate::integrity`]) — rendered as text for a
-//! person triaging a bug report ([`Inspection::text`]) or as JSON.
+//! carriers, the logical messages a correct display shows, the internal texts and taken-back
+//! messages it must not show and the data problems the rows show on their own
+//! ([`crate::integrity`]) — rendered as text for a person triaging a bug report
+//! ([`Inspection::text`]) or as JSON.
 //!
 //! Generations: compaction writes a new generation after the rows it summarizes — in place (same
 //! session, the old rows archived or superseded) or rotating (a child session). A generation starts
@@ -16,6 +17,7 @@ use std::fmt::Write as _;
 
 use crate::display::{
     self, Expected, InternalText, LogicalMessage, Role, RowClass, RowKind, RowState, Surface,
+    TakenBack,
 };
 use crate::integrity::{self, DataProblem};
 use crate::store::{Row, Schema, Session, Store, StoreError};
@@ -169,6 +171,8 @@ pub struct Inspection {
     pub messages: Vec<InspectedMessage>,
     /// Text that must not be shown.
     pub internal: Vec<InternalText>,
+    /// Messages the user took back whose text no kept message has (rule 10): must not be shown.
+    pub taken_back: Vec<TakenBack>,
     /// What the stored rows and sessions alone show is wrong (empty for a healthy database).
     pub data_problems: Vec<DataProblem>,
 }
@@ -266,6 +270,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
         carriers,
         messages,
         internal: all.internal,
+        taken_back: all.taken_back,
         data_problems,
     })
 }
@@ -653,6 +658,19 @@ impl Inspection {
                 "  rows {}: {} words  {}",
                 rows.join(","),
                 crate::words::count(&t.text),
+                preview(&t.text)
+            );
+        }
+        if !self.taken_back.is_empty() {
+            let _ = writeln!(o, "\ntaken back by the user (must not be shown)");
+        }
+        for t in &self.taken_back {
+            let rows: Vec<String> = t.rows.iter().map(|r| r.id.to_string()).collect();
+            let _ = writeln!(
+                o,
+                "  {:<9}  rows {}  {}",
+                role_name(t.role),
+                rows.join(","),
                 preview(&t.text)
             );
         }

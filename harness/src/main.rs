@@ -61,7 +61,7 @@ struct BisectArgs {
     #[arg(long, default_value = "verdict", value_parser = ["verdict", "signature"])]
     by: String,
     /// What makes a verdict bad: `repeats` (words rendered more than once), `missing`,
-    /// `internal`, `out-of-order` or `any`.
+    /// `internal`, `out-of-order`, `taken-back` or `any`.
     #[arg(long, default_value = "repeats")]
     bad: hermes_e2e::triage::bisect::Bad,
     /// Where to keep each probe's artefacts and `REPORT.md` (default: `target/hermes-e2e/bisect`).

@@ -67,6 +67,9 @@
 //!   by a rendering of that internal text; identical internal texts count once. A summary drawn
 //!   raw is one rendering of the summary, so the user messages it quotes belong to this finding,
 //!   not to `words_rendered_more_than_once`: one client bug is counted once.
+//! - `taken_back_shown`: messages the user took back ([`Expected::taken_back`]: rewound, and no kept
+//!   message has their text; display contract rule 10) with a strong rendering, each counted once.
+//!   They are aligned like internal texts, allowed no rendering.
 //! - `out_of_order`: every rendered message gets a position — its first rendering at or after the
 //!   previous message's position (or its first rendering if there is none after) — and the count
 //!   is the number of rendered messages outside one longest non-decreasing subsequence of those
@@ -109,7 +112,7 @@ use align::{Rendering, SourceKind, Texts};
 use coverage::{missing_and_positions, outside_longest_run, Coverage};
 use holders::{identical_holders_in_order, Holders};
 use repeat::{repeats, Surplus};
-use words::{Vocabulary, Words};
+use words::{excerpt, Vocabulary, Words};
 
 pub use rows::{count_rows, is_stale_preview, RowCounts};
 pub use wording::{diagnosis, verdict_sentence};
@@ -144,6 +147,10 @@ pub struct Findings {
     pub internal_text_shown: usize,
     /// Logical messages rendered in a different order than expected.
     pub out_of_order: usize,
+    /// Messages the user took back (`/undo`, `/retry`, `/rollback`) that are drawn though no kept
+    /// message has their text (rule 10; [`Check::taken_back`] names them).
+    #[serde(default)]
+    pub taken_back_shown: usize,
 }
 
 /// Why a message was rendered more often than allowed.
@@ -210,7 +217,8 @@ pub struct Repeat {
     pub said: Option<usize>,
 }
 
-/// An expected message that was not rendered.
+/// An expected message that was not rendered; also a taken-back message that was
+/// ([`Check::taken_back`]: there `rows` are the rows it was taken back in).
 ///
 /// A message counts as rendered when some rendering of it exists: at least [`SHINGLE_WORDS`] of
 /// its words, the whole message, or its first [`PREFIX_WORDS`] words, aligned to it (see the
@@ -237,6 +245,9 @@ pub struct Check {
     pub repeats: Vec<Repeat>,
     /// Every missing message.
     pub missing: Vec<Missing>,
+    /// Every taken-back message drawn ([`Findings::taken_back_shown`]), in the order they were
+    /// taken back.
+    pub taken_back: Vec<Missing>,
     /// What the database alone shows is wrong (see [`crate::integrity`]); empty when not known.
     pub data_problems: Vec<DataProblem>,
     /// Every rendering the alignment found, in screen order (for reports; not in `--json`).
@@ -388,17 +399,20 @@ pub fn check_prepared(
         .map(|c| c.iter().filter(|b| **b).count())
         .collect();
     let drawn = drawn(&renderings, kinds, &rows_of);
+    let taken_back = taken_back_drawn(expected, &words, &cov);
     let findings = Findings {
         words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
         missing_messages: missing.len(),
         internal_text_shown: internal_words.iter().sum(),
         out_of_order: out_of_order_messages.len(),
+        taken_back_shown: taken_back.len(),
     };
     Check {
         at: at.to_string(),
         findings,
         repeats,
         missing,
+        taken_back,
         data_problems: cx.data_problems.to_vec(),
         drawn,
         out_of_order_messages,
@@ -406,32 +420,51 @@ pub fn check_prepared(
     }
 }
 
-/// The texts the alignment looks for: messages, then internal texts (those with words).
+/// The texts the alignment looks for: messages, then internal texts, then taken-back messages
+/// (those with words).
 fn sources(words: &Vocabulary) -> Vec<(SourceKind, Vec<u32>)> {
-    let messages = words
-        .messages
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !t.ids.is_empty());
-    let internal = words
-        .internal
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !t.ids.is_empty());
+    fn with_words(texts: &[words::Tokens]) -> impl Iterator<Item = (usize, Vec<u32>)> + '_ {
+        texts
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.ids.is_empty())
+            .map(|(i, t)| (i, t.ids.clone()))
+    }
+    let messages = with_words(&words.messages);
+    let internal = with_words(&words.internal);
+    let taken_back = with_words(&words.taken_back);
     messages
-        .map(|(m, t)| (SourceKind::Message(m), t.ids.clone()))
-        .chain(internal.map(|(x, t)| (SourceKind::Internal(x), t.ids.clone())))
+        .map(|(m, ids)| (SourceKind::Message(m), ids))
+        .chain(internal.map(|(x, ids)| (SourceKind::Internal(x), ids)))
+        .chain(taken_back.map(|(x, ids)| (SourceKind::TakenBack(x), ids)))
         .collect()
 }
 
 /// How many renderings of each source (in [`sources`] order) a correct display draws: a data
-/// duplicate (`Holders::data_duplicate`) none, every other source one.
+/// duplicate (`Holders::data_duplicate`) and a taken-back message none, every other source one.
 fn allowance(kinds: &[SourceKind], holders: &Holders) -> Vec<usize> {
     kinds
         .iter()
         .map(|k| match k {
             SourceKind::Message(m) => usize::from(!holders.data_duplicate[*m]),
             SourceKind::Internal(_) => 1,
+            SourceKind::TakenBack(_) => 0,
+        })
+        .collect()
+}
+
+/// The taken-back messages the screen draws (a strong rendering of each), with their rows.
+fn taken_back_drawn(expected: &Expected, words: &Words, cov: &Coverage) -> Vec<Missing> {
+    expected
+        .taken_back
+        .iter()
+        .zip(words.taken_back)
+        .zip(&cov.taken_back)
+        .filter(|(_, &drawn)| drawn)
+        .map(|((t, tokens), _)| Missing {
+            role: t.role,
+            excerpt: excerpt(&t.text, &tokens.spans, 0..tokens.ids.len()),
+            rows: t.rows.iter().map(|r| r.id).collect(),
         })
         .collect()
 }
@@ -447,13 +480,15 @@ fn drawn(
         .filter_map(|r| {
             let first = r.pieces.first()?;
             let last = r.pieces.last()?;
-            let (message, internal) = match kinds[r.source] {
-                SourceKind::Message(m) => (Some(m), None),
-                SourceKind::Internal(x) => (None, Some(x)),
+            let (message, internal, taken_back) = match kinds[r.source] {
+                SourceKind::Message(m) => (Some(m), None, None),
+                SourceKind::Internal(x) => (None, Some(x), None),
+                SourceKind::TakenBack(x) => (None, None, Some(x)),
             };
             Some(Drawn {
                 message,
                 internal,
+                taken_back,
                 rows: rows_of((first.t, last.t + last.len - 1)),
                 words: r.words(),
             })
@@ -468,6 +503,8 @@ pub struct Drawn {
     pub message: Option<usize>,
     /// The internal text drawn (index into [`Expected::internal`]).
     pub internal: Option<usize>,
+    /// The taken-back message drawn (index into [`Expected::taken_back`]).
+    pub taken_back: Option<usize>,
     /// History rows (first, last; inclusive).
     pub rows: (usize, usize),
     /// Words of the text this rendering draws.

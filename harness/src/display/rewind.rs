@@ -11,28 +11,46 @@
 //! `tests/data/real_0_22_retry_rotating.sql` (the last question, `/retry` typed after
 //! `/compress`). A correct display shows what the user kept, so the parent's original is taken
 //! back with its rewound copy.
+//!
+//! What was taken back is also listed ([`taken_back_texts`], `Expected::taken_back`) so that the
+//! oracle can count a taken-back message the screen draws (`taken_back_shown`; rule 10).
 
-// foldhash, not SipHash: these sets hash whole message texts (see Cargo.toml).
-use foldhash::{HashSet, HashSetExt};
+// foldhash, not SipHash: these maps and sets hash whole message texts (see Cargo.toml).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::identity::{identity, Identity};
-use super::{Form, Role, RowView};
+use super::row::row_ref;
+use super::{on_surface, Form, LogicalMessage, Role, RowView, Surface, TakenBack};
 use crate::store::Row;
 
-/// The candidate views taken back by a rewind: every candidate copy of a message whose newest
-/// copy is a rewound row.
-///
-/// A superseded message view is *rewound* when no later view (any state) is a copy of it: none
-/// with its identity, none with its `message_uid` and role (a carrier copy), and for a user row
-/// none merged from it (rule 5: a notice merged with the same text). Its earlier candidate copies
-/// — same identity, or same uid and role — are taken back. Superseded originals of in-place
-/// compaction have a newer copy and take nothing back.
-pub(super) fn taken_back(views: &[RowView], rows: &[Row]) -> HashSet<usize> {
+/// What the rewinds in a lineage took back, as keys: the identities, and the `(message_uid, role)`
+/// pairs, of every rewound view.
+#[derive(Default)]
+struct Rewound<'a> {
+    keys: HashSet<Identity<'a>>,
+    uids: HashSet<(&'a str, Role)>,
+}
+
+impl Rewound<'_> {
+    /// `v` is a copy of a rewound message: same identity, or same uid and role.
+    fn holds(&self, v: &RowView, row: &Row) -> bool {
+        self.keys.contains(&identity(v, row))
+            || row
+                .message_uid
+                .as_deref()
+                .is_some_and(|u| self.uids.contains(&(u, v.role)))
+    }
+}
+
+/// The rewound message views: a superseded view is *rewound* when no later view (any state) is a
+/// copy of it — none with its identity, none with its `message_uid` and role (a carrier copy), and
+/// for a user row none merged from it (rule 5: a notice merged with the same text). Superseded
+/// originals of in-place compaction have a newer copy and are not rewound.
+fn rewound<'a>(views: &'a [RowView], rows: &'a [Row]) -> Rewound<'a> {
     let mut later_keys: HashSet<Identity> = HashSet::new();
     let mut later_uids: HashSet<(&str, Role)> = HashSet::new();
     let mut later_merged: HashSet<&str> = HashSet::new();
-    let mut rewound_keys: HashSet<Identity> = HashSet::new();
-    let mut rewound_uids: HashSet<(&str, Role)> = HashSet::new();
+    let mut out = Rewound::default();
     for v in views.iter().rev().filter(|v| v.message) {
         let row = &rows[v.row];
         let key = identity(v, row);
@@ -41,8 +59,8 @@ pub(super) fn taken_back(views: &[RowView], rows: &[Row]) -> HashSet<usize> {
             || uid.is_some_and(|u| later_uids.contains(&u))
             || (v.role == Role::User && later_merged.contains(v.text.as_str()));
         if v.superseded && !copied_later {
-            rewound_keys.insert(key.clone());
-            rewound_uids.extend(uid);
+            out.keys.insert(key.clone());
+            out.uids.extend(uid);
         }
         later_keys.insert(key);
         later_uids.extend(uid);
@@ -50,21 +68,82 @@ pub(super) fn taken_back(views: &[RowView], rows: &[Row]) -> HashSet<usize> {
             later_merged.insert(v.text.as_str());
         }
     }
-    if rewound_keys.is_empty() {
+    out
+}
+
+/// The candidate views taken back by a rewind: every candidate copy of a message whose newest
+/// copy is a rewound row ([`rewound`]) — same identity, or same uid and role.
+pub(super) fn taken_back(views: &[RowView], rows: &[Row]) -> HashSet<usize> {
+    let rewound = rewound(views, rows);
+    if rewound.keys.is_empty() {
         return HashSet::new();
     }
     views
         .iter()
         .enumerate()
-        .filter(|(_, v)| v.candidate && v.message)
-        .filter(|(_, v)| {
-            let row = &rows[v.row];
-            rewound_keys.contains(&identity(v, row))
-                || row
-                    .message_uid
-                    .as_deref()
-                    .is_some_and(|u| rewound_uids.contains(&(u, v.role)))
-        })
+        .filter(|(_, v)| v.candidate && v.message && rewound.holds(v, &rows[v.row]))
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The messages the user took back whose text no kept message has: the rewound views and the
+/// candidates taken back with them ([`taken_back`]), grouped by identity or uid and role, on
+/// `surface`, each with the text of its newest row; one entry per text (identical texts count
+/// once). A taken-back message whose text a kept message holds (a retried or re-asked exchange)
+/// is left out: drawing that text is the kept message's rendering (or a repeat of it).
+pub(super) fn taken_back_texts(
+    views: &[RowView],
+    rows: &[Row],
+    kept: &[LogicalMessage],
+    surface: Surface,
+) -> Vec<TakenBack> {
+    let rewound = rewound(views, rows);
+    if rewound.keys.is_empty() {
+        return Vec::new();
+    }
+    let members = views
+        .iter()
+        .filter(|v| v.message && (v.candidate || v.superseded) && rewound.holds(v, &rows[v.row]));
+    // Groups by identity, then by uid and role; each group's newest view (views are in id order).
+    let mut groups: Vec<(Vec<&RowView>, bool)> = Vec::new();
+    let mut by_key: HashMap<Identity, usize> = HashMap::new();
+    let mut by_uid: HashMap<(&str, Role), usize> = HashMap::new();
+    for v in members {
+        let row = &rows[v.row];
+        let key = identity(v, row);
+        let uid = row.message_uid.as_deref().map(|u| (u, v.role));
+        let g = by_key
+            .get(&key)
+            .or_else(|| uid.and_then(|u| by_uid.get(&u)))
+            .copied()
+            .unwrap_or_else(|| {
+                groups.push((Vec::new(), false));
+                groups.len() - 1
+            });
+        groups[g].0.push(v);
+        groups[g].1 |= v.has_tool_calls;
+        by_key.insert(key, g);
+        by_uid.extend(uid.map(|u| (u, g)));
+    }
+    let kept_texts: HashSet<&str> = kept.iter().map(|m| m.text.trim()).collect();
+    let mut out: Vec<TakenBack> = Vec::new();
+    for (members, has_tool_calls) in groups {
+        let (Some(first), Some(newest)) = (members.first(), members.last()) else {
+            continue;
+        };
+        let text = newest.text.trim();
+        if kept_texts.contains(text) || !on_surface(surface, first.role, text, has_tool_calls) {
+            continue;
+        }
+        let refs = members.iter().map(|v| row_ref(&rows[v.row]));
+        match out.iter_mut().find(|t| t.text == text) {
+            Some(same) => same.rows.extend(refs),
+            None => out.push(TakenBack {
+                role: first.role,
+                text: text.to_string(),
+                rows: refs.collect(),
+            }),
+        }
+    }
+    out
 }

@@ -136,6 +136,8 @@ pub(super) enum SourceKind {
     Message(usize),
     /// Internal text (index into `Expected::internal`).
     Internal(usize),
+    /// A message the user took back (index into `Expected::taken_back`).
+    TakenBack(usize),
 }
 
 /// One piece of a rendering: `len` words from transcript position `t` equal to the source's words
@@ -674,7 +676,7 @@ fn best_start(
                 };
                 (true, distance)
             }
-            SourceKind::Internal(_) => (false, usize::MAX),
+            SourceKind::Internal(_) | SourceKind::TakenBack(_) => (false, usize::MAX),
         };
         let key = (
             score,

@@ -21,6 +21,9 @@ pub(super) struct Coverage {
     pub(super) internal: Vec<Vec<bool>>,
     /// Each rendering with word positions beyond the allowance, and those positions as runs.
     pub(super) surplus: Vec<(usize, Vec<Range<usize>>)>,
+    /// Each taken-back message has a strong rendering (at least [`SHINGLE_WORDS`] of its words,
+    /// or all of them).
+    pub(super) taken_back: Vec<bool>,
 }
 
 impl Coverage {
@@ -44,6 +47,7 @@ impl Coverage {
                 .map(|t| vec![false; t.ids.len()])
                 .collect(),
             surplus: Vec::new(),
+            taken_back: vec![false; words.taken_back.len()],
         };
         for (r, rendering) in renderings.iter().enumerate() {
             match kinds[rendering.source] {
@@ -54,6 +58,10 @@ impl Coverage {
                             .iter_mut()
                             .for_each(|c| *c = true);
                     }
+                }
+                SourceKind::TakenBack(x) => {
+                    let strong = SHINGLE_WORDS.min(words.taken_back[x].ids.len());
+                    cov.taken_back[x] |= rendering.words() >= strong;
                 }
                 SourceKind::Message(m) => {
                     cov.by_message[m].push(r);

@@ -2,6 +2,7 @@ use super::*;
 
 mod adversarial;
 mod rows;
+mod taken_back;
 use crate::display::{InternalText, LogicalMessage, Role, RowRef};
 use crate::integrity::DataProblemKind;
 use crate::terminal::TranscriptLine;
@@ -40,6 +41,7 @@ fn expected(messages: Vec<LogicalMessage>, internal: Vec<InternalText>) -> Expec
         stored_rows: messages.iter().map(|m| m.rows.len()).sum(),
         messages,
         internal,
+        taken_back: Vec::new(),
     }
 }
 
@@ -701,9 +703,11 @@ fn verdict_sentence_lists_every_nonzero_finding() {
             missing_messages: 2,
             internal_text_shown: 3,
             out_of_order: 4,
+            taken_back_shown: 5,
         },
         repeats: vec![],
         missing: vec![],
+        taken_back: vec![],
         data_problems: vec![],
         drawn: vec![],
         out_of_order_messages: vec![],
@@ -712,7 +716,7 @@ fn verdict_sentence_lists_every_nonzero_finding() {
     assert_eq!(
         verdict_sentence(&c),
         "1 word rendered more than once; 2 messages missing; 3 words of internal text \
-             shown; 4 messages out of order"
+             shown; 5 messages the user took back shown; 4 messages out of order"
     );
 }
 

@@ -78,24 +78,23 @@ pub fn verdict_sentence(check: &Check) -> String {
         parts.push(part);
     }
     if f.missing_messages > 0 {
-        let mut part = format!(
-            "{} missing",
-            plural(f.missing_messages, "message", "messages")
-        );
-        if let Some(first) = check.missing.first() {
-            part.push_str(&format!(
-                " ({:?} \"{}\", {})",
-                first.role,
-                first.excerpt,
-                list_rows(&first.rows)
-            ));
-        }
-        parts.push(part);
+        parts.push(messages_part(
+            f.missing_messages,
+            "missing",
+            check.missing.first(),
+        ));
     }
     if f.internal_text_shown > 0 {
         parts.push(format!(
             "{} of internal text shown",
             plural(f.internal_text_shown, "word", "words")
+        ));
+    }
+    if f.taken_back_shown > 0 {
+        parts.push(messages_part(
+            f.taken_back_shown,
+            "the user took back shown",
+            check.taken_back.first(),
         ));
     }
     if f.out_of_order > 0 {
@@ -122,6 +121,21 @@ pub fn verdict_sentence(check: &Check) -> String {
         ));
     }
     out
+}
+
+/// "2 messages missing (User \"…\", rows 1 and 15)": a count of messages, what is said of them,
+/// and the first of them.
+fn messages_part(n: usize, said: &str, first: Option<&Missing>) -> String {
+    let mut part = format!("{} {said}", plural(n, "message", "messages"));
+    if let Some(first) = first {
+        part.push_str(&format!(
+            " ({:?} \"{}\", {})",
+            first.role,
+            first.excerpt,
+            list_rows(&first.rows)
+        ));
+    }
+    part
 }
 
 /// The cause clause of a surplus rendering: which rows, why it is a display or a data problem.

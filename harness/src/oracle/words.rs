@@ -30,14 +30,15 @@ pub(super) struct Tokens {
     pub(super) ids: Vec<u32>,
     pub(super) spans: Vec<Range<usize>>,
 }
-/// The expectation's side as word ids: the vocabulary, and every message's and internal text's
-/// words. It depends on the expectation alone, so it can be made while the transcript is still
+/// The expectation's side as word ids: the vocabulary, and every message's, internal text's and
+/// taken-back message's words. It depends on the expectation alone, so it can be made while the transcript is still
 /// being read ([`super::Prepared`]).
 #[derive(Clone, Default)]
 pub(super) struct Vocabulary {
     pub(super) vocab: FastMap<String, u32>,
     pub(super) messages: Vec<Tokens>,
     pub(super) internal: Vec<Tokens>,
+    pub(super) taken_back: Vec<Tokens>,
 }
 
 impl Vocabulary {
@@ -50,6 +51,11 @@ impl Vocabulary {
             .collect();
         v.internal = expected
             .internal
+            .iter()
+            .map(|t| v.tokenize(&t.text))
+            .collect();
+        v.taken_back = expected
+            .taken_back
             .iter()
             .map(|t| v.tokenize(&t.text))
             .collect();
@@ -85,6 +91,7 @@ pub(super) struct Words<'a> {
     pub(super) vocab: &'a FastMap<String, u32>,
     pub(super) messages: &'a [Tokens],
     pub(super) internal: &'a [Tokens],
+    pub(super) taken_back: &'a [Tokens],
     /// The transcript as one word stream.
     pub(super) transcript: Vec<u32>,
     /// The transcript line of each word of the stream.
@@ -97,6 +104,7 @@ impl<'a> Words<'a> {
             vocab: &expected.vocab,
             messages: &expected.messages,
             internal: &expected.internal,
+            taken_back: &expected.taken_back,
             transcript: Vec::new(),
             line_of: Vec::new(),
         };

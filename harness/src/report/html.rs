@@ -14,7 +14,7 @@
 //! A check page shows, top to bottom: the verdict; **expected beside shown** — every logical
 //! message of the display model beside the history rows that draw it, with each finding marked in
 //! its own colour and labelled in words (surplus and allowed renderings, missing messages,
-//! internal text shown, messages out of order), the summary numbers being the sums of those marks
+//! internal text shown, messages out of order, messages the user took back shown), the summary numbers being the sums of those marks
 //! ([`Counted`]); the picture; the recording in the player (embedded in the page, as browsers do
 //! not let a `file://` page fetch a file), with a marker at the check; the repeats with their
 //! diagnosis; the stored rows involved (from the run's `state.db`); and the rendered history with
@@ -24,8 +24,8 @@
 //! Everything but the player works without JavaScript. The page's scripts only count what is
 //! marked, for a test in a real browser: `data-highlighted-words`, `data-highlighted-repeats`,
 //! `data-highlighted-lines` (the rendered history) and `data-counted-surplus-words`,
-//! `data-counted-missing`, `data-counted-internal-words`, `data-counted-out-of-order` (the
-//! side-by-side view) on `<body>`.
+//! `data-counted-missing`, `data-counted-internal-words`, `data-counted-out-of-order`,
+//! `data-counted-taken-back` (the side-by-side view) on `<body>`.
 
 pub mod assets;
 mod side;
@@ -441,7 +441,8 @@ fn check_page(
          rendering (counted) · <span class=\"swatch allowed\"></span> allowed rendering (not \
          counted) · <span class=\"swatch missing\"></span> MISSING · <span class=\"swatch \
          internal\"></span> INTERNAL TEXT SHOWN · <span class=\"swatch order\"></span> OUT OF \
-         ORDER. The numbers below are the sums of the marks in the table.</p>\n",
+         ORDER · <span class=\"swatch taken-back\"></span> TAKEN BACK, SHOWN. The numbers below are \
+         the sums of the marks in the table.</p>\n",
     );
     o.push_str(&view.html);
 
@@ -690,6 +691,7 @@ const COUNT_SCRIPT: &str = r#"<script>
   b.countedMissing = sum('.mark.missing', 'data-missing');
   b.countedInternalWords = sum('.mark.internal', 'data-internal-words');
   b.countedOutOfOrder = sum('.mark.order', 'data-out-of-order');
+  b.countedTakenBack = sum('.mark.taken-back', 'data-taken-back');
 })();
 </script>
 "#;
@@ -727,6 +729,10 @@ table.side .quiet { color: #888; font-size: 85%; }
 .mark.internal .label { color: #951d57; }
 .mark.order { border-color: #2aa198; background: #e1f5f3; }
 .mark.order .label { color: #156b64; }
+.mark.taken-back { border-color: #cb4b16; background: #fbe9dc; }
+.mark.taken-back .label { color: #8a3108; }
+table.side tr.taken-back td.expected { background: #fbf0e8; }
+tr.has-taken-back td.n { background: #cb4b16; color: #fff; }
 tr.has-surplus td.n { background: #dc322f; color: #fff; }
 tr.has-missing td.n { background: #6c71c4; color: #fff; }
 tr.has-internal td.n { background: #d33682; color: #fff; }
@@ -734,7 +740,7 @@ tr.has-order td.n { background: #2aa198; color: #fff; }
 .swatch { display: inline-block; width: .9em; height: .9em; vertical-align: middle; border: 1px solid #555; }
 .swatch.surplus { background: #dc322f; } .swatch.allowed { background: #b58900; }
 .swatch.missing { background: #6c71c4; } .swatch.internal { background: #d33682; }
-.swatch.order { background: #2aa198; }
+.swatch.order { background: #2aa198; } .swatch.taken-back { background: #cb4b16; }
 table.counted td { text-align: right; } table.counted td:last-child { text-align: left; }
 table.counted td[data-count] { font-weight: bold; }
 img.picture { max-width: 100%; border: 1px solid #444; }

@@ -76,6 +76,9 @@ pub fn text(result: &ScenarioResult) -> String {
         for m in &c.check.missing {
             let _ = writeln!(out, "  missing:  {}", wording::missing_line(m));
         }
+        for m in &c.check.taken_back {
+            let _ = writeln!(out, "  taken back, shown: {}", wording::missing_line(m));
+        }
         let step = if c.line == 0 {
             format!("resumed through `{}`", c.check.at)
         } else {

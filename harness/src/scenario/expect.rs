@@ -14,11 +14,12 @@ use serde::Deserialize;
 use crate::oracle::{Cause, Check, Findings, RowCounts};
 
 /// The names `unpinned` accepts: the oracle's findings and `causes`.
-const UNPINNABLE: [&str; 5] = [
+const UNPINNABLE: [&str; 6] = [
     "words_rendered_more_than_once",
     "missing_messages",
     "internal_text_shown",
     "out_of_order",
+    "taken_back_shown",
     "causes",
 ];
 
@@ -153,6 +154,11 @@ impl Expectation {
                 got.internal_text_shown,
             ),
             ("out_of_order", want.out_of_order, got.out_of_order),
+            (
+                "taken_back_shown",
+                want.taken_back_shown,
+                got.taken_back_shown,
+            ),
         ];
         for (name, want, got) in pairs {
             if want != got && !self.unpinned.contains(&name) {
@@ -201,6 +207,8 @@ pub(super) struct RawExpectation {
     #[serde(default)]
     out_of_order: usize,
     #[serde(default)]
+    taken_back_shown: usize,
+    #[serde(default)]
     causes: Vec<String>,
     #[serde(default)]
     unpinned: Vec<String>,
@@ -243,6 +251,7 @@ impl RawExpectation {
                 missing_messages: self.missing_messages,
                 internal_text_shown: self.internal_text_shown,
                 out_of_order: self.out_of_order,
+                taken_back_shown: self.taken_back_shown,
             },
             causes,
             rows: RowPins {

