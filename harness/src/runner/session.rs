@@ -271,15 +271,29 @@ pub(super) fn command(
                     || crate::client::is_busy(ui, &s.viewport_rows());
             }
             let rows = s.viewport_rows();
-            seen && match prefill {
-                Some(back) => crate::client::composer_holds(ui, &rows, back),
-                None => crate::client::is_idle(ui, &rows),
-            }
+            // A command that puts text back may lose it (see below): an empty idle prompt
+            // after its answer ends the wait too.
+            seen && (prefill.is_some_and(|back| crate::client::composer_holds(ui, &rows, back))
+                || crate::client::is_idle(ui, &rows))
         },
     )
     .map_err(|e| clock.error(e))?;
     if let Some(back) = prefill {
-        clear_composer(d, back, clock)?;
+        // hermes-agent 0.19.0 puts the text back from its command thread while its Enter
+        // handler (UI thread) still has to clear the composer it read the command from
+        // (`cli.py` `handle_enter`: `_pending_input.put(payload)`, then
+        // `current_buffer.reset()`): when the command is quicker than the reset, the text put
+        // back is wiped (measured: 1 of ≈ 30 runs of `history/v0_19_undo_rotating`, the `/undo`
+        // done 11 ms after Enter). Both prints and the composer's redraw go through the UI's
+        // event loop after that handler, so once the output has been quiet the composer shows
+        // what it holds: the text is cleared if it is there; if it was lost, the state is the
+        // same as after clearing it. (The full settle for every client: an empty prompt drawn
+        // before the text is put back must not be taken for a lost one.)
+        d.wait_quiet(COMMAND_SETTLE, clock.left())
+            .map_err(|e| clock.error(e))?;
+        if crate::client::composer_holds(ui, &d.screen().viewport_rows(), back) {
+            clear_composer(d, back, clock)?;
+        }
     }
     d.wait_idle_quiet(
         &format!("the idle prompt to settle after `{text}`"),
