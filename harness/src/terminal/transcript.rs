@@ -3,7 +3,7 @@
 //! with the row number where it starts. [`super::Screen::transcript`] makes one from its history;
 //! [`Transcript::from_history_lines`] from plain text.
 
-use crate::client::chrome::strip_chrome;
+use crate::client::chrome::{is_queue_dock_row, strip_chrome, QUEUE_DOCK_HEADING};
 
 /// One line of the rendered history after soft-wrapped rows were joined and chrome stripped.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -35,7 +35,9 @@ impl Transcript {
     /// - panel borders: a leading `│`/`┃`/`║` (and one space of padding) and, on such a row, the
     ///   trailing one with its padding: removed, the text inside kept;
     /// - the prompt marker `❯` at the start of a line: removed with one space; any text typed after
-    ///   it is kept (it is on screen), a bare prompt line is dropped.
+    ///   it is kept (it is on screen), a bare prompt line is dropped;
+    /// - the queue dock: its heading ([`QUEUE_DOCK_HEADING`]) and the item rows right below it
+    ///   ([`is_queue_dock_row`]) are dropped.
     ///
     /// Blank lines are kept as paragraph breaks, but runs of them collapse to one and none are kept
     /// at the start or the end.
@@ -50,7 +52,16 @@ impl Transcript {
         lines: impl IntoIterator<Item = (usize, &'a str)>,
     ) -> Transcript {
         let mut out: Vec<TranscriptLine> = Vec::new();
+        let mut in_dock = false;
         for (row, line) in lines {
+            in_dock = if line.trim_start().starts_with(QUEUE_DOCK_HEADING) {
+                true
+            } else {
+                in_dock && is_queue_dock_row(line)
+            };
+            if in_dock {
+                continue;
+            }
             let Some(text) = strip_chrome(line) else {
                 continue;
             };
