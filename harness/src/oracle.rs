@@ -309,7 +309,7 @@ pub struct Context<'a> {
 
 /// The expectation's side of a check, made once from an [`Expected`]: its vocabulary, the words
 /// of each of its texts as ids, and those texts hashed and indexed for the alignment
-/// ([`align::Index`]). It depends on the expectation alone, so it can be made while the
+/// (`align::Index`). It depends on the expectation alone, so it can be made while the
 /// transcript is still being read, and serve several transcripts ([`crate::verdict::Basis`]).
 #[derive(Clone)]
 pub struct Prepared {

@@ -44,7 +44,8 @@
 //! command = "/compress"
 //! wait_for = "Compressed:"       # text that must appear on screen (then the prompt must be idle)
 //! # prefill = "…"                # optional: text the command puts back into the composer (`/undo`);
-//! #                              # waited for, then cleared with Ctrl-U
+//! #                              # cleared with Ctrl-E Ctrl-U once the output settles (a
+//! #                              # client that lost it leaves the composer empty: same state)
 //! [[step]]
 //! resize = "80x24"               # COLSxROWS: the terminal is resized mid-run
 //! [[step]]
@@ -217,8 +218,10 @@ pub enum Action {
         /// Text that proves the command finished.
         wait_for: String,
         /// Text the command puts back into the composer (`/undo` pre-fills the question it took
-        /// back): the step waits until the composer holds it, clears it (Ctrl-U) and then waits
-        /// for the idle prompt. `None`: the composer must come back empty.
+        /// back): after the answer, once the output has settled, the step clears it (Ctrl-E,
+        /// Ctrl-U) and waits for the idle prompt; a composer left empty (hermes-agent 0.19.0 can
+        /// lose the text: see `runner::session::command`) is the same state. `None`: the
+        /// composer must come back empty.
         prefill: Option<String>,
     },
     /// Type `/resume ID` into the running client (`{session}` replaced as for `launch`) and wait
