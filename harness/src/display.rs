@@ -361,10 +361,12 @@ fn project(
         .collect();
 
     let by_alignment = schema == Schema::Legacy || copies_without_uids(&views, rows);
-    let groups = if by_alignment {
-        group_by_alignment(&views, rows)
-    } else {
-        group_by_identity(&views, rows)
+    // Rule 8's rewinds, found once and before the texts move into the logical messages below:
+    // the candidates they take back (left out of the groups) and every view they hold (rule 10).
+    let rewinds = (!by_alignment).then(|| Rewinds::new(&views, rows));
+    let groups = match &rewinds {
+        None => group_by_alignment(&views, rows),
+        Some(rewinds) => group_by_identity(&views, rows, &rewinds.taken_back),
     };
 
     let mut messages: Vec<(i64, LogicalMessage)> = Vec::new();
@@ -421,11 +423,9 @@ fn project(
     messages.sort_by_key(|(first, _)| *first);
     let messages: Vec<LogicalMessage> = messages.into_iter().map(|(_, m)| m).collect();
     // Rule 10: what the user took back (rule 8) and no kept message holds.
-    let taken_back = if by_alignment {
-        Vec::new()
-    } else {
-        taken_back_texts(&views, rows, &messages, surface)
-    };
+    let taken_back = rewinds.map_or_else(Vec::new, |rewinds| {
+        taken_back_texts(&views, rows, &rewinds.held, &messages, surface)
+    });
 
     Expected {
         session_id: session_id.to_string(),
@@ -493,5 +493,5 @@ mod tests;
 
 use alignment::group_by_alignment;
 use identity::group_by_identity;
-use rewind::taken_back_texts;
+use rewind::{taken_back_texts, Rewinds};
 use row::{is_model_only, row_ref, row_view};

@@ -4,7 +4,6 @@
 // foldhash, not SipHash: these maps hash whole message texts (see Cargo.toml).
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use super::rewind::taken_back;
 use super::{Form, Role, RowView};
 use crate::store::Row;
 
@@ -85,11 +84,14 @@ pub(super) fn identity<'a>(v: &'a RowView, row: &'a Row) -> Identity<'a> {
 ///   and an older, identical user message exists, the merged row is taken for a copy of it.
 ///
 /// - Rule 8: a candidate copy of a message whose newest copy was rewound (`/undo`, `/retry`) is
-///   taken back with it ([`taken_back`]).
+///   taken back with it (`taken_back`, from `rewind::Rewinds`).
 ///
 /// Returns groups of view indices; non-candidate and non-message views are in no group.
-pub(super) fn group_by_identity(views: &[RowView], rows: &[Row]) -> Vec<Vec<usize>> {
-    let taken_back = taken_back(views, rows);
+pub(super) fn group_by_identity(
+    views: &[RowView],
+    rows: &[Row],
+    taken_back: &HashSet<usize>,
+) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut group_role: Vec<Role> = Vec::new();
     let mut by_identity: HashMap<Identity, usize> = HashMap::new();

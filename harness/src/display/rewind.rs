@@ -71,39 +71,52 @@ fn rewound<'a>(views: &'a [RowView], rows: &'a [Row]) -> Rewound<'a> {
     out
 }
 
-/// The candidate views taken back by a rewind: every candidate copy of a message whose newest
-/// copy is a rewound row ([`rewound`]) — same identity, or same uid and role.
-pub(super) fn taken_back(views: &[RowView], rows: &[Row]) -> HashSet<usize> {
-    let rewound = rewound(views, rows);
-    if rewound.keys.is_empty() {
-        return HashSet::new();
-    }
-    views
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.candidate && v.message && rewound.holds(v, &rows[v.row]))
-        .map(|(i, _)| i)
-        .collect()
+/// What the rewinds of a lineage hold, as view indices, found before any text moves out of its
+/// view into a logical message.
+pub(super) struct Rewinds {
+    /// The candidate views taken back by a rewind: every candidate copy of a message whose newest
+    /// copy is a rewound row ([`rewound`]) — same identity, or same uid and role.
+    pub(super) taken_back: HashSet<usize>,
+    /// Every message view a rewind holds, candidate or superseded, in view order (rule 10).
+    pub(super) held: Vec<usize>,
 }
 
-/// The messages the user took back whose text no kept message has: the rewound views and the
-/// candidates taken back with them ([`taken_back`]), grouped by identity or uid and role, on
+impl Rewinds {
+    /// The rewinds of `views`.
+    pub(super) fn new(views: &[RowView], rows: &[Row]) -> Rewinds {
+        let rewound = rewound(views, rows);
+        let mut out = Rewinds {
+            taken_back: HashSet::new(),
+            held: Vec::new(),
+        };
+        if rewound.keys.is_empty() {
+            return out;
+        }
+        for (i, v) in views.iter().enumerate() {
+            if v.message && (v.candidate || v.superseded) && rewound.holds(v, &rows[v.row]) {
+                out.held.push(i);
+                if v.candidate {
+                    out.taken_back.insert(i);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The messages the user took back whose text no kept message has: the views the rewinds hold
+/// (`held`, [`Rewinds::held`]), grouped by identity or uid and role, on
 /// `surface`, each with the text of its newest row; one entry per text (identical texts count
 /// once). A taken-back message whose text a kept message holds (a retried or re-asked exchange)
 /// is left out: drawing that text is the kept message's rendering (or a repeat of it).
 pub(super) fn taken_back_texts(
     views: &[RowView],
     rows: &[Row],
+    held: &[usize],
     kept: &[LogicalMessage],
     surface: Surface,
 ) -> Vec<TakenBack> {
-    let rewound = rewound(views, rows);
-    if rewound.keys.is_empty() {
-        return Vec::new();
-    }
-    let members = views
-        .iter()
-        .filter(|v| v.message && (v.candidate || v.superseded) && rewound.holds(v, &rows[v.row]));
+    let members = held.iter().map(|&i| &views[i]);
     // Groups by identity, then by uid and role; each group's newest view (views are in id order).
     let mut groups: Vec<(Vec<&RowView>, bool)> = Vec::new();
     let mut by_key: HashMap<Identity, usize> = HashMap::new();
