@@ -238,8 +238,13 @@ pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
 ///   the prompt `❯` — with a placeholder picked at random (`❯ Try "…"`, `❯ Ask me anything…`), so
 ///   the prompt's text is not looked at (text being typed counts as idle too; the waits after
 ///   typing look for more than the prompt). While a turn or a command runs the status bar says
-///   something else (`─ summoning hermes…`, `─ ⠋ compressing …`).
-pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
+///   something else (`─ summoning hermes…`, `─ ⠋ compressing …`). A status bar stuck at
+///   `running…` after the turn is over counts as `ready` when the window title says the TUI is
+///   not busy ([`tui_status_ready`]).
+///
+/// `title` is the window title the client set last ([`crate::terminal::Screen::title`]); only
+/// the TUI's is read.
+pub fn is_idle(ui: Ui, rows: &[String], title: &str) -> bool {
     let classic = || {
         classic_composers(rows).any(|((at, height), rest)| {
             let rest: String = rest.split_whitespace().collect();
@@ -254,8 +259,7 @@ pub fn is_idle(ui: Ui, rows: &[String]) -> bool {
     };
     let tui = || {
         (1..rows.len()).any(|i| {
-            rows[i - 1].trim_start().starts_with("─ ready │")
-                && rows[i].trim_start().starts_with(PROMPT)
+            tui_status_ready(&rows[i - 1], title) && rows[i].trim_start().starts_with(PROMPT)
         })
     };
     match ui {
@@ -329,9 +333,9 @@ fn is_idle_placeholder(text: &str) -> bool {
 }
 
 /// True when the screen says the client is working. Only the TUI says so (its status bar, e.g.
-/// `─ ⠋ compressing 12 messages … │ …`, instead of `─ ready │ …`); for the classic CLI this is
-/// always false.
-pub fn is_busy(ui: Ui, rows: &[String]) -> bool {
+/// `─ ⠋ compressing 12 messages … │ …`, instead of `─ ready │ …`; see [`tui_status_ready`] for
+/// `title`); for the classic CLI this is always false.
+pub fn is_busy(ui: Ui, rows: &[String], title: &str) -> bool {
     match ui {
         Ui::Classic => false,
         Ui::Tui => {
@@ -342,9 +346,30 @@ pub fn is_busy(ui: Ui, rows: &[String]) -> bool {
             rows.iter()
                 .rev()
                 .find(status)
-                .is_some_and(|r| !r.trim_start().starts_with("─ ready │"))
+                .is_some_and(|r| !tui_status_ready(r, title))
         }
     }
+}
+
+/// Whether the TUI's status bar row `row` says it is ready for the next line.
+///
+/// `─ ready │ …` does. So does `─ running… │ …` when the window title `title` begins with `✓`:
+/// the TUI draws its title from its busy flag alone (hermes-agent 0.19.0 `tui_dist/entry.js`:
+/// `⚠` while an approval or question waits, else `ui.busy ? "⏳" : "✓"`), while the status text
+/// is written from several places, and one can write `running…` after the turn is over: in 1 of
+/// ≈ 15 runs of the `history/` TUI scenarios the title turned `✓` (the turn's
+/// `message.complete`: busy off, status `ready`) and 13 ms later a frame drew `running…`, which
+/// stayed until the next turn (a thinking-status timer of 16 ms, `scheduleThinkingStatus`, set
+/// from the turn's last `thinking.delta`, can outlive the clear in `message.complete` when the
+/// event handler it belongs to is rebuilt in between, as happens when the session title arrives
+/// mid-turn — it did in the recorded case). The TUI takes the next line then as when `ready`
+/// shows (its submit reads the busy flag). At a turn's start the title turns `⏳` before the
+/// status bar changes (all 46 turns of the TUI recordings of one suite run; the title is written
+/// by an effect right after React's commit, the frame by Ink's throttled render), so a
+/// `running…` drawn at a turn's start is not read with the last turn's `✓`.
+pub fn tui_status_ready(row: &str, title: &str) -> bool {
+    let row = row.trim_start();
+    row.starts_with("─ ready │") || (row.starts_with("─ running… │") && title.starts_with('✓'))
 }
 
 #[cfg(test)]

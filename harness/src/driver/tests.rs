@@ -66,7 +66,7 @@ fn prompt_wait_error(script: &str, deadline: Duration) -> String {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
     d.wait_until("the prompt", deadline, |s| {
-        is_idle(Ui::Classic, &s.viewport_rows())
+        is_idle(Ui::Classic, &s.viewport_rows(), s.title())
     })
     .unwrap_err()
     .to_string()

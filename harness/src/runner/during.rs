@@ -252,7 +252,7 @@ fn holds_draft(rows: &[String], draft: &str) -> bool {
 /// Whether the end of a reply (`tail`, squashed) is on screen and the client idle.
 fn reply_drawn(d: &Driver, tail: &str) -> bool {
     let rows = d.screen().viewport_rows();
-    is_idle(d.ui(), &rows) && squash(&rows.join("")).contains(tail)
+    is_idle(d.ui(), &rows, d.screen().title()) && squash(&rows.join("")).contains(tail)
 }
 
 /// How often `word` is drawn on the screen (the whole history and the viewport), as a word.

@@ -141,7 +141,7 @@ pub(super) fn slash_resume(d: &mut Driver, id: &str, deadline: Duration) -> Resu
     }
     d.type_line(&echo, deadline).map_err(|e| clock.error(e))?;
     d.wait_until("the recap panel of `/resume` to close", clock.left(), |s| {
-        crate::client::is_idle(ui, &s.viewport_rows())
+        crate::client::is_idle(ui, &s.viewport_rows(), s.title())
             && recap_closed_after(&s.history_lines(), &echo)
     })
     .map_err(|e| clock.error(e))
@@ -194,7 +194,7 @@ pub(super) fn say(
         COMMAND_SETTLE,
         |s| {
             let rows = s.viewport_rows();
-            is_idle(ui, &rows)
+            is_idle(ui, &rows, s.title())
                 && match ui {
                     Ui::Classic => drawn(s) > before,
                     Ui::Tui => driver::squash(&rows.concat()).contains(&tail),
@@ -268,13 +268,13 @@ pub(super) fn command(
                         .map(|at| driver::squash(&lines[at + 1..].join("")))
                         .is_some_and(|below| below.contains(&needle))
                     || (printed_counts && printed.contains(&needle))
-                    || crate::client::is_busy(ui, &s.viewport_rows());
+                    || crate::client::is_busy(ui, &s.viewport_rows(), s.title());
             }
             let rows = s.viewport_rows();
             // A command that puts text back may lose it (see below): an empty idle prompt
             // after its answer ends the wait too.
             seen && (prefill.is_some_and(|back| crate::client::composer_holds(ui, &rows, back))
-                || crate::client::is_idle(ui, &rows))
+                || crate::client::is_idle(ui, &rows, s.title()))
         },
     )
     .map_err(|e| clock.error(e))?;
@@ -319,7 +319,7 @@ fn clear_composer(d: &mut Driver, back: &str, clock: &Deadline) -> Result<(), Er
         d.type_raw(b"\x05\x15").map_err(|e| clock.error(e))?;
         let left = clock.left();
         let cleared = d.wait_until(&what, left.min(CLEAR_AGAIN), |s| {
-            crate::client::is_idle(ui, &s.viewport_rows())
+            crate::client::is_idle(ui, &s.viewport_rows(), s.title())
         });
         match cleared {
             Err(DriverError::Timeout { .. })

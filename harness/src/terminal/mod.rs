@@ -104,6 +104,8 @@ struct Recorder {
     dropped_rows: usize,
     /// Answers to queries, not yet taken by the driver.
     replies: Vec<u8>,
+    /// The window title the client set last (`OSC 0` or `OSC 2`), empty before it sets one.
+    title: String,
 }
 
 impl Recorder {
@@ -114,6 +116,7 @@ impl Recorder {
             history_limit,
             dropped_rows: 0,
             replies: Vec::new(),
+            title: String::new(),
         }
     }
 
@@ -178,6 +181,10 @@ impl vt100::Callbacks for Recorder {
             }
             _ => {}
         }
+    }
+
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.title = String::from_utf8_lossy(title).into_owned();
     }
 
     fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
@@ -396,6 +403,12 @@ impl Screen {
     /// (`CSI 0 n`) and OSC 10 (foreground: white).
     pub fn take_replies(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.parser.callbacks_mut().replies)
+    }
+
+    /// The window title the client set last (`OSC 0` or `OSC 2`); empty if it never set one.
+    /// The Ink TUI says in it whether it is busy (see [`crate::client::is_idle`]).
+    pub fn title(&self) -> &str {
+        &self.parser.callbacks().title
     }
 
     /// Resizes the emulated terminal (the driver resizes the PTY at the same time).

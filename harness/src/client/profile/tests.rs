@@ -2,6 +2,19 @@
 
 use super::*;
 
+/// The title the TUI sets while idle, as recorded (hermes-agent 0.19.0).
+const IDLE_TITLE: &str = "✓ Lighthouse notes · fake-model · …/tui_undo_rotating/work";
+
+/// [`super::is_idle`] with the idle title: the rules below are about rows.
+fn is_idle(ui: Ui, rows: &[String]) -> bool {
+    super::is_idle(ui, rows, IDLE_TITLE)
+}
+
+/// [`super::is_busy`] with the idle title.
+fn is_busy(ui: Ui, rows: &[String]) -> bool {
+    super::is_busy(ui, rows, IDLE_TITLE)
+}
+
 #[test]
 fn idle_needs_the_prompt_between_rules() {
     let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -113,6 +126,31 @@ fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
 }
 
 #[test]
+fn a_tui_status_stuck_at_running_is_ready_when_the_title_says_idle() {
+    let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // The last screen of the failed run (loop round 5, run 8): reply drawn, title `✓`.
+    let stuck = " ─ running… │ fake model │ 12.3k/131.1k │ [█░░░░░░░░░] 9% │ 32s      ─ …/work (loop)";
+    let screen = rows(&[stuck, " ❯", ""]);
+    assert!(super::is_idle(Ui::Tui, &screen, IDLE_TITLE));
+    assert!(!super::is_busy(Ui::Tui, &screen, IDLE_TITLE));
+    // While the turn runs the title says so.
+    let busy_title = "⏳ Lighthouse notes · fake-model · …/tui_undo_rotating/work";
+    assert!(!super::is_idle(Ui::Tui, &screen, busy_title));
+    assert!(super::is_busy(Ui::Tui, &screen, busy_title));
+    // Waiting on an approval, or no title yet: not idle.
+    assert!(!super::is_idle(Ui::Tui, &screen, "⚠ fake-model · …/work"));
+    assert!(!super::is_idle(Ui::Tui, &screen, ""));
+    // Only `running…` is read through the title: another status is busy whatever it says.
+    let compressing = " ─ ⠋ compressing 12 messages (~17,297 tok)… │ fake model";
+    assert!(!super::is_idle(Ui::Tui, &rows(&[compressing, " ❯"]), IDLE_TITLE));
+    // The classic CLI's rule does not read the title.
+    assert_eq!(
+        super::is_idle(Ui::Classic, &screen, IDLE_TITLE),
+        super::is_idle(Ui::Classic, &screen, busy_title)
+    );
+}
+
+#[test]
 fn a_classic_reply_is_closed_by_the_border_below_its_end() {
     let top = "╭─ ☤ Hermes ────────────────────╮";
     let bottom = "╰───────────────────────────────╯";
@@ -188,4 +226,21 @@ fn the_composer_holds_text_put_back_and_only_in_the_composer() {
     assert!(!is_idle(Ui::Classic, &filled));
     assert!(!composer_holds(Ui::Tui, &filled, undo));
     assert!(!composer_holds(Ui::Classic, &filled, " "));
+}
+
+/// The real recording of the stuck status bar (hermes-agent 0.19.0, `history/tui_undo_rotating`,
+/// loop round 5 run 8; `tests/data/tui_stale_running.cast`): after the second turn the status
+/// bar says `running…` for 30 s, the title `✓`. Replayed, the last screen is idle.
+#[test]
+fn the_recorded_stuck_status_bar_is_idle() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/tui_stale_running.cast");
+    let screen = crate::terminal::cast::replay(&path).unwrap();
+    let rows = screen.viewport_rows();
+    assert!(screen.title().starts_with("✓ Lighthouse notes"));
+    assert!(rows
+        .iter()
+        .any(|r| r.trim_start().starts_with("─ running… │")));
+    assert!(super::is_idle(Ui::Tui, &rows, screen.title()));
+    assert!(!super::is_idle(Ui::Tui, &rows, ""));
 }
