@@ -519,7 +519,8 @@ impl Driver {
         };
         let ui = self.ui;
         self.wait_until(&what, deadline, |s| {
-            is_idle(ui, &s.viewport_rows(), s.title()) && squash(&s.viewport_rows().join("")).contains(&needle)
+            is_idle(ui, &s.viewport_rows(), s.title())
+                && squash(&s.viewport_rows().join("")).contains(&needle)
         })
     }
 
@@ -557,13 +558,15 @@ impl Driver {
         loop {
             let left = deadline.saturating_sub(start.elapsed());
             let ui = self.ui;
-            self.wait_until(what, left, |s| {
-                is_idle(ui, &s.viewport_rows(), s.title())
-            })
+            self.wait_until(what, left, |s| is_idle(ui, &s.viewport_rows(), s.title()))
                 .map_err(whole)?;
             let left = deadline.saturating_sub(start.elapsed());
             self.wait_quiet(quiet, left).map_err(whole)?;
-            if is_idle(self.ui, &self.screen().viewport_rows(), self.screen().title()) {
+            if is_idle(
+                self.ui,
+                &self.screen().viewport_rows(),
+                self.screen().title(),
+            ) {
                 return Ok(());
             }
         }

@@ -63,6 +63,8 @@ pub trait Emulator {
     fn viewport_rows(&self) -> Vec<String>;
     /// Answers to the queries seen so far, drained.
     fn take_replies(&mut self) -> Vec<u8>;
+    /// Rows the client erased from the history (`CSI 3 J` in a frame).
+    fn erased_rows(&self) -> usize;
 }
 
 macro_rules! emulator {
@@ -88,6 +90,9 @@ macro_rules! emulator {
             }
             fn take_replies(&mut self) -> Vec<u8> {
                 <$ty>::take_replies(self)
+            }
+            fn erased_rows(&self) -> usize {
+                <$ty>::erased_rows(self)
             }
         }
     };

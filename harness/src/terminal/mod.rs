@@ -12,9 +12,20 @@
 //!   at once, and we append it to our own list, read with `RowContents::write_plain` and
 //!   `RowContents::wrapped` — accessors of the vendored, patched vt100 (`vendor/README.md`:
 //!   vt100's own API gives the row only as SGR-formatted text, ≈ 250 instructions a cell). That
-//!   list is therefore always "everything above the screen", in order, and nothing the client
-//!   sends can shrink it: `CSI 3 J` (erase scrollback, sent by the client at exit) has nothing to
-//!   erase in vt100.
+//!   list is therefore always "everything above the screen", in order; only the erase below
+//!   shrinks it.
+//! - `CSI 3 J` (erase the scrollback) is honoured **inside a frame** — a synchronized update,
+//!   `CSI ? 2026 h` … `CSI ? 2026 l` — and nowhere else. The clients send it at three moments
+//!   (measured in the recordings of both pinned clients): at start, before drawing anything
+//!   (nothing to erase); at the classic CLI's exit (`CSI 3 J CSI 2 J CSI H`, then the resume
+//!   hint); and in every frame the Ink TUI draws after a resize (`CSI ? 2026 h … CSI 2 J CSI 3 J
+//!   CSI H`, then its whole transcript again). A terminal (tmux 3.3a, xterm, VTE) erases its
+//!   scrollback each time, so after a resize the TUI's conversation is on screen once, and what
+//!   was above it is gone (upstream #96372, "TUI history clears on resize"); kept, each resize
+//!   would count as one more copy of the conversation, which no terminal shows. The erase at exit
+//!   is not honoured: the conversation is over, no check reads the screen after it, and a
+//!   recording checked whole (`check --cast`) is judged on what its session showed. Erased rows
+//!   are counted ([`Screen::erased_rows`]) and keep their row numbers.
 //! - `CSI 2 J` (and `CSI ? 2 J`, the full reset `ESC c`, and `CSI J` with the cursor at the top
 //!   left) blank the visible rows without scrolling them, so xterm loses them. The harness wants
 //!   the whole history, so just before such a clear takes effect on the main screen,
@@ -102,6 +113,8 @@ struct Recorder {
     history_limit: usize,
     /// Rows dropped from the front of `history` to respect [`MAX_HISTORY_BYTES`].
     dropped_rows: usize,
+    /// Rows erased from the history by the client (`CSI 3 J` in a frame, see [`Screen::feed`]).
+    erased_rows: usize,
     /// Answers to queries, not yet taken by the driver.
     replies: Vec<u8>,
     /// The window title the client set last (`OSC 0` or `OSC 2`), empty before it sets one.
@@ -115,6 +128,7 @@ impl Recorder {
             history_bytes: 0,
             history_limit,
             dropped_rows: 0,
+            erased_rows: 0,
             replies: Vec::new(),
             title: String::new(),
         }
@@ -228,6 +242,8 @@ pub struct Screen {
     carry: Vec<u8>,
     /// A one-row vt100 used only to learn whether vt100 draws a character two cells wide.
     width_probe: vt100::Parser,
+    /// Whether a synchronized update (DEC mode 2026) is open: the client is drawing a frame.
+    in_frame: bool,
 }
 
 impl fmt::Debug for Screen {
@@ -268,6 +284,7 @@ impl Screen {
             scanner: Scanner::default(),
             carry: Vec::new(),
             width_probe: vt100::Parser::new(NonZeroU16::MIN, dimension(4), 0),
+            in_frame: false,
         }
     }
 
@@ -275,10 +292,12 @@ impl Screen {
     ///
     /// Alongside vt100, a scanner follows the stream byte by byte, and the bytes are handed
     /// to vt100 in pieces cut where the scanner sees:
-    /// - a full clear of the main screen (`CSI 2 J`, `CSI ? 2 J`, `ESC c`, or `CSI J` / `CSI 0 J`
-    ///   with the cursor at the top left, as tmux's `scroll-on-clear` counts it): just before
-    ///   its final byte, the rows from the top to the last non-blank one are copied into the
-    ///   history;
+    /// - a full clear of the main screen (`CSI 2 J`, `CSI ? 2 J`, `ESC c`, or `CSI J`
+    ///   / `CSI 0 J` with the cursor at the top left, as tmux's `scroll-on-clear` counts it): just
+    ///   before its final byte, the rows from the top to the last non-blank one are copied into
+    ///   the history;
+    /// - an erase of the scrollback (`CSI 3 J`) inside a synchronized update: the history is
+    ///   erased (see the module docs);
     /// - a wide character about to be printed with one column left: vt100 moves it to the next
     ///   row but, unlike tmux and xterm, does not mark the row soft-wrapped, which would split a
     ///   streamed CJK line in two. A noncharacter (U+FDD0) is printed in the last column first; the
@@ -308,9 +327,11 @@ impl Screen {
             next += 1;
             let event = self.scanner.step(i, b);
             let at = match event {
-                Event::None | Event::AltScreen | Event::EraseInLine(_) | Event::SyncedUpdate(_) => {
-                    continue
+                Event::SyncedUpdate(open) => {
+                    self.in_frame = open;
+                    continue;
                 }
+                Event::None | Event::AltScreen | Event::EraseInLine(_) => continue,
                 Event::Printed { c, .. } if c < FIRST_WIDE => continue,
                 Event::EraseInDisplay(_) | Event::Reset => i,
                 Event::Printed { start, .. } => start,
@@ -326,6 +347,7 @@ impl Screen {
                 Event::EraseInDisplay(0) if self.parser.screen().cursor_position() == (0, 0) => {
                     self.save_screen_before_clear();
                 }
+                Event::EraseInDisplay(3) if self.in_frame => self.erase_history(),
                 Event::Printed { c, .. } => self.pad_before_wide(c),
                 _ => {}
             }
@@ -395,6 +417,17 @@ impl Screen {
         }
     }
 
+    /// Erases the history, as a terminal does on `CSI 3 J` (the alternate screen has none).
+    fn erase_history(&mut self) {
+        let (screen, recorder) = self.parser.screen_and_callbacks_mut();
+        if screen.alternate_screen() {
+            return;
+        }
+        recorder.erased_rows += recorder.history.len();
+        recorder.history.clear();
+        recorder.history_bytes = 0;
+    }
+
     /// Bytes a real terminal would answer to queries seen so far (DA1 `CSI c` → `CSI ? 1 ; 2 c`,
     /// OSC 11 background query → a dark background); drained on each call. The driver writes them
     /// back to the PTY.
@@ -448,9 +481,16 @@ impl Screen {
     }
 
     /// Rows dropped from the start of the history because it outgrew [`MAX_HISTORY_BYTES`]
-    /// (0 in any realistic session). Row numbers in a [`Transcript`] start at this value.
+    /// (0 in any realistic session). Row numbers in a [`Transcript`] start at this value plus
+    /// [`Screen::erased_rows`].
     pub fn dropped_rows(&self) -> usize {
         self.parser.callbacks().dropped_rows
+    }
+
+    /// Rows the client erased from the history (`CSI 3 J` in a frame; see [`Screen::feed`]), in
+    /// all. Row numbers in a [`Transcript`] count them too.
+    pub fn erased_rows(&self) -> usize {
+        self.parser.callbacks().erased_rows
     }
 
     /// Joined lines with the history index of their first physical row; trailing blank lines
@@ -459,7 +499,7 @@ impl Screen {
         let recorder = self.parser.callbacks();
         let visible = visible_rows(self.parser.screen());
         join_rows(
-            recorder.dropped_rows,
+            recorder.dropped_rows + recorder.erased_rows,
             recorder.history.iter().chain(visible.iter()),
         )
     }

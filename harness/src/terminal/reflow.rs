@@ -17,8 +17,9 @@
 //!   already scrolls the visible rows, top to the last non-blank one, into its scrollback on
 //!   `CSI 2 J`; the harness does the same itself (and drops the sequence) so that a clear of a
 //!   blank screen adds no blank row, and also on `CSI ? 2 J` and on `CSI J` with the cursor at the
-//!   top left, which alacritty would erase. `CSI 3 J` (erase scrollback, sent by the client at
-//!   exit) is dropped: alacritty would erase the whole history. A full reset (`ESC c`) resets
+//!   top left, which alacritty would erase. `CSI 3 J` (erase the scrollback) is honoured
+//!   inside a synchronized update (a frame: the TUI's redraw after a resize) and dropped
+//!   elsewhere (the classic CLI's exit), the rule of `Screen` and why. A full reset (`ESC c`) resets
 //!   alacritty's grid, scrollback included, so the history is first copied out as text into an
 //!   archive that precedes the grid (archived rows no longer reflow). The cut points are found by
 //!   the one escape scanner ([`super::scan`]; alacritty's parser is the same `vte` 0.15 state
@@ -164,6 +165,10 @@ pub struct ReflowScreen {
     archive: Vec<PhysicalRow>,
     /// The main screen's scrolled-off rows when the alternate screen was entered.
     main_history: Vec<PhysicalRow>,
+    /// Whether a synchronized update (DEC mode 2026) is open: the client is drawing a frame.
+    in_frame: bool,
+    /// Rows the client erased from the history (`CSI 3 J` in a frame).
+    erased_rows: usize,
 }
 
 impl fmt::Debug for ReflowScreen {
@@ -194,6 +199,8 @@ impl ReflowScreen {
             replies,
             archive: Vec::new(),
             main_history: Vec::new(),
+            in_frame: false,
+            erased_rows: 0,
         }
     }
 
@@ -218,6 +225,10 @@ impl ReflowScreen {
         let mut fed = 0;
         for (i, &b) in bytes.iter().enumerate() {
             let event = self.scanner.step(i, b);
+            if let Event::SyncedUpdate(open) = event {
+                self.in_frame = open;
+                continue;
+            }
             if !matches!(
                 event,
                 Event::EraseInDisplay(0..=3)
@@ -231,8 +242,16 @@ impl ReflowScreen {
             fed = i;
             let alternate = self.term.mode().contains(TermMode::ALT_SCREEN);
             match event {
-                // Erase scrollback: dropped, the history is kept.
-                Event::EraseInDisplay(3) => self.drop_sequence(&mut fed),
+                // Erase the scrollback: done here inside a frame (the archive goes too), else
+                // dropped (see `Screen`'s rule).
+                Event::EraseInDisplay(3) => {
+                    if self.in_frame && !alternate {
+                        self.erased_rows += self.archive.len() + self.term.grid().history_size();
+                        self.archive.clear();
+                        self.term.grid_mut().clear_history();
+                    }
+                    self.drop_sequence(&mut fed);
+                }
                 Event::EraseInDisplay(2) if !alternate => {
                     self.save_viewport();
                     self.drop_sequence(&mut fed);
@@ -368,6 +387,12 @@ impl ReflowScreen {
         transcript_of(&self.numbered_lines())
     }
 
+    /// Rows the client erased from the history (`CSI 3 J` in a frame, the rule of
+    /// [`Screen`](super::Screen)), in all. Row numbers in a [`Transcript`] count them too.
+    pub fn erased_rows(&self) -> usize {
+        self.erased_rows
+    }
+
     /// Whether the scrollback reached its bound ([`history_rows`]), so that its oldest rows may
     /// have been dropped (never in a realistic session).
     pub fn history_full(&self) -> bool {
@@ -384,7 +409,7 @@ impl ReflowScreen {
         };
         let visible = self.visible();
         join_rows(
-            0,
+            self.erased_rows,
             self.archive
                 .iter()
                 .chain(main_history.iter())

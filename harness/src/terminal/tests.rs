@@ -49,6 +49,34 @@ fn exit_clears_lose_nothing_on<E: Emulator>(mut s: E) {
 }
 
 #[test]
+fn erase_scrollback_in_a_frame_erases_the_history() {
+    erase_in_a_frame_on(Screen::new(24, 80));
+    erase_in_a_frame_on(ReflowScreen::new(24, 80));
+}
+
+/// The Ink TUI's redraw after a resize (hermes-agent 0.19.0, `resize/tui_drag_while_streaming`):
+/// inside a synchronized update it clears the screen and the scrollback and draws everything
+/// again. The history holds the redraw once; the erased rows are counted and keep their numbers.
+fn erase_in_a_frame_on<E: Emulator>(mut s: E) {
+    let lines = numbered(100);
+    let mut bytes = as_crlf(&lines);
+    bytes.extend_from_slice(b"\x1b[?2026h\x1b[3D\x1b[1B\x1b[2J\x1b[3J\x1b[H");
+    bytes.extend_from_slice(&as_crlf(&lines));
+    bytes.extend_from_slice(b"\x1b[?2026l");
+    s.feed(&bytes);
+    assert_eq!(s.history_lines(), lines);
+    // The first 77 lines had scrolled off, the other 23 were saved when the screen was cleared.
+    assert_eq!(s.erased_rows(), 100);
+    assert_eq!(s.transcript().lines[0].row, 100);
+    // Split anywhere, the same.
+    let mut split = E::create(24, 80);
+    for chunk in bytes.chunks(7) {
+        split.feed(chunk);
+    }
+    assert_eq!(split.history_lines(), lines);
+}
+
+#[test]
 fn clear_split_across_feeds_is_seen() {
     let mut bytes = as_crlf(&numbered(3));
     bytes.extend_from_slice(b"\x1b[2J\x1b[Hafter\r\n");
@@ -422,6 +450,8 @@ fn stream() -> impl Strategy<Value = Vec<u8>> {
     let token = prop_oneof![
         Just(b"\x1b[2J".to_vec()),
         Just(b"\x1b[3J".to_vec()),
+        Just(b"\x1b[?2026h".to_vec()),
+        Just(b"\x1b[?2026l".to_vec()),
         Just(b"\x1b[?2J".to_vec()),
         Just(b"\x1bc".to_vec()),
         Just(b"\x1b[".to_vec()),

@@ -129,7 +129,8 @@ fn idle_in_the_tui_is_the_ready_status_bar_above_the_prompt() {
 fn a_tui_status_stuck_at_running_is_ready_when_the_title_says_idle() {
     let rows = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // The last screen of the failed run (loop round 5, run 8): reply drawn, title `✓`.
-    let stuck = " ─ running… │ fake model │ 12.3k/131.1k │ [█░░░░░░░░░] 9% │ 32s      ─ …/work (loop)";
+    let stuck =
+        " ─ running… │ fake model │ 12.3k/131.1k │ [█░░░░░░░░░] 9% │ 32s      ─ …/work (loop)";
     let screen = rows(&[stuck, " ❯", ""]);
     assert!(super::is_idle(Ui::Tui, &screen, IDLE_TITLE));
     assert!(!super::is_busy(Ui::Tui, &screen, IDLE_TITLE));
@@ -142,7 +143,11 @@ fn a_tui_status_stuck_at_running_is_ready_when_the_title_says_idle() {
     assert!(!super::is_idle(Ui::Tui, &screen, ""));
     // Only `running…` is read through the title: another status is busy whatever it says.
     let compressing = " ─ ⠋ compressing 12 messages (~17,297 tok)… │ fake model";
-    assert!(!super::is_idle(Ui::Tui, &rows(&[compressing, " ❯"]), IDLE_TITLE));
+    assert!(!super::is_idle(
+        Ui::Tui,
+        &rows(&[compressing, " ❯"]),
+        IDLE_TITLE
+    ));
     // The classic CLI's rule does not read the title.
     assert_eq!(
         super::is_idle(Ui::Classic, &screen, IDLE_TITLE),
@@ -233,8 +238,8 @@ fn the_composer_holds_text_put_back_and_only_in_the_composer() {
 /// bar says `running…` for 30 s, the title `✓`. Replayed, the last screen is idle.
 #[test]
 fn the_recorded_stuck_status_bar_is_idle() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/tui_stale_running.cast");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tui_stale_running.cast");
     let screen = crate::terminal::cast::replay(&path).unwrap();
     let rows = screen.viewport_rows();
     assert!(screen.title().starts_with("✓ Lighthouse notes"));
