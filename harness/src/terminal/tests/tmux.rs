@@ -73,8 +73,9 @@ fn streams() -> Vec<(&'static str, u16, u16, Vec<u8>)> {
     }
     cli.extend(b"\x1b[?2004l");
 
-    // Clears that tmux (`scroll-on-clear`) and we both scroll into the history. No
-    // `CSI 3 J`: tmux would erase its own history.
+    // Clears that tmux (`scroll-on-clear`) and we both scroll into the history. No `CSI 3 J`
+    // outside a frame: tmux would erase its own history, the harness keeps it (the classic CLI's
+    // at exit, see the module docs).
     let mut clears = Vec::new();
     for round in 0..4 {
         for i in 0..(7 + round * 5) {
@@ -89,9 +90,24 @@ fn streams() -> Vec<(&'static str, u16, u16, Vec<u8>)> {
     }
     clears.extend(b"the end\r\n");
 
+    // The Ink TUI's redraw after a resize: inside a synchronized update, clear the screen and
+    // the scrollback, then the whole transcript again (here: three times, a longer one each time).
+    // tmux erases its history on every `CSI 3 J`; the harness too, inside a frame.
+    let mut redraws = Vec::new();
+    for round in 0..3 {
+        redraws.extend(b"\x1b[?2026h\x1b[3D\x1b[1B\x1b[2J\x1b[3J\x1b[H");
+        for i in 0..(20 + round * 7) {
+            redraws.extend(
+                format!("\x1b[2m\u{250a}\x1b[22m {}\r\n", paragraph(i, 3 + i % 9)).into_bytes(),
+            );
+        }
+        redraws.extend(b"\x1b[?2026l");
+    }
+
     vec![
         ("plain", 24, 80, plain),
         ("clears", 10, 30, clears),
+        ("tui-redraws", 12, 30, redraws),
         ("wrapped", 20, 37, wrapped),
         ("cli", 15, 41, cli),
     ]
