@@ -139,6 +139,9 @@ pub struct Driver {
     turn_ended: Option<Instant>,
     /// Time the waits spent after the client's last byte (see [`Driver::take_harness_wait`]).
     waited: Duration,
+    /// The part of `waited` spent holding Enter back by the client's clock rules (see
+    /// [`Driver::take_clock_rule_wait`]).
+    held: Duration,
 }
 
 /// How long a synchronized update (DEC mode 2026) may stay open before the screen is read
@@ -212,6 +215,7 @@ impl Driver {
             last_byte: Instant::now(),
             turn_ended: None,
             waited: Duration::ZERO,
+            held: Duration::ZERO,
         })
     }
 
@@ -220,6 +224,13 @@ impl Driver {
     /// overhead, as opposed to the time the client was drawing or working.
     pub fn take_harness_wait(&mut self) -> Duration {
         std::mem::take(&mut self.waited)
+    }
+
+    /// The part of the harness's wait (since the last call) that held Enter back by the client's
+    /// clock rules ([`BeforeEnter::Hold`]: its paste window, its bookkeeping after a turn), which
+    /// nothing the client draws can replace: time the client needs, though it draws nothing.
+    pub fn take_clock_rule_wait(&mut self) -> Duration {
+        std::mem::take(&mut self.held)
     }
 
     /// Charges to the harness the time since the client's last byte (or since `since`, a wait's
@@ -606,7 +617,9 @@ impl Driver {
                 let hold = since_turn.map_or(after_echo, |since| {
                     after_echo.max(after_turn.saturating_sub(since))
                 });
-                self.read_for(hold.min(left()))?
+                let waited = self.waited;
+                self.read_for(hold.min(left()))?;
+                self.held += self.waited.saturating_sub(waited);
             }
             BeforeEnter::Quiet(quiet) => self.wait_quiet(quiet, left())?,
         }

@@ -153,11 +153,12 @@ pub fn redact(text: &str) -> String {
             // Token estimates depend on ids and paths in the system prompt.
             (r"~[\d,]+ tokens", "~[N] tokens"),
             (r"~[\d,]+ →", "~[N] →"),
-            // The TUI's status bar names its working directory, cut from the left to the room
-            // the git branch leaves, and the branch: the directory lies in the harness's
-            // checkout, so both depend on where and on which branch it is checked out.
-            (r"…\S*/work \([\w./+-]+\)", "…[CWD] ([BRANCH])"),
-            (r"(/work) \([\w./+-]+\)", "$1 ([BRANCH])"),
+            // The TUI's status bar ends with its working directory, cut from the left to the
+            // room the git branch leaves, and the branch (none on a detached HEAD, as in a CI
+            // checkout of a commit): the directory lies in the harness's checkout, so both
+            // depend on where and on which branch it is checked out.
+            (r"(?m)…\S*/work(?: \([\w./+-]+\))?$", "…[CWD] ([BRANCH])"),
+            (r"(?m)(/work) \([\w./+-]+\)$", "$1 ([BRANCH])"),
         ]
         .into_iter()
         .map(|(re, to)| (regex::Regex::new(re).expect("valid redaction regex"), to))
@@ -177,11 +178,13 @@ mod tests {
     #[test]
     fn redact_hides_what_varies_between_runs() {
         let text = "⚙️  /resume 20261203_081113_dbbb5b\n     Approx request size: ~13,904 → ~13,872 tokens\n\
-                    http://127.0.0.1:40123/v1 took 1.5 s\n─ …rotating_resume/work (r12-run)\n─ /x/work (main)";
+                    http://127.0.0.1:40123/v1 took 1.5 s\n─ …rotating_resume/work (r12-run)\n─ /x/work (main)\n\
+                    1 session      ─ …tory/tui_undo_rotating/work";
         assert_eq!(
             redact(text),
             "⚙️  /resume [SESSION]\n     Approx request size: ~[N] → ~[N] tokens\n\
-             http://127.0.0.1:[PORT]/v1 took [TIME]\n─ …[CWD] ([BRANCH])\n─ /x/work ([BRANCH])"
+             http://127.0.0.1:[PORT]/v1 took [TIME]\n─ …[CWD] ([BRANCH])\n─ /x/work ([BRANCH])\n\
+             1 session      ─ …[CWD] ([BRANCH])"
         );
     }
 

@@ -62,6 +62,11 @@ pub struct StepTiming {
     /// client was done, confirming quiet output where no positive signal exists, holding Enter
     /// back for the client's paste window ([`crate::client::profile::ENTER_HOLD`]).
     pub harness_wait_secs: f64,
+    /// Seconds of `harness_wait_secs` spent holding Enter back by the client's clock rules
+    /// ([`crate::client::profile::ENTER_HOLD`], [`crate::client::profile::AFTER_TURN_HOLD`]):
+    /// time the client needs that nothing on its screen signals. The rest of the harness's
+    /// wait is noticing signals and, where none exists, confirming quiet output.
+    pub clock_rule_secs: f64,
 }
 
 /// The outcome of one scenario.

@@ -58,8 +58,9 @@ struct Run<'a> {
     exports: usize,
     /// What the last `export` step wrote, for the next `check`.
     exported: Option<Transcript>,
-    /// The harness's wait in the last `quit` step (its driver is gone when the step is timed).
-    quit_wait: Duration,
+    /// The harness's wait in the last `quit` step, and its clock-rule part (its driver is gone
+    /// when the step is timed).
+    quit_wait: (Duration, Duration),
 }
 
 /// A fresh run directory for a scenario, ready for its first `launch`: the client resolved, its
@@ -151,7 +152,7 @@ impl<'a> Run<'a> {
             launches: 0,
             exports: 0,
             exported: None,
-            quit_wait: Duration::ZERO,
+            quit_wait: (Duration::ZERO, Duration::ZERO),
         })
     }
 
@@ -185,17 +186,17 @@ impl<'a> Run<'a> {
             }
             // A quit step dropped its driver: its wait was kept aside.
             let quit_wait = std::mem::take(&mut self.quit_wait);
-            let harness_wait_secs = self
-                .driver
-                .as_mut()
-                .map_or(quit_wait, |d| d.take_harness_wait())
-                .as_secs_f64();
+            let (harness_wait, clock_rules) = self.driver.as_mut().map_or(quit_wait, |d| {
+                (d.take_harness_wait(), d.take_clock_rule_wait())
+            });
+            let harness_wait_secs = harness_wait.as_secs_f64();
             result.steps.push(StepTiming {
                 line: step.line,
                 kind,
                 secs,
                 busy_secs: (secs - harness_wait_secs).max(0.0),
                 harness_wait_secs,
+                clock_rule_secs: clock_rules.as_secs_f64(),
             });
             outcome.map_err(StepError::at(step.line))?;
         }
@@ -247,7 +248,7 @@ impl<'a> Run<'a> {
             Action::Quit => {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
-                self.quit_wait = d.take_harness_wait();
+                self.quit_wait = (d.take_harness_wait(), d.take_clock_rule_wait());
                 outcome
             }
             Action::Check { name, expect } => {
