@@ -38,7 +38,9 @@ use crate::client::profile::SETTLE;
 use crate::client::{is_idle, BeforeEnter, Ui};
 use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
-use crate::terminal::{cast, difference, ReflowScreen, Screen, Size, Terminal, Transcript};
+use crate::terminal::{
+    cast, difference, erase_note, ReflowScreen, Screen, Size, Terminal, Transcript,
+};
 
 /// How to start the client.
 #[derive(Debug, Clone)]
@@ -251,15 +253,23 @@ impl Driver {
     }
 
     /// The transcript of the chosen [`Terminal`], and a note saying how the other emulator's
-    /// differs (`None` when they agree).
+    /// differs and whether the client erased the scrollback ([`erase_note`]; `None` when the
+    /// emulators agree and nothing was erased).
     pub fn transcript(&self) -> (Transcript, Option<String>) {
         let vt100 = (Terminal::Vt100.name(), &self.screen.transcript());
         let reflow = (Terminal::Reflow.name(), &self.reflow.transcript());
-        let (chosen, other) = match self.terminal {
-            Terminal::Vt100 => (vt100, reflow),
-            Terminal::Reflow => (reflow, vt100),
+        let (chosen, other, erased) = match self.terminal {
+            Terminal::Vt100 => (vt100, reflow, self.screen.erased_rows()),
+            Terminal::Reflow => (reflow, vt100, self.reflow.erased_rows()),
         };
-        (chosen.1.clone(), difference(chosen, other))
+        let notes: Vec<String> = [difference(chosen, other), erase_note(erased)]
+            .into_iter()
+            .flatten()
+            .collect();
+        (
+            chosen.1.clone(),
+            (!notes.is_empty()).then(|| notes.join("; ")),
+        )
     }
 
     /// The chosen [`Terminal`]'s whole history, soft-wrapped rows joined, nothing stripped (what

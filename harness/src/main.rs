@@ -664,7 +664,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode, String> {
     use hermes_e2e::verdict::Basis;
     use hermes_e2e::{display, oracle, store};
     if args.history {
-        let (history, _) = replay(args)?;
+        let (history, ..) = replay(args)?;
         for line in history {
             println!("{}", report::printable(&line));
         }
@@ -690,7 +690,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode, String> {
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (replayed, read)
     });
-    let (_, transcript) = replayed?;
+    let (_, transcript, erased) = replayed?;
     let (store, basis) = read?;
     let basis = match &args.config {
         Some(path) => {
@@ -728,6 +728,9 @@ fn check(args: &CheckArgs) -> Result<ExitCode, String> {
             basis.expected.messages.len(),
             basis.expected.internal.len()
         );
+        if let Some(note) = hermes_e2e::terminal::erase_note(erased) {
+            println!("  note: {note}");
+        }
     }
     Ok(verdict_code(check.findings == oracle::Findings::default()))
 }
@@ -816,8 +819,11 @@ fn clear_progress(json: bool) {
     }
 }
 
+/// What [`replayed`] gives: the history lines, the transcript and the rows the client erased.
+type Replayed = (Vec<String>, hermes_e2e::terminal::Transcript, usize);
+
 /// `check`'s recording replayed into the emulator it names (see [`replayed`]).
-fn replay(args: &CheckArgs) -> Result<(Vec<String>, hermes_e2e::terminal::Transcript), String> {
+fn replay(args: &CheckArgs) -> Result<Replayed, String> {
     use hermes_e2e::terminal::{ReflowScreen, Screen, Terminal};
     match args.terminal {
         Terminal::Vt100 => replayed::<Screen>(&args.cast, args.history),
@@ -826,16 +832,21 @@ fn replay(args: &CheckArgs) -> Result<(Vec<String>, hermes_e2e::terminal::Transc
 }
 
 /// A recording replayed into emulator `E`: its history lines (only with `history`: `--history`
-/// prints them, and a check does not need them) and its transcript.
+/// prints them, and a check does not need them), its transcript and the rows the client erased
+/// from the scrollback.
 fn replayed<E: hermes_e2e::terminal::Emulator>(
     cast: &Path,
     history: bool,
-) -> Result<(Vec<String>, hermes_e2e::terminal::Transcript), String> {
+) -> Result<Replayed, String> {
     let screen: E = hermes_e2e::terminal::cast::replay_into(cast).map_err(|e| e.to_string())?;
     if history {
-        return Ok((screen.history_lines(), Default::default()));
+        return Ok((
+            screen.history_lines(),
+            Default::default(),
+            screen.erased_rows(),
+        ));
     }
-    Ok((Vec::new(), screen.transcript()))
+    Ok((Vec::new(), screen.transcript(), screen.erased_rows()))
 }
 
 fn parse_ui(text: &str) -> Result<scenario::Ui, String> {

@@ -56,10 +56,14 @@ fn handle(mut request: tiny_http::Request, shared: &Shared) {
     match &reply.body {
         Body::Hang => shared.hang(),
         Body::Paced(events, delay) => {
-            let sent = send_paced(request, reply.status, events, *delay, &shared.stopping);
-            if let Ok(done) = sent {
-                shared.sent_last_chunk(seq, done);
-            }
+            let _ = send_paced(
+                request,
+                reply.status,
+                events,
+                *delay,
+                &shared.stopping,
+                |at| shared.sent_last_chunk(seq, at),
+            );
         }
         _ => {
             let _ = send(request, &reply);
@@ -345,15 +349,17 @@ fn event_bytes(event: &Value) -> io::Result<Vec<u8>> {
 /// Writes a paced stream by hand on the request's raw connection (tiny_http's chunked encoder
 /// holds 8 KiB before it writes): the head, then each event as one HTTP chunk, flushed at once,
 /// with `delay` before each content event (the role chunk goes at once, tool calls, the stop and
-/// the usage right after the last content); then `[DONE]` and the terminating chunk. Returns the
-/// instant the last byte was flushed. Stops early (an error) when the fake model is stopping.
+/// the usage right after the last content); then `[DONE]` and the terminating chunk. `sent` is
+/// told the instant the last event was flushed, before `[DONE]` is written: whoever has read
+/// `[DONE]` finds it noted. Stops early (an error) when the fake model is stopping.
 fn send_paced(
     request: tiny_http::Request,
     status: u16,
     events: &[Value],
     delay: Duration,
     stopping: &AtomicBool,
-) -> io::Result<Instant> {
+    sent: impl FnOnce(Instant),
+) -> io::Result<()> {
     let reason = tiny_http::StatusCode(status).default_reason_phrase();
     let mut w = request.into_writer();
     write!(
@@ -375,10 +381,10 @@ fn send_paced(
         }
         write_chunk(&mut w, &event_bytes(event)?)?;
     }
+    sent(Instant::now());
     write_chunk(&mut w, DONE_EVENT)?;
     w.write_all(b"0\r\n\r\n")?;
-    w.flush()?;
-    Ok(Instant::now())
+    w.flush()
 }
 
 /// One HTTP/1.1 chunk (`SIZE CRLF data CRLF`), flushed.

@@ -85,8 +85,10 @@ pub struct Exchange {
     pub status: u16,
     /// When the request reached the fake model: milliseconds since it started.
     pub received_ms: u64,
-    /// When the last chunk of a paced stream ([`Turn::stream`]) was flushed: milliseconds since
-    /// the fake model started (`None`: not a paced stream, or the client went away before its end).
+    /// When the last event of a paced stream ([`Turn::stream`]) was flushed, before its `[DONE]`:
+    /// milliseconds since the fake model started (`None`: not a paced stream, or the client went
+    /// away before its end). Noted before `[DONE]` is sent, so a reader that has seen `[DONE]`
+    /// finds it here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_chunk_ms: Option<u64>,
     /// `usage.prompt_tokens` reported.
@@ -174,7 +176,7 @@ impl Shared {
         at.saturating_duration_since(self.started).as_millis() as u64
     }
 
-    /// Notes in the log that the last chunk of exchange `seq`'s paced stream was flushed at `at`.
+    /// Notes in the log that the last event of exchange `seq`'s paced stream was flushed at `at`.
     fn sent_last_chunk(&self, seq: usize, at: Instant) {
         let ms = self.since_start(at);
         if let Some(exchange) = self.log().get_mut(seq) {

@@ -101,6 +101,19 @@ macro_rules! emulator {
 emulator!(Screen);
 emulator!(ReflowScreen);
 
+/// One line saying that the client erased the terminal's scrollback (`None` when `rows` is 0): the
+/// rows it erased are not in the history the checks read, as on a real terminal (see the module
+/// docs of [`super`]).
+pub fn erase_note(rows: usize) -> Option<String> {
+    (rows > 0).then(|| {
+        format!(
+            "the client erased the terminal's scrollback (`CSI 3 J` in a frame, as the Ink TUI \
+             does when it redraws after a resize): {rows} row(s) drawn before are not in the \
+             history, as on tmux, xterm or VTE"
+        )
+    })
+}
+
 /// One line saying how two transcripts of the same bytes differ (`None` when they are equal):
 /// how many lines each has that the other lacks, and the first line where they part.
 pub fn difference(

@@ -81,7 +81,7 @@ mod svg;
 pub mod tmux;
 pub mod transcript;
 
-pub use choice::{difference, Emulator, Terminal};
+pub use choice::{difference, erase_note, Emulator, Terminal};
 pub use reflow::ReflowScreen;
 pub use size::{Size, SizeError};
 pub use transcript::{Transcript, TranscriptLine};
