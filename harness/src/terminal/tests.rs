@@ -674,6 +674,52 @@ proptest! {
     }
 }
 
+/// [`cell_stream`] with ASCII written over wide characters and their halves: the cursor moved
+/// back by one or two columns, or to the start of the row, after a wide character.
+fn overwriting_stream() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop_oneof![
+        cell_stream(),
+        Just("漢".as_bytes().to_vec()),
+        Just("字\x08x".as_bytes().to_vec()),
+        Just("字\x08\x08y".as_bytes().to_vec()),
+        Just(b"\x08\x08\x08z".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"\x1b[2G".to_vec()),
+        "[a-z]{1,4}".prop_map(String::into_bytes),
+    ];
+    proptest::collection::vec(token, 0..40).prop_map(|t| t.concat())
+}
+
+proptest! {
+    /// The vendored fast path for printable ASCII (`Screen::text_ascii`, see vendor/README.md)
+    /// leaves every cell, the cursor, the last character and every scrolled row as vt100's
+    /// general path does, on streams with wide characters, combining marks, erases, insertions,
+    /// scroll regions, cursor moves and resizes between them.
+    #[test]
+    fn the_ascii_fast_path_draws_what_the_general_path_draws(
+        chunks in proptest::collection::vec((overwriting_stream(), 1u16..8, 1u16..14), 1..6),
+    ) {
+        let new = || {
+            vt100::Parser::new_with_callbacks(dimension(4), dimension(9), 0, BothWays::default())
+        };
+        let (mut fast, mut general) = (new(), new());
+        general.screen_mut().set_fast_text(false);
+        for (bytes, rows, cols) in chunks {
+            // With the cursor moved around inside the screen, and repeated (`CSI b` repeats the
+            // last character printed).
+            for parser in [&mut fast, &mut general] {
+                parser.process(&bytes);
+                parser.process(b"\x1b[2;3Hab\x1b[3bc\x1b[1;1H");
+                parser.set_size(dimension(rows), dimension(cols));
+            }
+            prop_assert_eq!(fast.screen().contents_formatted(), general.screen().contents_formatted());
+            prop_assert_eq!(fast.screen().cursor_position(), general.screen().cursor_position());
+        }
+        prop_assert_eq!(&fast.callbacks().patched, &general.callbacks().patched);
+        prop_assert_eq!(&fast.callbacks().formatted, &general.callbacks().formatted);
+    }
+}
+
 proptest! {
     /// [`scan::Scanner::ascii_text_len`] skips only bytes that [`scan::Scanner::step`] reports
     /// as printed ASCII, and leaves the scanner where stepping them would: the events of a

@@ -53,6 +53,16 @@ impl Cell {
         self.attrs = a;
     }
 
+    /// `set` for a printable ASCII character (0x20–0x7E): the same cell.
+    /// (hermes-e2e patch, see `vendor/README.md`.)
+    pub(crate) fn set_ascii(&mut self, b: u8, a: crate::attrs::Attrs) {
+        self.contents[0] = b;
+        // One byte; the wide and wide-continuation flags cleared, as `set`
+        // leaves them for a narrow character.
+        self.len = 1;
+        self.attrs = a;
+    }
+
     pub(crate) fn append(&mut self, c: char) {
         let len = self.len();
         if len >= CONTENT_BYTES - 4 {

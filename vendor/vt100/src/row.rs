@@ -39,6 +39,11 @@ impl Row {
         self.cells.iter()
     }
 
+    /// The cells, to write (hermes-e2e patch, see `vendor/README.md`).
+    pub(crate) fn cells_mut(&mut self) -> &mut [crate::Cell] {
+        &mut self.cells
+    }
+
     pub fn get(&self, col: u16) -> Option<&crate::Cell> {
         self.cells.get(usize::from(col))
     }

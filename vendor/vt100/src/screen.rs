@@ -92,6 +92,9 @@ pub struct Screen {
     cursor_style: CursorStyle,
 
     last_char: Option<char>,
+
+    /// Whether `text_ascii` takes its fast path (hermes-e2e patch).
+    fast_text: bool,
 }
 
 impl Screen {
@@ -122,6 +125,8 @@ impl Screen {
             cursor_style: CursorStyle::default(),
 
             last_char: None,
+
+            fast_text: true,
         }
     }
 
@@ -948,6 +953,48 @@ impl Screen {
 
     // once we have drawn a character, clean up the wide character state of
     // nearby cells that may have been disrupted.
+    /// What `WrappedScreen::text` does for a printable ASCII character when
+    /// nothing but the cell under the cursor changes: the cursor is on the
+    /// screen (not past the last column, where the character would wrap),
+    /// and neither that cell nor the one before it is a wide character (which
+    /// `text_cleanup` would repair). Returns false, having changed nothing,
+    /// when those do not hold. (hermes-e2e patch, see `vendor/README.md`.)
+    pub(crate) fn text_ascii(&mut self, b: u8) -> bool {
+        if !self.fast_text {
+            return false;
+        }
+        let attrs = self.attrs;
+        let grid = self.grid_mut();
+        let pos = grid.pos();
+        if pos.col >= grid.size().cols() {
+            return false;
+        }
+        let Some(row) = grid.drawing_row_mut(pos.row) else {
+            return false;
+        };
+        let col = usize::from(pos.col);
+        let cells = row.cells_mut();
+        let before_wide = col > 0 && cells.get(col - 1).is_some_and(crate::Cell::is_wide);
+        let Some(cell) = cells.get_mut(col) else {
+            return false;
+        };
+        if cell.is_wide() || before_wide {
+            return false;
+        }
+        cell.set_ascii(b, attrs);
+        grid.col_inc(1);
+        self.last_char = Some(char::from(b));
+        true
+    }
+
+    /// Turns the fast path of [`Screen::text_ascii`] off or on (on by
+    /// default), for comparing it with the general one in tests.
+    /// (hermes-e2e patch, see `vendor/README.md`.)
+    #[doc(hidden)]
+    pub fn set_fast_text(&mut self, on: bool) {
+        self.fast_text = on;
+    }
+
     fn text_cleanup(
         &mut self,
         base_pos: crate::grid::Pos,
@@ -1066,6 +1113,9 @@ impl<CB: crate::Callbacks> WrappedScreen<CB> {
     }
 
     pub fn text(&mut self, c: char) {
+        if c.is_ascii() && !c.is_ascii_control() && self.screen.text_ascii(c as u8) {
+            return;
+        }
         let screen = &mut self.screen;
         let pos = screen.grid().pos();
         let attrs = screen.attrs;
