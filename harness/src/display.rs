@@ -193,24 +193,35 @@ pub struct RowClass {
     /// Rule 1: the row may be displayed (not superseded, model-only or hidden).
     pub candidate: bool,
     /// Words of the text a correct display would draw from this row (for a carrier: the carried
-    /// reply only).
-    pub display_words: usize,
+    /// reply only); counted by [`classify_counted`] only (`None` from [`classify`]: segmenting
+    /// every message is a sixth of a large check's database side, and only `inspect` shows it).
+    pub display_words: Option<usize>,
     /// Words of internal text in the row (summary, handoff marker, notices).
     pub internal_words: usize,
 }
 
-/// Classifies `rows` (read from `store`) the way the projection does, one [`RowClass`] per row.
+/// Classifies `rows` (read from `store`) the way the projection does, one [`RowClass`] per row,
+/// without counting the words each would display ([`RowClass::display_words`] is `None`).
 pub fn classify(store: &Store, rows: &[Row]) -> Vec<RowClass> {
+    classify_rows(store, rows, false)
+}
+
+/// [`classify`], with [`RowClass::display_words`] counted.
+pub fn classify_counted(store: &Store, rows: &[Row]) -> Vec<RowClass> {
+    classify_rows(store, rows, true)
+}
+
+fn classify_rows(store: &Store, rows: &[Row], count_display: bool) -> Vec<RowClass> {
     let columns = Columns {
         compacted: store.has_message_column("compacted"),
     };
     rows.iter()
         .enumerate()
-        .map(|(i, row)| classify_row(row, i, columns))
+        .map(|(i, row)| classify_row(row, i, columns, count_display))
         .collect()
 }
 
-fn classify_row(row: &Row, idx: usize, columns: Columns) -> RowClass {
+fn classify_row(row: &Row, idx: usize, columns: Columns, count_display: bool) -> RowClass {
     let state = match (row.active, columns.compacted, row.compacted) {
         (true, _, _) => RowState::Live,
         (false, false, _) => RowState::Rewound,
@@ -224,7 +235,7 @@ fn classify_row(row: &Row, idx: usize, columns: Columns) -> RowClass {
             kind: RowKind::System,
             state,
             candidate: false,
-            display_words: 0,
+            display_words: count_display.then_some(0),
             internal_words: internal.texts.iter().map(|t| count(&t.text)).sum(),
         };
     };
@@ -252,7 +263,7 @@ fn classify_row(row: &Row, idx: usize, columns: Columns) -> RowClass {
         kind,
         state,
         candidate: view.candidate,
-        display_words: if view.message { count(&view.text) } else { 0 },
+        display_words: count_display.then(|| if view.message { count(&view.text) } else { 0 }),
         internal_words,
     }
 }

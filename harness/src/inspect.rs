@@ -198,7 +198,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
     let lineage_sessions = store.lineage(&session_id)?;
     let lineage_ids: Vec<String> = lineage_sessions.iter().map(|s| s.id.clone()).collect();
     let rows = store.rows(&lineage_ids)?;
-    let classes = display::classify(store, &rows);
+    let classes = display::classify_counted(store, &rows);
     // One read of the rows and one projection serve the classification and both surfaces (the
     // recap's messages are the ones `display::in_recap` keeps).
     let all = display::expected_from_rows(
@@ -370,7 +370,7 @@ fn carriers(inspected: &[InspectedRow], all: &Expected, rows: &[Row]) -> Vec<Car
                 session_id: r.session_id.clone(),
                 message_uid: r.message_uid.clone(),
                 carries,
-                carried_words: r.class.display_words,
+                carried_words: r.class.display_words.unwrap_or_default(),
                 summary_words: r.class.internal_words,
                 message: r.message,
             }
