@@ -68,11 +68,11 @@ pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
 /// reused buffer): the oracle looks a million words up in its vocabulary.
 pub fn each_word(text: &str, f: &mut impl FnMut(Range<usize>, &str)) {
     let mut lower = String::new();
-    each_piece(text, &mut |range| {
+    each_piece_known(text, &mut |range, known| {
         let raw = &text[range.clone()];
-        if is_plain_word(raw) {
+        if known == Known::Plain || (known == Known::Not && is_plain_word(raw)) {
             f(range, raw);
-        } else if raw.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        } else if known == Known::Alphanumeric || raw.bytes().all(|b| b.is_ascii_alphanumeric()) {
             // Cleaning an ASCII letter/digit run only lowercases it, and the result is one
             // stable piece (rule 8 holds at once).
             lower.clear();
@@ -105,6 +105,47 @@ fn pieces(text: &str) -> Vec<Range<usize>> {
 /// Calls `f` with each of [`pieces`]`(text)` in order, without collecting them (counting a
 /// gigabyte of text must not hold a range per word).
 fn each_piece(text: &str, f: &mut impl FnMut(Range<usize>)) {
+    each_piece_known(text, &mut |range, _| f(range));
+}
+
+/// What [`each_piece_known`] learnt of a piece's bytes on its way (`Not`: nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    /// Lowercase ASCII letters and digits only ([`is_plain_word`]).
+    Plain,
+    /// ASCII letters and digits only, some uppercase.
+    Alphanumeric,
+    /// Nothing known.
+    Not,
+}
+
+/// [`CLASS`] bit: printable ASCII other than space (0x21–0x7E).
+const PRINTABLE: u8 = 1;
+/// [`CLASS`] bit: an ASCII letter or digit.
+const ALNUM: u8 = 2;
+/// [`CLASS`] bit: a lowercase ASCII letter or a digit.
+const PLAIN: u8 = 4;
+
+/// The bits above for every byte, so that a token's bytes are classified with one lookup each.
+const CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0x21;
+    while b <= 0x7e {
+        let c = b as u8;
+        table[b] = PRINTABLE
+            | if c.is_ascii_alphanumeric() { ALNUM } else { 0 }
+            | if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                PLAIN
+            } else {
+                0
+            };
+        b += 1;
+    }
+    table
+};
+
+/// [`each_piece`], saying for each piece what its scan learnt ([`Known`]).
+fn each_piece_known(text: &str, f: &mut impl FnMut(Range<usize>, Known)) {
     let bytes = text.as_bytes();
     // Start of the text not yet handed to UAX-29 (a run of spaces and non-ASCII tokens).
     let mut slow_from = 0;
@@ -115,15 +156,14 @@ fn each_piece(text: &str, f: &mut impl FnMut(Range<usize>)) {
             continue;
         }
         let start = i;
-        // One pass over the token: is it printable ASCII, and only letters and digits?
-        let (mut printable, mut alphanumeric) = (true, true);
+        // One pass over the token: is it printable ASCII, only letters and digits, lowercase?
+        let mut class = PRINTABLE | ALNUM | PLAIN;
         while i < bytes.len() && bytes[i] != b' ' {
-            printable &= (0x21..=0x7e).contains(&bytes[i]);
-            alphanumeric &= bytes[i].is_ascii_alphanumeric();
+            class &= CLASS[usize::from(bytes[i])];
             i += 1;
         }
         let token = &bytes[start..i];
-        if printable {
+        if class & PRINTABLE != 0 {
             // Everything before this token's leading spaces goes to UAX-29 first.
             let spaces = bytes[..start]
                 .iter()
@@ -132,19 +172,23 @@ fn each_piece(text: &str, f: &mut impl FnMut(Range<usize>)) {
                 .count();
             let slow_to = start - spaces;
             if slow_from < slow_to {
-                unicode_pieces(&text[slow_from..slow_to], slow_from, f);
+                unicode_pieces(&text[slow_from..slow_to], slow_from, &mut |r| {
+                    f(r, Known::Not)
+                });
             }
-            if alphanumeric {
+            if class & PLAIN != 0 {
                 // What `ascii_segments` gives for it: letters and digits all join (WB5–WB10).
-                f(start..i);
+                f(start..i, Known::Plain);
+            } else if class & ALNUM != 0 {
+                f(start..i, Known::Alphanumeric);
             } else {
-                ascii_segments(token, start, f);
+                ascii_segments(token, start, &mut |r| f(r, Known::Not));
             }
             slow_from = i;
         }
     }
     if slow_from < bytes.len() {
-        unicode_pieces(&text[slow_from..], slow_from, f);
+        unicode_pieces(&text[slow_from..], slow_from, &mut |r| f(r, Known::Not));
     }
 }
 
@@ -306,9 +350,10 @@ fn is_plain_word(raw: &str) -> bool {
 /// The number of words of `text`: `words(text, _).len()` without building them.
 pub fn count(text: &str) -> usize {
     let mut n = 0;
-    each_piece(text, &mut |r| {
+    each_piece_known(text, &mut |r, known| {
         let raw = &text[r];
-        n += if is_plain_word(raw) {
+        // An ASCII letter/digit run is one word, lowercased or not (as in `each_word`).
+        n += if known != Known::Not || is_plain_word(raw) {
             1
         } else {
             normalize(raw, 0).len()
