@@ -1113,9 +1113,6 @@ impl<CB: crate::Callbacks> WrappedScreen<CB> {
     }
 
     pub fn text(&mut self, c: char) {
-        if c.is_ascii() && !c.is_ascii_control() && self.screen.text_ascii(c as u8) {
-            return;
-        }
         let screen = &mut self.screen;
         let pos = screen.grid().pos();
         let attrs = screen.attrs;
