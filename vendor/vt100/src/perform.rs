@@ -8,7 +8,7 @@ impl<CB: crate::Callbacks> vte::Perform for crate::screen::WrappedScreen<CB> {
     fn print(&mut self, c: char) {
         // hermes-e2e patch (see `vendor/README.md`): printable ASCII tries the
         // fast path before the general one.
-        if (' '..='~').contains(&c) && self.screen.text_ascii(c as u8) {
+        if (' '..='~').contains(&c) && self.screen.fast_text && self.screen.text_ascii(c as u8) {
             return;
         }
         if c == '\u{fffd}' || ('\u{80}'..'\u{a0}').contains(&c) {

@@ -94,7 +94,7 @@ pub struct Screen {
     last_char: Option<char>,
 
     /// Whether `text_ascii` takes its fast path (hermes-e2e patch).
-    fast_text: bool,
+    pub(crate) fast_text: bool,
 }
 
 impl Screen {
