@@ -244,7 +244,7 @@ impl Driver {
     /// Whether the screen holds a whole frame: no synchronized update is open (or one has been
     /// open without output for [`SYNC_TIMEOUT`]).
     fn frame_complete(&self) -> bool {
-        !self.printed.frame_open || self.last_byte.elapsed() >= SYNC_TIMEOUT
+        !self.screen.in_frame() || self.last_byte.elapsed() >= SYNC_TIMEOUT
     }
 
     /// The emulated screen.
@@ -510,7 +510,7 @@ impl Driver {
             if seen == Look::Ready {
                 slice = slice.min(quiet - quiet_for);
             }
-            if self.printed.frame_open {
+            if self.screen.in_frame() {
                 slice = slice.min(SYNC_TIMEOUT);
             }
             if !self.pump(slice)? {
@@ -806,8 +806,6 @@ impl Drop for Driver {
 struct Printed {
     text: String,
     scanner: Scanner,
-    /// Inside a synchronized update (DEC mode 2026): the frame is not complete yet.
-    frame_open: bool,
 }
 
 impl Printed {
@@ -818,12 +816,10 @@ impl Printed {
 
     fn feed(&mut self, bytes: &[u8]) {
         for (i, &b) in bytes.iter().enumerate() {
-            match self.scanner.step(i, b) {
-                Event::Printed { c, .. } if c.is_alphanumeric() => {
+            if let Event::Printed { c, .. } = self.scanner.step(i, b) {
+                if c.is_alphanumeric() {
                     self.text.extend(c.to_lowercase());
                 }
-                Event::SyncedUpdate(open) => self.frame_open = open,
-                _ => {}
             }
         }
     }

@@ -118,22 +118,6 @@ fn squash_ignores_wrapping_and_borders() {
 }
 
 #[test]
-fn synchronized_updates_are_followed_even_split_across_reads() {
-    let mut p = Printed::default();
-    p.feed(b"before\x1b[?20");
-    assert!(!p.frame_open);
-    p.feed(b"26hhalf");
-    assert!(p.frame_open);
-    p.feed(b" whole\x1b[?2026");
-    assert!(p.frame_open);
-    p.feed(b"l");
-    assert!(!p.frame_open);
-    // Other private modes leave it alone.
-    p.feed(b"\x1b[?2004h\x1b[?25l");
-    assert!(!p.frame_open);
-}
-
-#[test]
 fn the_echo_of_a_typed_line_is_compared_to_its_last_key() {
     assert_eq!(echo_end("What did a keeper do all day?"), "y?");
     assert_eq!(echo_end("/compress"), "s");

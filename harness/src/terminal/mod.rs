@@ -438,6 +438,12 @@ impl Screen {
         std::mem::take(&mut self.parser.callbacks_mut().replies)
     }
 
+    /// Whether a synchronized update (DEC mode 2026) is open: the client is drawing a frame that
+    /// is not complete yet (the Ink TUI draws every frame inside one).
+    pub fn in_frame(&self) -> bool {
+        self.in_frame
+    }
+
     /// The window title the client set last (`OSC 0` or `OSC 2`); empty if it never set one.
     /// The Ink TUI says in it whether it is busy (see [`crate::client::is_idle`]).
     pub fn title(&self) -> &str {

@@ -77,6 +77,22 @@ fn erase_in_a_frame_on<E: Emulator>(mut s: E) {
 }
 
 #[test]
+fn synchronized_updates_are_followed_even_split_across_reads() {
+    let mut p = Screen::new(24, 80);
+    p.feed(b"before\x1b[?20");
+    assert!(!p.in_frame());
+    p.feed(b"26hhalf");
+    assert!(p.in_frame());
+    p.feed(b" whole\x1b[?2026");
+    assert!(p.in_frame());
+    p.feed(b"l");
+    assert!(!p.in_frame());
+    // Other private modes leave it alone.
+    p.feed(b"\x1b[?2004h\x1b[?25l");
+    assert!(!p.in_frame());
+}
+
+#[test]
 fn clear_split_across_feeds_is_seen() {
     let mut bytes = as_crlf(&numbered(3));
     bytes.extend_from_slice(b"\x1b[2J\x1b[Hafter\r\n");

@@ -951,18 +951,14 @@ impl Screen {
         }
     }
 
-    // once we have drawn a character, clean up the wide character state of
-    // nearby cells that may have been disrupted.
     /// What `WrappedScreen::text` does for a printable ASCII character when
     /// nothing but the cell under the cursor changes: the cursor is on the
     /// screen (not past the last column, where the character would wrap),
     /// and neither that cell nor the one before it is a wide character (which
     /// `text_cleanup` would repair). Returns false, having changed nothing,
-    /// when those do not hold. (hermes-e2e patch, see `vendor/README.md`.)
+    /// when those do not hold. Called by `Perform::print` only while
+    /// `fast_text` is on. (hermes-e2e patch, see `vendor/README.md`.)
     pub(crate) fn text_ascii(&mut self, b: u8) -> bool {
-        if !self.fast_text {
-            return false;
-        }
         let attrs = self.attrs;
         let grid = self.grid_mut();
         let pos = grid.pos();
@@ -995,6 +991,8 @@ impl Screen {
         self.fast_text = on;
     }
 
+    // once we have drawn a character, clean up the wide character state of
+    // nearby cells that may have been disrupted.
     fn text_cleanup(
         &mut self,
         base_pos: crate::grid::Pos,
