@@ -376,7 +376,6 @@ pub fn check_prepared(
     let repeats = repeats(
         &Surplus {
             expected,
-            words: &words,
             holders: &holders,
             cov: &cov,
             renderings: &renderings,
@@ -463,7 +462,7 @@ fn taken_back_drawn(expected: &Expected, words: &Words, cov: &Coverage) -> Vec<M
         .filter(|(_, &drawn)| drawn)
         .map(|((t, tokens), _)| Missing {
             role: t.role,
-            excerpt: excerpt(&t.text, &tokens.spans, 0..tokens.ids.len()),
+            excerpt: excerpt(&t.text, 0..tokens.ids.len()),
             rows: t.rows.iter().map(|r| r.id).collect(),
         })
         .collect()

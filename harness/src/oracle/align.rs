@@ -64,7 +64,6 @@
 //! Cost: the transcript is hashed once; each break weighs the candidates found at one position,
 //! each by `O(WALK_PIECES · GAP² · log n)` hash probes; every transcript word is consumed once.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{PREFIX_WORDS, SHINGLE_WORDS};
@@ -96,7 +95,7 @@ fn mul_mod(a: u64, b: u64) -> u64 {
 }
 
 /// Prefix hashes of a word-id sequence.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 struct Hashed {
     ids: Vec<u32>,
     prefix: Vec<u64>,
@@ -185,13 +184,13 @@ impl Rendering {
 
 /// The expectation's side of the alignment: its texts hashed, with the start index. It depends on
 /// the expectation alone, so it is made with [`super::Prepared`] (while the transcript is read).
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct Index {
     sources: Vec<Hashed>,
     kinds: Vec<SourceKind>,
     /// How many of the sources are messages (counted once: every break of the alignment asks).
     messages: usize,
-    /// `pow[n]` = BASE^n, up to the longest source.
+    /// `pow[n]` = BASE^n, up to the longest source (and at least to [`SHINGLE_WORDS`]).
     pow: Vec<u64>,
     /// (hash of a SHINGLE_WORDS window, source, position), sorted.
     shingles: Vec<(u64, u32, u32)>,
@@ -206,9 +205,9 @@ pub(super) struct Index {
 /// The texts being aligned: the transcript hashed, and the expectation's [`Index`].
 pub(super) struct Texts<'a> {
     transcript: Hashed,
-    /// `pow[n]` = BASE^n, up to the longest text (the index's own when the transcript is not
-    /// longer than every source).
-    pow: Cow<'a, [u64]>,
+    /// `pow[n]` = BASE^n: the index's own (no window is longer than a source, or than
+    /// [`SHINGLE_WORDS`]).
+    pow: &'a [u64],
     index: &'a Index,
 }
 
@@ -230,42 +229,108 @@ struct Walk {
     end_t: usize,
 }
 
-impl Index {
-    /// Hashes the sources and indexes every start position.
-    pub fn new(sources: Vec<(SourceKind, Vec<u32>)>) -> Index {
-        let longest = sources.iter().map(|(_, ids)| ids.len()).max().unwrap_or(0);
-        let pow = powers(longest);
-        let mut kinds = Vec::with_capacity(sources.len());
-        let mut hashed = Vec::with_capacity(sources.len());
-        for (kind, ids) in sources {
-            kinds.push(kind);
-            hashed.push(Hashed::new(ids));
-        }
-        let mut shingles = Vec::new();
-        let mut short = Vec::new();
-        let mut prefixes = Vec::new();
-        for (s, h) in hashed.iter().enumerate() {
+/// Words of sources from which an [`Index`] is made on two threads (a 10,000-message session has
+/// a million; a few hundred messages, tens of thousands).
+const PARALLEL_WORDS: usize = 1 << 18;
+
+/// A `(hash, source, position)` entry of the shingle index.
+pub(super) type Shingle = (u64, u32, u32);
+
+/// Some consecutive sources hashed, with their index entries (unsorted).
+#[derive(Default)]
+struct Part {
+    kinds: Vec<SourceKind>,
+    hashed: Vec<Hashed>,
+    shingles: Vec<Shingle>,
+    short: Vec<(usize, u64, u32)>,
+    prefixes: Vec<(u64, u32)>,
+}
+
+impl Part {
+    /// Hashes `sources`, the first of which is source number `first`, and lists their index
+    /// entries in (source, position) order.
+    fn new(sources: Vec<(SourceKind, Vec<u32>)>, first: usize, pow: &[u64]) -> Part {
+        let windows: usize = sources
+            .iter()
+            .map(|(_, ids)| (ids.len() + 1).saturating_sub(SHINGLE_WORDS))
+            .sum();
+        let mut part = Part {
+            kinds: Vec::with_capacity(sources.len()),
+            hashed: Vec::with_capacity(sources.len()),
+            shingles: Vec::with_capacity(windows),
+            ..Part::default()
+        };
+        for (k, (kind, ids)) in sources.into_iter().enumerate() {
+            let h = Hashed::new(ids);
             let len = h.ids.len();
-            let s32 = s as u32;
+            let s32 = (first + k) as u32;
             if len >= SHINGLE_WORDS {
                 for i in 0..=len - SHINGLE_WORDS {
-                    shingles.push((h.window(i, SHINGLE_WORDS, &pow), s32, i as u32));
+                    part.shingles
+                        .push((h.window(i, SHINGLE_WORDS, pow), s32, i as u32));
                 }
             } else if len > 0 {
-                short.push((len, h.window(0, len, &pow), s32));
+                part.short.push((len, h.window(0, len, pow), s32));
             }
-            if len > PREFIX_WORDS && matches!(kinds[s], SourceKind::Message(_)) {
-                prefixes.push((h.window(0, PREFIX_WORDS, &pow), s32));
+            if len > PREFIX_WORDS && matches!(kind, SourceKind::Message(_)) {
+                part.prefixes.push((h.window(0, PREFIX_WORDS, pow), s32));
             }
+            part.kinds.push(kind);
+            part.hashed.push(h);
         }
-        // Equal to `shingles.sort_unstable()`: the entries were pushed in (source, position)
-        // order, and a stable sort by hash keeps that order among equal hashes. Below a few
-        // thousand entries the radix sort's counting tables cost more than they save.
-        if shingles.len() >= 1 << 14 {
-            sort_by_hash(&mut shingles);
+        part
+    }
+}
+
+impl Index {
+    /// Hashes the sources and indexes every start position (on two threads when they are many
+    /// words: the same index).
+    pub fn new(sources: Vec<(SourceKind, Vec<u32>)>) -> Index {
+        let total: usize = sources.iter().map(|(_, ids)| ids.len()).sum();
+        Index::made(sources, total >= PARALLEL_WORDS)
+    }
+
+    /// [`Index::new`], on two threads or on this one: the same index.
+    pub(super) fn made(mut sources: Vec<(SourceKind, Vec<u32>)>, two_threads: bool) -> Index {
+        let longest = sources.iter().map(|(_, ids)| ids.len()).max().unwrap_or(0);
+        // Every window a transcript is hashed in is at most a source long, or SHINGLE_WORDS.
+        let pow = powers(longest.max(SHINGLE_WORDS).max(PREFIX_WORDS));
+        let total: usize = sources.iter().map(|(_, ids)| ids.len()).sum();
+        let (mut first, second) = if !two_threads {
+            (Part::new(sources, 0, &pow), Part::default())
         } else {
-            shingles.sort_unstable();
-        }
+            let mut passed = 0;
+            let half = sources
+                .iter()
+                .position(|(_, ids)| {
+                    passed += ids.len();
+                    passed >= total / 2
+                })
+                .map_or(sources.len(), |i| i + 1);
+            let rest = sources.split_off(half);
+            std::thread::scope(|scope| {
+                let second = scope.spawn(|| Part::new(rest, half, &pow));
+                let first = Part::new(sources, 0, &pow);
+                (
+                    first,
+                    second
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                )
+            })
+        };
+        let shingles = sort_by_hash(&[&first.shingles, &second.shingles], two_threads);
+        first.kinds.extend(second.kinds);
+        first.hashed.extend(second.hashed);
+        first.short.extend(second.short);
+        first.prefixes.extend(second.prefixes);
+        let Part {
+            kinds,
+            hashed,
+            mut short,
+            mut prefixes,
+            ..
+        } = first;
         short.sort_unstable();
         prefixes.sort_unstable();
         let mut short_lengths: Vec<usize> = short.iter().map(|s| s.0).collect();
@@ -294,14 +359,9 @@ impl Index {
 impl<'a> Texts<'a> {
     /// Hashes the transcript, to be aligned to the sources of `index`.
     pub fn new(transcript: Vec<u32>, index: &'a Index) -> Texts<'a> {
-        let pow = if transcript.len() < index.pow.len() {
-            Cow::Borrowed(index.pow.as_slice())
-        } else {
-            Cow::Owned(powers(transcript.len()))
-        };
         Texts {
             transcript: Hashed::new(transcript),
-            pow,
+            pow: &index.pow,
             index,
         }
     }
@@ -475,42 +535,64 @@ impl<'a> Texts<'a> {
     }
 }
 
-/// Sorts `(hash, source, position)` entries by hash, stably (a least-significant-digit radix sort,
-/// 16 bits a pass): on entries pushed in `(source, position)` order, the result equals
-/// `sort_unstable` of the tuples. A million shingles sort in a few passes over memory where a
-/// comparison sort was a fifth of a 1M-word check.
-pub(super) fn sort_by_hash(entries: &mut Vec<(u64, u32, u32)>) {
-    const BITS: u32 = 16;
-    const BUCKETS: usize = 1 << BITS;
-    if entries.is_empty() {
-        return;
+/// The entries of `parts`, in order, sorted as `sort_unstable` of the tuples would sort them, for
+/// the shingle index: one counting pass on each hash's top bits, then each bucket sorted on its
+/// own. The hashes are spread evenly below 2^61 (a polynomial hash modulo 2^61 − 1), so with
+/// about four entries a bucket the whole sort is two passes over memory. It replaced a four-pass
+/// radix sort on 16-bit digits, whose scattered writes to 65,536 buckets a pass cost a
+/// million-shingle index 40 ms (a comparison sort had been a fifth of a 1M-word check). Skewed
+/// hashes only make the buckets larger: each is still sorted. With `two_threads`, the lower and
+/// the upper half of the buckets are filled and sorted on two threads.
+pub(super) fn sort_by_hash(parts: &[&[Shingle]], two_threads: bool) -> Vec<Shingle> {
+    let n: usize = parts.iter().map(|p| p.len()).sum();
+    // About four entries a bucket: 2^(floor(log2 n) - 2) buckets, at most 2^20.
+    let bits = (usize::BITS - 1 - n.max(1).leading_zeros())
+        .saturating_sub(2)
+        .clamp(1, 20);
+    let buckets = 1usize << bits;
+    let shift = 61 - bits;
+    let bucket = |e: &Shingle| ((e.0 >> shift) as usize).min(buckets - 1);
+    let all = || parts.iter().flat_map(|p| p.iter());
+    let mut starts = vec![0usize; buckets + 1];
+    for e in all() {
+        starts[bucket(e) + 1] += 1;
     }
-    let mut scratch = vec![(0u64, 0u32, 0u32); entries.len()];
-    let mut counts = vec![0usize; BUCKETS];
-    for pass in 0..u64::BITS / BITS {
-        let shift = pass * BITS;
-        let digit = |e: &(u64, u32, u32)| ((e.0 >> shift) as usize) & (BUCKETS - 1);
-        counts.fill(0);
-        for e in entries.iter() {
-            counts[digit(e)] += 1;
-        }
-        // A pass where every entry has the same digit changes nothing.
-        if counts[digit(&entries[0])] == entries.len() {
-            continue;
-        }
-        let mut next = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = next;
-            next += n;
-        }
-        for e in entries.iter() {
-            let d = digit(e);
-            scratch[counts[d]] = *e;
-            counts[d] += 1;
-        }
-        std::mem::swap(entries, &mut scratch);
+    for b in 1..=buckets {
+        starts[b] += starts[b - 1];
     }
+    // Buckets `lo..hi`, into `out` (the part of the result where they go).
+    let fill = |out: &mut [Shingle], lo: usize, hi: usize| {
+        let base = starts[lo];
+        let mut next: Vec<usize> = starts[lo..hi].iter().map(|s| s - base).collect();
+        for e in all() {
+            let b = bucket(e);
+            if (lo..hi).contains(&b) {
+                out[next[b - lo]] = *e;
+                next[b - lo] += 1;
+            }
+        }
+        for b in lo..hi {
+            let (from, to) = (starts[b] - base, starts[b + 1] - base);
+            if to - from > 1 {
+                out[from..to].sort_unstable();
+            }
+        }
+    };
+    let mut sorted = vec![(0u64, 0u32, 0u32); n];
+    if two_threads {
+        let mid = buckets / 2;
+        let (low, high) = sorted.split_at_mut(starts[mid]);
+        std::thread::scope(|scope| {
+            let upper = scope.spawn(|| fill(high, mid, buckets));
+            fill(low, 0, mid);
+            upper
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        });
+    } else {
+        fill(&mut sorted, 0, buckets);
+    }
+    sorted
 }
 
 /// The entries of `index` (sorted) whose `key` is `want`, at most [`MAX_CANDIDATES`] of them: one

@@ -123,7 +123,7 @@ pub(super) fn missing_and_positions(
             let msg = &expected.messages[m];
             missing.push(Missing {
                 role: msg.role,
-                excerpt: excerpt(&msg.text, &tokens.spans, 0..tokens.ids.len()),
+                excerpt: excerpt(&msg.text, 0..tokens.ids.len()),
                 rows: msg.rows.iter().map(|r| r.id).collect(),
             });
             continue;

@@ -9,7 +9,7 @@ use crate::display::{Expected, LogicalMessage, RowRef};
 use super::align::{Rendering, SourceKind};
 use super::coverage::Coverage;
 use super::holders::Holders;
-use super::words::{excerpt, Tokens, Words};
+use super::words::excerpt;
 use super::{Cause, Repeat};
 
 /// Earlier renderings examined per repeat to list the allowed ones (a message rendered thousands of
@@ -19,7 +19,6 @@ const MAX_LISTED: usize = 64;
 /// What the stages before found, for [`repeats`].
 pub(super) struct Surplus<'a> {
     pub(super) expected: &'a Expected,
-    pub(super) words: &'a Words<'a>,
     pub(super) holders: &'a Holders,
     pub(super) cov: &'a Coverage,
     pub(super) renderings: &'a [Rendering],
@@ -35,7 +34,6 @@ pub(super) fn repeats<F: Fn((usize, usize)) -> (usize, usize)>(
 ) -> Vec<Repeat> {
     let Surplus {
         expected,
-        words,
         holders,
         cov,
         renderings,
@@ -62,7 +60,6 @@ pub(super) fn repeats<F: Fn((usize, usize)) -> (usize, usize)>(
                 renderings,
                 by_message: of_text.clone(),
                 cover: &cov.cover,
-                tokens: &words.messages[m],
                 cause: causes[m],
                 stored: holders.stored[m],
                 said: holders.said.as_ref().map(|c| c[m]),
@@ -87,7 +84,6 @@ struct RepeatInput<'a, F: Fn((usize, usize)) -> (usize, usize)> {
     by_message: Vec<usize>,
     /// Coverage of every message's word positions.
     cover: &'a [Vec<u32>],
-    tokens: &'a Tokens,
     cause: Cause,
     stored: usize,
     said: Option<usize>,
@@ -167,7 +163,7 @@ fn repeat<F: Fn((usize, usize)) -> (usize, usize)>(x: RepeatInput<'_, F>) -> Rep
         rows: refs.iter().map(|r| r.id).collect(),
         message_uids,
         sessions,
-        excerpt: excerpt(&msg.text, &x.tokens.spans, x.run.clone()),
+        excerpt: excerpt(&msg.text, x.run.clone()),
         screen_rows,
         surplus_rows,
         allowed_rows,

@@ -910,13 +910,15 @@ fn a_quoted_user_message_drawn_as_itself_is_not_internal_text() {
 }
 
 proptest! {
-    /// The radix sort of the shingle index equals the comparison sort it replaced, on entries
-    /// pushed in (source, position) order as `Texts::new` pushes them — with many equal hashes
-    /// (a small hash range) and with hashes over all 61 bits.
+    /// The bucket sort of the shingle index equals the comparison sort, on entries pushed in
+    /// (source, position) order as `Index::new` pushes them — with many equal hashes (a small
+    /// hash range, all in one bucket) and with hashes over all 61 bits.
     #[test]
-    fn shingle_radix_sort_equals_sort_unstable(
+    fn shingle_bucket_sort_equals_sort_unstable(
         hashes in prop::collection::vec(prop_oneof![0u64..8, 0u64..(1 << 61)], 0..600),
         per_source in 1usize..40,
+        split in 0usize..600,
+        two_threads: bool,
     ) {
         let entries: Vec<(u64, u32, u32)> = hashes
             .iter()
@@ -925,9 +927,49 @@ proptest! {
             .collect();
         let mut old = entries.clone();
         old.sort_unstable();
-        let mut new = entries;
-        align::sort_by_hash(&mut new);
+        let (first, second) = entries.split_at(split.min(entries.len()));
+        let new = align::sort_by_hash(&[first, second], two_threads);
         prop_assert_eq!(new, old);
+    }
+}
+
+proptest! {
+    /// The vocabulary read in two halves on two threads numbers every word as one pass does:
+    /// the same ids, the same numbering (words repeated across the halves, case folded, CJK).
+    #[test]
+    fn a_vocabulary_read_in_two_halves_is_the_one_pass_vocabulary(
+        texts in prop::collection::vec(
+            prop::collection::vec(
+                prop::sample::select(vec!["lamp", "Lamp", "keeper", "灯塔", "the", "x1", "dusk."]),
+                0..12,
+            ),
+            0..20,
+        ),
+        half in 0usize..20,
+    ) {
+        let texts: Vec<String> = texts.iter().map(|t| t.join(" ")).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (one_vocab, one) = words::tokenize_split(&texts, texts.len());
+        let (two_vocab, two) = words::tokenize_split(&texts, half.min(texts.len()));
+        prop_assert_eq!(one_vocab, two_vocab);
+        let ids = |t: &[words::Tokens]| t.iter().map(|t| t.ids.clone()).collect::<Vec<_>>();
+        prop_assert_eq!(ids(&one), ids(&two));
+    }
+
+    /// The alignment index made on two threads is the one made on one: the same hashes, the
+    /// same sorted shingles, short sources and prefixes.
+    #[test]
+    fn an_index_made_on_two_threads_is_the_one_made_on_one(
+        sources in prop::collection::vec(prop::collection::vec(0u32..6, 0..30), 0..25),
+    ) {
+        let sources: Vec<(align::SourceKind, Vec<u32>)> = sources
+            .into_iter()
+            .enumerate()
+            .map(|(i, ids)| (align::SourceKind::Message(i), ids))
+            .collect();
+        let one = align::Index::made(sources.clone(), false);
+        let two = align::Index::made(sources, true);
+        prop_assert_eq!(one, two);
     }
 }
 

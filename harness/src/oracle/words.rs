@@ -24,11 +24,12 @@ pub(super) const PARALLEL_LINES: usize = 4096;
 /// Word id that never matches: transcript / provider words that no expected text contains.
 const UNKNOWN: u32 = u32::MAX;
 
-/// The words of one expected-side text as ids, with their byte ranges in the text.
+/// The words of one expected-side text as ids. (Their byte ranges, which only an excerpt
+/// needs, are found again by [`excerpt`]: keeping them for every word was a quarter of a
+/// 1M-word check's memory.)
 #[derive(Clone)]
 pub(super) struct Tokens {
     pub(super) ids: Vec<u32>,
-    pub(super) spans: Vec<Range<usize>>,
 }
 /// The expectation's side as word ids: the vocabulary, and every message's, internal text's and
 /// taken-back message's words. It depends on the expectation alone, so it can be made while the transcript is still
@@ -43,45 +44,110 @@ pub(super) struct Vocabulary {
 
 impl Vocabulary {
     pub(super) fn new(expected: &Expected) -> Vocabulary {
-        let mut v = Vocabulary::default();
-        v.messages = expected
-            .messages
-            .iter()
-            .map(|m| v.tokenize(&m.text))
+        let texts: Vec<&str> = (expected.messages.iter().map(|m| m.text.as_str()))
+            .chain(expected.internal.iter().map(|t| t.text.as_str()))
+            .chain(expected.taken_back.iter().map(|t| t.text.as_str()))
             .collect();
-        v.internal = expected
-            .internal
-            .iter()
-            .map(|t| v.tokenize(&t.text))
-            .collect();
-        v.taken_back = expected
-            .taken_back
-            .iter()
-            .map(|t| v.tokenize(&t.text))
-            .collect();
-        v
+        let (vocab, mut tokens) = tokenize_all(&texts);
+        let taken_back = tokens.split_off(expected.messages.len() + expected.internal.len());
+        let internal = tokens.split_off(expected.messages.len());
+        Vocabulary {
+            vocab,
+            messages: tokens,
+            internal,
+            taken_back,
+        }
+    }
+}
+
+/// Bytes of expected text from which the vocabulary is made on two threads (a 10,000-message
+/// session has 6 MB; a few hundred messages, a few kB).
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// The words of `texts` as ids, numbered in order of first appearance, and that numbering.
+/// Large inputs are read on two threads ([`tokenize_split`]).
+fn tokenize_all(texts: &[&str]) -> (FastMap<String, u32>, Vec<Tokens>) {
+    let total: usize = texts.iter().map(|t| t.len()).sum();
+    if total < PARALLEL_BYTES {
+        return tokenize_split(texts, texts.len());
+    }
+    // The first text at which half the bytes have been passed.
+    let mut passed = 0;
+    let half = texts
+        .iter()
+        .position(|t| {
+            passed += t.len();
+            passed >= total / 2
+        })
+        .map_or(texts.len(), |i| i + 1);
+    tokenize_split(texts, half)
+}
+
+/// [`tokenize_all`] with `texts[half..]` read on a second thread, with its own numbering, and
+/// its words renumbered into the first half's in order of first appearance: the same ids as one
+/// pass over all of them (`half == texts.len()`: one pass, on this thread).
+pub(super) fn tokenize_split(texts: &[&str], half: usize) -> (FastMap<String, u32>, Vec<Tokens>) {
+    let read = |texts: &[&str]| {
+        let mut numbering = Numbering::default();
+        let tokens: Vec<Tokens> = texts.iter().map(|t| numbering.tokenize(t)).collect();
+        (numbering, tokens)
+    };
+    if half >= texts.len() {
+        let (numbering, tokens) = read(texts);
+        return (numbering.ids, tokens);
+    }
+    let ((mut first, mut tokens), (second, rest)) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| read(&texts[half..]));
+        (
+            read(&texts[..half]),
+            second
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        )
+    });
+    let renumber: Vec<u32> = second.words().into_iter().map(|w| first.id(w)).collect();
+    tokens.extend(rest.into_iter().map(|mut t| {
+        for id in &mut t.ids {
+            *id = renumber[*id as usize];
+        }
+        t
+    }));
+    (first.ids, tokens)
+}
+
+/// Words numbered in order of first appearance.
+#[derive(Default)]
+struct Numbering {
+    ids: FastMap<String, u32>,
+}
+
+impl Numbering {
+    /// The id of `word`, a new one (the next number) the first time.
+    fn id(&mut self, word: &str) -> u32 {
+        if let Some(&id) = self.ids.get(word) {
+            return id;
+        }
+        let next = u32::try_from(self.ids.len())
+            .unwrap_or(UNKNOWN - 1)
+            .min(UNKNOWN - 1);
+        self.ids.insert(word.to_owned(), next);
+        next
     }
 
-    /// The words of an expected-side text, added to the vocabulary.
+    /// The words of an expected-side text, numbered.
     fn tokenize(&mut self, text: &str) -> Tokens {
         let mut ids = Vec::new();
-        let mut spans = Vec::new();
-        let vocab = &mut self.vocab;
-        each_word(text, &mut |range, word| {
-            let id = match vocab.get(word) {
-                Some(&id) => id,
-                None => {
-                    let next = u32::try_from(vocab.len())
-                        .unwrap_or(UNKNOWN - 1)
-                        .min(UNKNOWN - 1);
-                    vocab.insert(word.to_owned(), next);
-                    next
-                }
-            };
-            ids.push(id);
-            spans.push(range);
-        });
-        Tokens { ids, spans }
+        each_word(text, &mut |_, word| ids.push(self.id(word)));
+        Tokens { ids }
+    }
+
+    /// The words, in id order.
+    fn words(&self) -> Vec<&str> {
+        let mut words = vec![""; self.ids.len()];
+        for (w, &id) in &self.ids {
+            words[id as usize] = w;
+        }
+        words
     }
 }
 
@@ -164,20 +230,28 @@ pub(super) fn same_as(tokens: &[Tokens]) -> Vec<usize> {
         .collect()
 }
 
-/// The original text of the words `range` (at most [`EXCERPT_WORDS`]), whitespace collapsed and
-/// control characters removed, with `…` when the passage goes on.
-pub(super) fn excerpt(text: &str, spans: &[Range<usize>], range: Range<usize>) -> String {
-    let end = range.end.min(spans.len()).min(range.start + EXCERPT_WORDS);
-    if range.start >= end {
+/// The original text of the words `range` of `text` (at most [`EXCERPT_WORDS`]), whitespace
+/// collapsed and control characters removed, with `…` when the passage goes on.
+pub(super) fn excerpt(text: &str, range: Range<usize>) -> String {
+    let last = range.end.min(range.start + EXCERPT_WORDS);
+    let (mut spans, mut count) = (Vec::new(), 0);
+    each_word(text, &mut |span, _| {
+        if (range.start..last).contains(&count) {
+            spans.push(span);
+        }
+        count += 1;
+    });
+    let end = last.min(count);
+    let (Some(first), Some(final_word)) = (spans.first(), spans.last()) else {
         return String::new();
-    }
+    };
     // A passage reaching the end of the text keeps its closing punctuation.
-    let to = if end == spans.len() {
+    let to = if end == count {
         text.len()
     } else {
-        spans[end - 1].end
+        final_word.end
     };
-    let from = spans[range.start].start;
+    let from = first.start;
     let raw = text.get(from..to).unwrap_or_default();
     let cleaned: String = raw
         .chars()
