@@ -391,7 +391,7 @@ impl<'a> Texts<'a> {
             return k;
         }
         let same = |len: usize| {
-            self.transcript.window(t, len, &self.pow) == src.window(at, len, &self.pow)
+            self.transcript.window(t, len, self.pow) == src.window(at, len, self.pow)
         };
         let mut good = k;
         let mut step = k;
@@ -497,7 +497,7 @@ impl<'a> Texts<'a> {
         let left = self.t_len() - t;
         let mut out: Vec<(usize, usize)> = Vec::new();
         if left >= SHINGLE_WORDS {
-            let h = self.transcript.window(t, SHINGLE_WORDS, &self.pow);
+            let h = self.transcript.window(t, SHINGLE_WORDS, self.pow);
             out.extend(
                 entries(&self.index.shingles, h, |e| e.0).map(|e| (e.1 as usize, e.2 as usize)),
             );
@@ -506,13 +506,13 @@ impl<'a> Texts<'a> {
             if len > left {
                 break;
             }
-            let h = self.transcript.window(t, len, &self.pow);
+            let h = self.transcript.window(t, len, self.pow);
             out.extend(
                 entries(&self.index.short, (len, h), |e| (e.0, e.1)).map(|e| (e.2 as usize, 0)),
             );
         }
         if left >= PREFIX_WORDS {
-            let h = self.transcript.window(t, PREFIX_WORDS, &self.pow);
+            let h = self.transcript.window(t, PREFIX_WORDS, self.pow);
             out.extend(entries(&self.index.prefixes, h, |e| e.0).map(|e| (e.1 as usize, 0)));
         }
         out.sort_unstable();
