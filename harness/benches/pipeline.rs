@@ -4,6 +4,10 @@
 //! (its asciicast and `state.db`) and generated histories (`hermes_e2e::history`). Results and
 //! method are written down in the README ("Performance").
 
+/// The binary's allocator (`src/main.rs`), so that what is measured here is what it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::path::PathBuf;
 

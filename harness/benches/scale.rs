@@ -16,6 +16,10 @@
 //! `HERMES_E2E_BENCH_KEEP=/tmp/scale cargo bench -p hermes-e2e --bench scale -- check_cast`), so
 //! the binary can be timed and profiled on the same bytes.
 
+/// The binary's allocator (`src/main.rs`), so that what is measured here is what it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::io::Write;
 use std::num::NonZeroU16;

@@ -192,6 +192,10 @@ struct CheckArgs {
     config: Option<PathBuf>,
 }
 
+/// mimalloc instead of the system allocator: see its entry in `Cargo.toml`.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // An interrupted run stops its clients (their process groups) and says what it kept.

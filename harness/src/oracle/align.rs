@@ -390,9 +390,8 @@ impl<'a> Texts<'a> {
         if k < direct || k == max {
             return k;
         }
-        let same = |len: usize| {
-            self.transcript.window(t, len, self.pow) == src.window(at, len, self.pow)
-        };
+        let same =
+            |len: usize| self.transcript.window(t, len, self.pow) == src.window(at, len, self.pow);
         let mut good = k;
         let mut step = k;
         loop {
