@@ -1,7 +1,7 @@
-//! The oracle's first stage: both sides as word ids over one vocabulary (the expectation's), each
-//! expected-side word with its byte range so findings can quote the original text; and the fast
-//! hash map the stages key on word-id slices. The expectation's side ([`Vocabulary`]) is made on
-//! its own, so that it can be made once and while the transcript is read (`super::Prepared`).
+//! The oracle's first stage: both sides as word ids over one vocabulary (the expectation's), the
+//! excerpts findings quote from the original text, and the fast hash map the stages key on
+//! word-id slices. The expectation's side ([`Vocabulary`]) is made on its own, so that it can be
+//! made once and while the transcript is read (`super::Prepared`); a large one on two threads.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
