@@ -193,7 +193,7 @@ pub(super) struct Index {
     /// `pow[n]` = BASE^n, up to the longest source (and at least to [`SHINGLE_WORDS`]).
     pow: Vec<u64>,
     /// (hash of a SHINGLE_WORDS window, source, position), sorted.
-    shingles: Vec<(u64, u32, u32)>,
+    shingles: Vec<Shingle>,
     /// (length, hash, source) of whole sources shorter than SHINGLE_WORDS, sorted.
     short: Vec<(usize, u64, u32)>,
     /// Lengths present in `short`, ascending.
