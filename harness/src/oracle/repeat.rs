@@ -9,7 +9,7 @@ use crate::display::{Expected, LogicalMessage, RowRef};
 use super::align::{Rendering, SourceKind};
 use super::coverage::Coverage;
 use super::holders::Holders;
-use super::words::excerpt;
+use super::words::{excerpt_in, word_ranges, FastMap};
 use super::{Cause, Repeat};
 
 /// Earlier renderings examined per repeat to list the allowed ones (a message rendered thousands of
@@ -41,10 +41,15 @@ pub(super) fn repeats<F: Fn((usize, usize)) -> (usize, usize)>(
         causes,
     } = *x;
     let mut repeats = Vec::new();
+    // The word ranges of each message quoted, found once however many runs quote it.
+    let mut ranges: FastMap<usize, Vec<Range<usize>>> = FastMap::default();
     for (r, runs) in &cov.surplus {
         let SourceKind::Message(m) = kinds[renderings[*r].source] else {
             continue;
         };
+        let spans = ranges
+            .entry(m)
+            .or_insert_with(|| word_ranges(&expected.messages[m].text));
         let members = holders.members(m);
         let mut of_text: Vec<usize> = members
             .iter()
@@ -60,6 +65,7 @@ pub(super) fn repeats<F: Fn((usize, usize)) -> (usize, usize)>(
                 renderings,
                 by_message: of_text.clone(),
                 cover: &cov.cover,
+                spans,
                 cause: causes[m],
                 stored: holders.stored[m],
                 said: holders.said.as_ref().map(|c| c[m]),
@@ -84,6 +90,8 @@ struct RepeatInput<'a, F: Fn((usize, usize)) -> (usize, usize)> {
     by_message: Vec<usize>,
     /// Coverage of every message's word positions.
     cover: &'a [Vec<u32>],
+    /// The message's [`word_ranges`].
+    spans: &'a [Range<usize>],
     cause: Cause,
     stored: usize,
     said: Option<usize>,
@@ -163,7 +171,7 @@ fn repeat<F: Fn((usize, usize)) -> (usize, usize)>(x: RepeatInput<'_, F>) -> Rep
         rows: refs.iter().map(|r| r.id).collect(),
         message_uids,
         sessions,
-        excerpt: excerpt(&msg.text, x.run.clone()),
+        excerpt: excerpt_in(&msg.text, x.spans, x.run.clone()),
         screen_rows,
         surplus_rows,
         allowed_rows,

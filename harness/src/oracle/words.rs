@@ -25,8 +25,8 @@ pub(super) const PARALLEL_LINES: usize = 4096;
 const UNKNOWN: u32 = u32::MAX;
 
 /// The words of one expected-side text as ids. (Their byte ranges, which only an excerpt
-/// needs, are found again by [`excerpt`]: keeping them for every word was a quarter of a
-/// 1M-word check's memory.)
+/// needs, are found again for the texts quoted ([`word_ranges`]): keeping them for every word was
+/// a quarter of a 1M-word check's memory.)
 #[derive(Clone)]
 pub(super) struct Tokens {
     pub(super) ids: Vec<u32>,
@@ -230,28 +230,32 @@ pub(super) fn same_as(tokens: &[Tokens]) -> Vec<usize> {
         .collect()
 }
 
+/// The byte range of each word of `text`, in order.
+pub(super) fn word_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    each_word(text, &mut |range, _| ranges.push(range));
+    ranges
+}
+
 /// The original text of the words `range` of `text` (at most [`EXCERPT_WORDS`]), whitespace
 /// collapsed and control characters removed, with `…` when the passage goes on.
 pub(super) fn excerpt(text: &str, range: Range<usize>) -> String {
-    let last = range.end.min(range.start + EXCERPT_WORDS);
-    let (mut spans, mut count) = (Vec::new(), 0);
-    each_word(text, &mut |span, _| {
-        if (range.start..last).contains(&count) {
-            spans.push(span);
-        }
-        count += 1;
-    });
-    let end = last.min(count);
-    let (Some(first), Some(final_word)) = (spans.first(), spans.last()) else {
+    excerpt_in(text, &word_ranges(text), range)
+}
+
+/// [`excerpt`] with the text's [`word_ranges`] at hand (several excerpts of one long text).
+pub(super) fn excerpt_in(text: &str, spans: &[Range<usize>], range: Range<usize>) -> String {
+    let end = range.end.min(spans.len()).min(range.start + EXCERPT_WORDS);
+    if range.start >= end {
         return String::new();
-    };
+    }
     // A passage reaching the end of the text keeps its closing punctuation.
-    let to = if end == count {
+    let to = if end == spans.len() {
         text.len()
     } else {
-        final_word.end
+        spans[end - 1].end
     };
-    let from = first.start;
+    let from = spans[range.start].start;
     let raw = text.get(from..to).unwrap_or_default();
     let cleaned: String = raw
         .chars()
