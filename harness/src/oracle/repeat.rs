@@ -9,12 +9,16 @@ use crate::display::{Expected, LogicalMessage, RowRef};
 use super::align::{Rendering, SourceKind};
 use super::coverage::Coverage;
 use super::holders::Holders;
-use super::words::{excerpt_in, word_ranges, FastMap};
+use super::words::{excerpt, excerpt_in, word_ranges, FastMap};
 use super::{Cause, Repeat};
 
 /// Earlier renderings examined per repeat to list the allowed ones (a message rendered thousands of
 /// times lists the first ones only; the counts are not capped).
 const MAX_LISTED: usize = 64;
+
+/// Bytes of a message's text up to which its word ranges are kept while its repeats are
+/// described (16 bytes a word: a 1 GB message would need gigabytes).
+const RANGED_BYTES: usize = 1 << 20;
 
 /// What the stages before found, for [`repeats`].
 pub(super) struct Surplus<'a> {
@@ -41,15 +45,20 @@ pub(super) fn repeats<F: Fn((usize, usize)) -> (usize, usize)>(
         causes,
     } = *x;
     let mut repeats = Vec::new();
-    // The word ranges of each message quoted, found once however many runs quote it.
+    // The word ranges of each message quoted, found once however many runs quote it (up to
+    // RANGED_BYTES of text: a longer message is segmented again for each excerpt, in no memory).
     let mut ranges: FastMap<usize, Vec<Range<usize>>> = FastMap::default();
     for (r, runs) in &cov.surplus {
         let SourceKind::Message(m) = kinds[renderings[*r].source] else {
             continue;
         };
-        let spans = ranges
-            .entry(m)
-            .or_insert_with(|| word_ranges(&expected.messages[m].text));
+        let text = &expected.messages[m].text;
+        let spans = (text.len() <= RANGED_BYTES).then(|| {
+            ranges
+                .entry(m)
+                .or_insert_with(|| word_ranges(text))
+                .as_slice()
+        });
         let members = holders.members(m);
         let mut of_text: Vec<usize> = members
             .iter()
@@ -90,8 +99,8 @@ struct RepeatInput<'a, F: Fn((usize, usize)) -> (usize, usize)> {
     by_message: Vec<usize>,
     /// Coverage of every message's word positions.
     cover: &'a [Vec<u32>],
-    /// The message's [`word_ranges`].
-    spans: &'a [Range<usize>],
+    /// The message's [`word_ranges`], unless it is longer than [`RANGED_BYTES`].
+    spans: Option<&'a [Range<usize>]>,
     cause: Cause,
     stored: usize,
     said: Option<usize>,
@@ -171,7 +180,10 @@ fn repeat<F: Fn((usize, usize)) -> (usize, usize)>(x: RepeatInput<'_, F>) -> Rep
         rows: refs.iter().map(|r| r.id).collect(),
         message_uids,
         sessions,
-        excerpt: excerpt_in(&msg.text, x.spans, x.run.clone()),
+        excerpt: match x.spans {
+            Some(spans) => excerpt_in(&msg.text, spans, x.run.clone()),
+            None => excerpt(&msg.text, x.run.clone()),
+        },
         screen_rows,
         surplus_rows,
         allowed_rows,

@@ -956,6 +956,25 @@ proptest! {
         prop_assert_eq!(ids(&one), ids(&two));
     }
 
+    /// An excerpt made in one pass keeping only the quoted words is the excerpt made from every
+    /// word's range (the two ways `repeats` quotes a message, by its length).
+    #[test]
+    fn an_excerpt_in_one_pass_is_the_excerpt_from_all_ranges(
+        words in prop::collection::vec(
+            prop::sample::select(vec!["lamp,", "Keeper", "灯塔", "—", "x1", "dusk.", "\n", "  "]),
+            0..30,
+        ),
+        start in 0usize..32,
+        len in 0usize..12,
+    ) {
+        let text = words.join(" ");
+        let range = start..start + len;
+        prop_assert_eq!(
+            words::excerpt(&text, range.clone()),
+            words::excerpt_in(&text, &words::word_ranges(&text), range)
+        );
+    }
+
     /// The alignment index made on two threads is the one made on one: the same hashes, the
     /// same sorted shingles, short sources and prefixes.
     #[test]

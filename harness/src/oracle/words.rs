@@ -238,24 +238,44 @@ pub(super) fn word_ranges(text: &str) -> Vec<Range<usize>> {
 }
 
 /// The original text of the words `range` of `text` (at most [`EXCERPT_WORDS`]), whitespace
-/// collapsed and control characters removed, with `…` when the passage goes on.
+/// collapsed and control characters removed, with `…` when the passage goes on. Only the quoted
+/// words' ranges are kept, so a long text costs one pass and no memory.
 pub(super) fn excerpt(text: &str, range: Range<usize>) -> String {
-    excerpt_in(text, &word_ranges(text), range)
+    let last = range.end.min(range.start + EXCERPT_WORDS);
+    let (mut quoted, mut count) = (Vec::new(), 0);
+    each_word(text, &mut |span, _| {
+        if (range.start..last).contains(&count) {
+            quoted.push(span);
+        }
+        count += 1;
+    });
+    let (Some(from), Some(to)) = (quoted.first(), quoted.last()) else {
+        return String::new();
+    };
+    let reaches_end = range.start + quoted.len() == count;
+    passage(
+        text,
+        from.start,
+        to.end,
+        reaches_end,
+        range.start + quoted.len() < range.end,
+    )
 }
 
-/// [`excerpt`] with the text's [`word_ranges`] at hand (several excerpts of one long text).
+/// [`excerpt`] with the text's [`word_ranges`] at hand (several excerpts of one text).
 pub(super) fn excerpt_in(text: &str, spans: &[Range<usize>], range: Range<usize>) -> String {
     let end = range.end.min(spans.len()).min(range.start + EXCERPT_WORDS);
     if range.start >= end {
         return String::new();
     }
-    // A passage reaching the end of the text keeps its closing punctuation.
-    let to = if end == spans.len() {
-        text.len()
-    } else {
-        spans[end - 1].end
-    };
-    let from = spans[range.start].start;
+    let (from, to) = (spans[range.start].start, spans[end - 1].end);
+    passage(text, from, to, end == spans.len(), end < range.end)
+}
+
+/// The excerpt of `text[from..to]` (a passage reaching the end of the text keeps its closing
+/// punctuation), with `…` when `cut` (more words were asked for) or it is capped.
+fn passage(text: &str, from: usize, to: usize, reaches_end: bool, cut: bool) -> String {
+    let to = if reaches_end { text.len() } else { to };
     let raw = text.get(from..to).unwrap_or_default();
     let cleaned: String = raw
         .chars()
@@ -268,7 +288,7 @@ pub(super) fn excerpt_in(text: &str, spans: &[Range<usize>], range: Range<usize>
         .chars()
         .take(EXCERPT_CHARS)
         .collect();
-    if end < range.end || out.chars().count() == EXCERPT_CHARS {
+    if cut || out.chars().count() == EXCERPT_CHARS {
         out.push_str(" …");
     }
     out
