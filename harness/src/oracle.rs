@@ -510,5 +510,32 @@ pub struct Drawn {
     pub words: usize,
 }
 
+/// `a()` on this thread and `b()` on a second one, at once; both results (a panic in `b` is
+/// resumed here). How the oracle's large stages use both cores.
+fn on_two_threads<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
+    std::thread::scope(|scope| {
+        let second = scope.spawn(b);
+        let first = a();
+        let second = second
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (first, second)
+    })
+}
+
+/// Where to split `items` so that each side holds about half of their total `weight`: the count
+/// of items up to the one at which half the weight has been passed.
+fn halfway<T>(items: &[T], weight: impl Fn(&T) -> usize) -> usize {
+    let total: usize = items.iter().map(&weight).sum();
+    let mut passed = 0;
+    items
+        .iter()
+        .position(|item| {
+            passed += weight(item);
+            passed >= total / 2
+        })
+        .map_or(items.len(), |i| i + 1)
+}
+
 #[cfg(test)]
 mod tests;

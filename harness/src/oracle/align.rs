@@ -66,7 +66,7 @@
 
 use std::ops::Range;
 
-use super::{PREFIX_WORDS, SHINGLE_WORDS};
+use super::{halfway, on_two_threads, PREFIX_WORDS, SHINGLE_WORDS};
 
 /// Words a continuation may skip on either side (transcript chrome, dropped source words).
 pub(super) const GAP: usize = SHINGLE_WORDS;
@@ -295,29 +295,15 @@ impl Index {
         let longest = sources.iter().map(|(_, ids)| ids.len()).max().unwrap_or(0);
         // Every window a transcript is hashed in is at most a source long, or SHINGLE_WORDS.
         let pow = powers(longest.max(SHINGLE_WORDS).max(PREFIX_WORDS));
-        let total: usize = sources.iter().map(|(_, ids)| ids.len()).sum();
         let (mut first, second) = if !two_threads {
             (Part::new(sources, 0, &pow), Part::default())
         } else {
-            let mut passed = 0;
-            let half = sources
-                .iter()
-                .position(|(_, ids)| {
-                    passed += ids.len();
-                    passed >= total / 2
-                })
-                .map_or(sources.len(), |i| i + 1);
+            let half = halfway(&sources, |(_, ids)| ids.len());
             let rest = sources.split_off(half);
-            std::thread::scope(|scope| {
-                let second = scope.spawn(|| Part::new(rest, half, &pow));
-                let first = Part::new(sources, 0, &pow);
-                (
-                    first,
-                    second
-                        .join()
-                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                )
-            })
+            on_two_threads(
+                || Part::new(sources, 0, &pow),
+                || Part::new(rest, half, &pow),
+            )
         };
         let shingles = sort_by_hash(&[&first.shingles, &second.shingles], two_threads);
         first.kinds.extend(second.kinds);
@@ -581,13 +567,7 @@ pub(super) fn sort_by_hash(parts: &[&[Shingle]], two_threads: bool) -> Vec<Shing
     if two_threads {
         let mid = buckets / 2;
         let (low, high) = sorted.split_at_mut(starts[mid]);
-        std::thread::scope(|scope| {
-            let upper = scope.spawn(|| fill(high, mid, buckets));
-            fill(low, 0, mid);
-            upper
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        });
+        on_two_threads(|| fill(low, 0, mid), || fill(high, mid, buckets));
     } else {
         fill(&mut sorted, 0, buckets);
     }

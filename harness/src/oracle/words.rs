@@ -11,6 +11,8 @@ use crate::display::Expected;
 use crate::terminal::{Transcript, TranscriptLine};
 use crate::words::each_word;
 
+use super::{halfway, on_two_threads};
+
 /// Words shown in an excerpt.
 const EXCERPT_WORDS: usize = 8;
 
@@ -71,15 +73,7 @@ fn tokenize_all(texts: &[&str]) -> (FastMap<String, u32>, Vec<Tokens>) {
     if total < PARALLEL_BYTES {
         return tokenize_split(texts, texts.len());
     }
-    // The first text at which half the bytes have been passed.
-    let mut passed = 0;
-    let half = texts
-        .iter()
-        .position(|t| {
-            passed += t.len();
-            passed >= total / 2
-        })
-        .map_or(texts.len(), |i| i + 1);
+    let half = halfway(texts, |t| t.len());
     tokenize_split(texts, half)
 }
 
@@ -96,15 +90,8 @@ pub(super) fn tokenize_split(texts: &[&str], half: usize) -> (FastMap<String, u3
         let (numbering, tokens) = read(texts);
         return (numbering.ids, tokens);
     }
-    let ((mut first, mut tokens), (second, rest)) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| read(&texts[half..]));
-        (
-            read(&texts[..half]),
-            second
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-        )
-    });
+    let ((mut first, mut tokens), (second, rest)) =
+        on_two_threads(|| read(&texts[..half]), || read(&texts[half..]));
     let renumber: Vec<u32> = second.words().into_iter().map(|w| first.id(w)).collect();
     tokens.extend(rest.into_iter().map(|mut t| {
         for id in &mut t.ids {
@@ -180,16 +167,10 @@ impl<'a> Words<'a> {
         } else {
             // The second half on another thread (the vocabulary is only read): the same stream.
             let half = lines.len() / 2;
-            let (first, second) = std::thread::scope(|scope| {
-                let second = scope.spawn(|| words.stream(&lines[half..], half));
-                let first = words.stream(&lines[..half], 0);
-                (
-                    first,
-                    second
-                        .join()
-                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                )
-            });
+            let (first, second) = on_two_threads(
+                || words.stream(&lines[..half], 0),
+                || words.stream(&lines[half..], half),
+            );
             ([first.0, second.0].concat(), [first.1, second.1].concat())
         };
         words.transcript = transcript;
