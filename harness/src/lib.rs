@@ -90,4 +90,5 @@ pub mod store;
 pub mod terminal;
 pub mod triage;
 pub mod verdict;
+pub mod views;
 pub mod words;

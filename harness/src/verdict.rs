@@ -24,6 +24,7 @@ use crate::oracle::{self, Check, Said};
 use crate::settings::{self, ClientVersion, DisplaySettings};
 use crate::store::{Store, StoreError};
 use crate::terminal::Transcript;
+use crate::views::Rules;
 
 /// Which session of the database was displayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +129,34 @@ impl Basis {
     }
 
     /// The oracle's check of `transcript` against this basis, at the checkpoint `at`; `said` is
-    /// what the provider log says was said (scenario runs).
+    /// what the provider log says was said (scenario runs). The whole transcript is one recap
+    /// view of the session.
     pub fn check(&self, at: &str, transcript: &Transcript, said: Option<&Said>) -> Check {
+        self.check_view(
+            at,
+            transcript,
+            said,
+            &Rules {
+                recap: true,
+                ..Rules::default()
+            },
+        )
+    }
+
+    /// The oracle's check of one view of a live screen ([`crate::views`]) against this basis,
+    /// under the view's `rules`.
+    pub fn check_view(
+        &self,
+        at: &str,
+        transcript: &Transcript,
+        said: Option<&Said>,
+        rules: &Rules,
+    ) -> Check {
+        let optional: Vec<usize> = if rules.recap {
+            self.optional.clone()
+        } else {
+            rules.optional.clone()
+        };
         oracle::check_prepared(
             at,
             transcript,
@@ -138,8 +165,16 @@ impl Basis {
             &oracle::Context {
                 said,
                 data_problems: &self.data_problems,
-                optional: &self.optional,
+                optional: &optional,
+                allowed: rules.allowed.as_deref(),
+                internal_redrawn: &rules.internal_redrawn,
+                taken_back_here: &rules.taken_back_here,
             },
         )
+    }
+
+    /// What the database alone shows is wrong.
+    pub fn data_problems(&self) -> &[DataProblem] {
+        &self.data_problems
     }
 }

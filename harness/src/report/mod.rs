@@ -46,6 +46,9 @@ pub fn text(result: &ScenarioResult) -> String {
     for c in &result.checks {
         if c.mismatches.is_empty() {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
+            for v in views_with_findings(c) {
+                let _ = writeln!(out, "    {v}");
+            }
             // Shown where the scenario pins them (every live check counts them).
             match &c.row_counts {
                 Some(rows) if c.expected.rows != RowPins::default() => {
@@ -66,6 +69,9 @@ pub fn text(result: &ScenarioResult) -> String {
             let _ = writeln!(out, "  finding:  {m}");
         }
         let _ = writeln!(out, "  got:      {}", c.verdict);
+        for v in views_with_findings(c) {
+            let _ = writeln!(out, "  {v}");
+        }
         if let Some(rows) = &c.row_counts {
             let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
         }
@@ -115,6 +121,25 @@ pub fn text(result: &ScenarioResult) -> String {
         let _ = writeln!(out, "  rerun:    {}", result.rerun);
     }
     out
+}
+
+/// One line for each view of a check's screen that found something: the step that drew it,
+/// its kind, whether an earlier check reported it already, and its verdict.
+fn views_with_findings(c: &crate::runner::CheckResult) -> Vec<String> {
+    c.views
+        .iter()
+        .filter(|v| v.findings != crate::oracle::Findings::default())
+        .map(|v| {
+            let carried = if v.carried { ", carried" } else { "" };
+            format!(
+                "view:     `{}` (line {}, {} view{carried}): {}",
+                v.step,
+                v.line,
+                v.kind.name(),
+                v.verdict
+            )
+        })
+        .collect()
 }
 
 /// The names in the kept directory (directories with a trailing `/`), sorted.

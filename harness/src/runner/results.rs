@@ -7,6 +7,7 @@ use crate::oracle::{self, Check, RowCounts};
 use crate::scenario::Expectation;
 use crate::terminal::Transcript;
 use crate::verdict::Basis;
+use crate::views::ViewSummary;
 
 /// One checkpoint's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -44,6 +45,10 @@ pub struct CheckResult {
     /// ([`crate::terminal::difference`]): information, not a failure. `None` when they agree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub terminal_note: Option<String>,
+    /// The views of the live screen the check's numbers add up from, in screen order
+    /// ([`crate::views`]); empty when the check judged one whole screen (the TUI, an export).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub views: Vec<ViewSummary>,
 }
 
 /// Wall time of one step, and how much of it was the harness only waiting.
@@ -122,7 +127,13 @@ impl CheckResult {
             transcript,
             screen_svg,
             terminal_note: None,
+            views: Vec::new(),
         }
+    }
+
+    /// The result with the views its numbers add up from.
+    pub fn with_views(self, views: Vec<ViewSummary>) -> CheckResult {
+        CheckResult { views, ..self }
     }
 
     /// The result with a note on how the other emulator's transcript differs.
