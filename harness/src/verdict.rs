@@ -78,17 +78,7 @@ pub struct Basis {
 impl Basis {
     /// Reads the basis of a verdict on `session` of `store`, displayed on `surface`.
     pub fn read(store: &Store, session: Session<'_>, surface: Surface) -> Result<Basis, Error> {
-        let session = match session {
-            Session::Id(id) => id.to_owned(),
-            Session::Latest => {
-                store
-                    .latest_session_with_messages()?
-                    .ok_or_else(|| Error::NoSessionWithMessages {
-                        path: store.path().to_owned(),
-                    })?
-                    .id
-            }
-        };
+        let session = Basis::session(store, session)?;
         // One reading of the rows serves the projection and the data problems (which need the
         // projection with tool output: the same one when the surface shows tool output).
         let lineage = store.lineage_ids(&session)?;
@@ -118,6 +108,36 @@ impl Basis {
             expected,
             data_problems,
             optional: Vec::new(),
+        })
+    }
+
+    /// The basis of a verdict on a data export of `session` (the JSONL export): its live rows as
+    /// stored ([`display::live_rows`]), each once; no data problems are looked for.
+    pub fn exported(store: &Store, session: Session<'_>) -> Result<Basis, Error> {
+        let session = Basis::session(store, session)?;
+        let rows = store.rows(std::slice::from_ref(&session))?;
+        let expected = display::live_rows(&session, &rows);
+        Ok(Basis {
+            session,
+            prepared: oracle::Prepared::new(&expected),
+            expected,
+            data_problems: Vec::new(),
+            optional: Vec::new(),
+        })
+    }
+
+    /// The id of `session` in `store`.
+    fn session(store: &Store, session: Session<'_>) -> Result<String, Error> {
+        Ok(match session {
+            Session::Id(id) => id.to_owned(),
+            Session::Latest => {
+                store
+                    .latest_session_with_messages()?
+                    .ok_or_else(|| Error::NoSessionWithMessages {
+                        path: store.path().to_owned(),
+                    })?
+                    .id
+            }
         })
     }
 

@@ -58,12 +58,32 @@ struct Run<'a> {
     launches: usize,
     exports: usize,
     /// What the last `export` step wrote, for the next `check`.
-    exported: Option<Transcript>,
+    exported: Option<Exported>,
     /// The harness's wait in the last `quit` step, and its clock-rule part (its driver is gone
     /// when the step is timed).
     quit_wait: (Duration, Duration),
     /// The running client's screen, cut into views ([`crate::views`]).
     screen: LiveViews,
+}
+
+/// What an `export` step wrote, and in which format.
+struct Exported {
+    transcript: Transcript,
+    format: Option<Format>,
+}
+
+/// The export formats judged by their own contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// `--format jsonl`: one session's live rows as stored (a data export: summaries and
+    /// carriers as written, no ancestors), judged against [`Basis::exported`].
+    Jsonl,
+}
+
+impl Format {
+    fn named(name: &str) -> Option<Format> {
+        (name == "jsonl").then_some(Format::Jsonl)
+    }
 }
 
 /// The views of one client process's screen judged so far, and where the next one starts.
@@ -411,8 +431,10 @@ impl<'a> Run<'a> {
         line: usize,
     ) -> Result<CheckResult, Error> {
         let questions = self.provider.said().user;
-        let (transcript, surface, svg, note, rows) = match self.exported.take() {
-            Some(t) => (t, Surface { tool_output: true }, None, None, None),
+        let exported = self.exported.take();
+        let data_export = exported.as_ref().is_some_and(|e| e.format == Some(Format::Jsonl));
+        let (transcript, surface, svg, note, rows) = match exported {
+            Some(e) => (e.transcript, Surface { tool_output: true }, None, None, None),
             None => {
                 let title = format!("{} — {name}", self.scenario.name);
                 let d = self.running()?;
@@ -426,11 +448,15 @@ impl<'a> Run<'a> {
         let store = Store::open(&self.home.join("state.db"))?;
         // The session on screen: the newest one with messages (a fresh client that then ran
         // `/resume ID` may have written an empty session of its own).
-        let basis =
-            Basis::read(&store, verdict::Session::Latest, surface).map_err(|e| match e {
-                verdict::Error::Store(e) => Error::Store(e),
-                verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
-            })?;
+        let basis = if data_export {
+            Basis::exported(&store, verdict::Session::Latest)
+        } else {
+            Basis::read(&store, verdict::Session::Latest, surface)
+        };
+        let basis = basis.map_err(|e| match e {
+            verdict::Error::Store(e) => Error::Store(e),
+            verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
+        })?;
         let basis = match &self.recap {
             Some((settings, version)) => basis.with_recap(settings, *version),
             None => basis,
@@ -470,7 +496,14 @@ impl<'a> Run<'a> {
             &self.work,
             clock.whole(),
         )?;
-        self.exported = Some(export_transcript(&out, &stdout)?);
+        let format = args
+            .windows(2)
+            .find(|w| w[0] == "--format")
+            .and_then(|w| Format::named(&w[1]));
+        self.exported = Some(Exported {
+            transcript: export_transcript(&out, &stdout)?,
+            format,
+        });
         Ok(())
     }
 
