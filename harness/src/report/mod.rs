@@ -62,6 +62,20 @@ pub fn text(result: &ScenarioResult) -> String {
             let _ = writeln!(out, "  note:     {note}");
         }
         let _ = writeln!(out, "  check:    {}", c.check.at);
+        match (&c.fixed_upstream, &c.expected.known_bug) {
+            (Some(bug), _) => {
+                let _ = writeln!(out, "  FIXED upstream: {bug}");
+                let _ = writeln!(
+                    out,
+                    "            (the pinned defect reads 0; accept with `hermes-e2e run --bless {}`)",
+                    result.file.display()
+                );
+            }
+            (None, Some(bug)) => {
+                let _ = writeln!(out, "  known bug: {bug}");
+            }
+            (None, None) => {}
+        }
         for m in &c.mismatches {
             let _ = writeln!(out, "  finding:  {m}");
         }
