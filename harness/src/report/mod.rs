@@ -46,6 +46,10 @@ pub fn text(result: &ScenarioResult) -> String {
     for c in &result.checks {
         if c.mismatches.is_empty() {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
+            // A defect the check pins: `ok` means the client still shows it, as pinned.
+            if let Some(bug) = &c.expected.known_bug {
+                let _ = writeln!(out, "    known bug: {bug}");
+            }
             // Shown where the scenario pins them (every live check counts them).
             match &c.row_counts {
                 Some(rows) if c.expected.rows != RowPins::default() => {
@@ -202,39 +206,29 @@ mod tests {
         );
     }
 
-    /// A failed scenario with one check pinning `known_bug`, fixed or not.
+    /// A failed scenario holding the recorded rotating-resume fixture's check, pinned as a known
+    /// bug that reads fixed or not.
     fn known_bug_result(fixed: bool) -> ScenarioResult {
-        use crate::oracle::{Check, Findings};
         use crate::runner::CheckResult;
+        use crate::verdict::{Basis, Session};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/iot-0.22.2.post1-rotating-resume");
+        let transcript = crate::terminal::cast::replay(&dir.join("resume.cast"))
+            .unwrap()
+            .transcript();
+        let store = crate::store::Store::open(&dir.join("state.db")).unwrap();
+        let basis =
+            Basis::read(&store, Session::Latest, crate::display::Surface::default()).unwrap();
+        let check = basis.check("after --resume", &transcript, None);
         let expected = crate::scenario::Expectation {
             known_bug: Some("carrier drawn twice (PR #1)".into()),
             ..Default::default()
         };
-        let check = CheckResult {
-            check: Check {
-                at: "after --resume".into(),
-                findings: Findings::default(),
-                repeats: Vec::new(),
-                missing: Vec::new(),
-                taken_back: Vec::new(),
-                data_problems: Vec::new(),
-                drawn: Vec::new(),
-                out_of_order_messages: Vec::new(),
-                internal_words: Vec::new(),
-            },
-            row_counts: None,
-            expected: expected.clone(),
-            mismatches: vec!["words_rendered_more_than_once: expected 169, got 0".into()],
-            verdict: "every message shown once".into(),
-            fixed_upstream: fixed.then(|| "carrier drawn twice (PR #1)".into()),
-            line: 7,
-            session: "s1".into(),
-            stored_rows: 4,
-            logical_messages: 4,
-            transcript: Default::default(),
-            screen_svg: None,
-            terminal_note: None,
-        };
+        let mut check = CheckResult::new(&basis, (check, None), expected, 7, transcript, None);
+        assert!(!check.mismatches.is_empty() && check.fixed_upstream.is_none());
+        if fixed {
+            check.fixed_upstream = check.expected.known_bug.clone();
+        }
         let mut result = ScenarioResult::new(
             "compress/x".into(),
             "scenarios/compress/x.toml".into(),
@@ -270,6 +264,17 @@ mod tests {
             "{out}"
         );
         assert!(!json_line(&open).contains("fixed_upstream"));
+        // Passing: the client still shows the pinned defect, and the report says which.
+        let mut passing = known_bug_result(false);
+        passing.passed = true;
+        passing.checks[0].mismatches.clear();
+        let out = text(&passing);
+        assert!(out.starts_with("ok   compress/x"), "{out}");
+        assert!(
+            out.contains("words rendered more than once")
+                && out.contains("\n    known bug: carrier drawn twice (PR #1)\n"),
+            "{out}"
+        );
     }
 
     #[test]
