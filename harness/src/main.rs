@@ -443,6 +443,7 @@ fn record(args: RecordArgs) -> ExitCode {
         client: args.client,
         out_root: runner::default_out_root(),
         progress: progress(false),
+        expect_correct: false,
     };
     let recorded = runner::record(&s, &options, &args.out);
     clear_progress(false);
@@ -521,6 +522,15 @@ struct RunArgs {
     /// order as soon as they and those before them are done.
     #[arg(short = 'j', long)]
     jobs: Option<std::num::NonZeroUsize>,
+    /// After the run, rewrite the `expect` pins of the checks whose numbers changed to what the
+    /// run measured, printing each change first (`old → new`, the verdict); a scenario that
+    /// errored is refused. Exit 0 when every pin holds afterwards.
+    #[arg(long, conflicts_with_all = ["expect_correct", "client", "size", "ui", "terminal"])]
+    bless: bool,
+    /// Every check expects a correct display (every finding 0, no cause; row pins as bounds)
+    /// instead of its pins: for an unreleased client build (`--client PATH/TO/hermes`).
+    #[arg(long)]
+    expect_correct: bool,
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -566,6 +576,9 @@ fn run(args: RunArgs) -> ExitCode {
             loaded.len() - failed,
             failed
         );
+    }
+    if args.bless {
+        return verdict_code(runner::bless::bless(&results, args.json));
     }
     verdict_code(failed == 0)
 }
@@ -645,6 +658,7 @@ fn run_all(
                     client: client.clone(),
                     out_root: out_root.to_owned(),
                     progress: board.progress(worker),
+                    expect_correct: args.expect_correct,
                 };
                 let result = runner::run(s, &options);
                 board.set(worker, None);

