@@ -125,8 +125,14 @@ impl Before {
     }
 
     /// Whether `message` was in the database before: its first row was, or one of its rows
-    /// carries the `message_uid` of a row that was.
+    /// carries the `message_uid` of a row that was. A message without uids (a 0.19 database,
+    /// whose display model joins rows by their text and place, rule 6) was there when the row it
+    /// shows was: a question asked again after `/undo` is joined with the one taken back, and is
+    /// new.
     fn holds(&self, message: &LogicalMessage) -> bool {
+        if message.rows.iter().all(|r| r.message_uid.is_none()) {
+            return message.shown <= self.max_row_id;
+        }
         message
             .rows
             .first()
@@ -146,26 +152,30 @@ impl Before {
 pub struct Erased {
     /// Renderings of each message drawn there: its rows, its `message_uid`s, how often.
     messages: Vec<(Vec<i64>, Vec<String>, usize)>,
-    /// The internal texts drawn there.
+    /// The internal texts drawn there, or anywhere above.
     internal: HashSet<String>,
     /// Rows of the taken-back messages drawn there.
     taken_back_rows: HashSet<i64>,
 }
 
 impl Erased {
-    /// What `views` drew from history row `from` on.
+    /// What `views` drew from history row `from` on, and the internal texts they drew anywhere:
+    /// an internal text already on the screen is counted where it was first drawn (one client
+    /// act, counted once), not again where a later view redraws it.
     pub fn since(views: &[Judged], from: usize) -> Erased {
         let mut out = Erased::default();
         for v in views {
+            for d in &v.check.drawn {
+                if let Some(text) = d.internal.and_then(|x| v.internal_texts.get(x)) {
+                    out.internal.insert(text.clone());
+                }
+            }
             for d in v.check.drawn.iter().filter(|d| d.rows.1 >= from) {
                 if let Some((rows, uids)) = d.message.and_then(|m| v.messages.get(m)) {
                     match out.messages.iter_mut().find(|(r, _, _)| r == rows) {
                         Some(entry) => entry.2 += 1,
                         None => out.messages.push((rows.clone(), uids.clone(), 1)),
                     }
-                }
-                if let Some(text) = d.internal.and_then(|x| v.internal_texts.get(x)) {
-                    out.internal.insert(text.clone());
                 }
                 if let Some(rows) = d.taken_back.and_then(|x| v.taken_back_rows.get(x)) {
                     out.taken_back_rows.extend(rows);

@@ -1031,7 +1031,11 @@ fn a_data_export_is_one_sessions_live_rows_as_stored() {
     let e = live_rows("child", &rows);
     assert_eq!(e.lineage, ["child"]);
     assert_eq!(e.stored_rows, 3);
-    let shown: Vec<(i64, &str)> = e.messages.iter().map(|m| (m.shown, m.text.as_str())).collect();
+    let shown: Vec<(i64, &str)> = e
+        .messages
+        .iter()
+        .map(|m| (m.shown, m.text.as_str()))
+        .collect();
     assert_eq!(
         shown,
         [

@@ -385,10 +385,11 @@ impl<'a> Run<'a> {
         let start = views::next_start(&self.screen.seen, &transcript, self.screen.end);
         let part = views::slice(&transcript, start);
         // Lines an earlier view read and the client has since rewritten: from the first of them.
-        let erased = match self.screen.seen_rows.get(start) {
-            Some(&row) if start < self.screen.end => views::Erased::since(&self.screen.judged, row),
-            _ => views::Erased::default(),
+        let erased_from = match self.screen.seen_rows.get(start) {
+            Some(&row) if start < self.screen.end => row,
+            _ => usize::MAX,
         };
+        let erased = views::Erased::since(&self.screen.judged, erased_from);
         let db = self.home.join("state.db");
         let store = if db.is_file() {
             Some(Store::open(&db)?)
@@ -432,9 +433,17 @@ impl<'a> Run<'a> {
     ) -> Result<CheckResult, Error> {
         let questions = self.provider.said().user;
         let exported = self.exported.take();
-        let data_export = exported.as_ref().is_some_and(|e| e.format == Some(Format::Jsonl));
+        let data_export = exported
+            .as_ref()
+            .is_some_and(|e| e.format == Some(Format::Jsonl));
         let (transcript, surface, svg, note, rows) = match exported {
-            Some(e) => (e.transcript, Surface { tool_output: true }, None, None, None),
+            Some(e) => (
+                e.transcript,
+                Surface { tool_output: true },
+                None,
+                None,
+                None,
+            ),
             None => {
                 let title = format!("{} — {name}", self.scenario.name);
                 let d = self.running()?;

@@ -96,6 +96,8 @@ struct Sim {
     planted: Vec<Findings>,
     /// `message_uid`s minted.
     uids: u32,
+    /// Internal texts this client process has drawn.
+    internal_drawn: std::collections::HashSet<String>,
 }
 
 impl Sim {
@@ -113,6 +115,7 @@ impl Sim {
             before: Before::default(),
             planted: Vec::new(),
             uids: 0,
+            internal_drawn: Default::default(),
         }
     }
 
@@ -171,7 +174,10 @@ impl Sim {
                 match basis.expected.internal.first() {
                     Some(x) if summary => {
                         self.draw(&x.text);
-                        planted.internal_text_shown = crate::words::count(&x.text);
+                        // Counted where the screen first shows it (one client act, once).
+                        if self.internal_drawn.insert(x.text.clone()) {
+                            planted.internal_text_shown = crate::words::count(&x.text);
+                        }
                     }
                     _ => {}
                 }
@@ -212,6 +218,7 @@ impl Sim {
                 self.reported = 0;
                 self.end = 0;
                 self.seen.clear();
+                self.internal_drawn.clear();
                 let basis = self.basis();
                 self.before = self.before(&basis);
                 for m in &basis.expected.messages {
@@ -315,7 +322,7 @@ impl Sim {
             (kind, at.to_owned(), 0),
             &slice(&transcript, start),
             &basis,
-            (&self.before, &Erased::default()),
+            (&self.before, &Erased::since(&self.judged, usize::MAX)),
             None,
         );
         self.before = self.before(&basis);
