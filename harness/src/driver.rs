@@ -73,12 +73,20 @@ pub struct Launch {
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     /// Spawning failed.
-    #[error("cannot start `{program}`: {message}")]
+    #[error("cannot start `{program}`: {source}")]
     Spawn {
         /// The executable.
         program: PathBuf,
         /// What failed.
-        message: String,
+        source: expectrl::Error,
+    },
+    /// The PTY of the started client could not be given its size.
+    #[error("cannot set the window size of `{program}`'s terminal: {source}")]
+    WindowSize {
+        /// The executable.
+        program: PathBuf,
+        /// What failed.
+        source: std::io::Error,
     },
     /// A wait ran past its deadline.
     #[error("timed out after {secs:.1} s waiting for {what}\n--- last screen ---\n{screen}")]
@@ -177,21 +185,23 @@ enum Look {
 impl Driver {
     /// Spawns the client in a PTY of the launch's size.
     pub fn spawn(launch: &Launch) -> Result<Driver, DriverError> {
-        let spawn_err = |message: String| DriverError::Spawn {
-            program: launch.program.clone(),
-            message,
-        };
         let mut cmd = Command::new(&launch.program);
         cmd.args(&launch.args)
             .env_clear()
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&launch.cwd);
-        let mut session = OsSession::spawn(cmd).map_err(|e| spawn_err(e.to_string()))?;
+        let mut session = OsSession::spawn(cmd).map_err(|source| DriverError::Spawn {
+            program: launch.program.clone(),
+            source,
+        })?;
         // ptyprocess starts the child at 80×24: set the real size before it draws anything.
         session
             .get_process_mut()
             .set_window_size(launch.cols, launch.rows)
-            .map_err(|e| spawn_err(format!("cannot set the window size: {e}")))?;
+            .map_err(|e| DriverError::WindowSize {
+                program: launch.program.clone(),
+                source: e.into(),
+            })?;
         // ptyprocess uses an older `nix`; convert its pid to ours.
         let pid = Pid::from_raw(session.get_process().pid().as_raw());
         let registered = crate::interrupt::register(pid.as_raw());

@@ -14,7 +14,7 @@ pub mod json;
 use std::fmt::Write as _;
 
 use crate::oracle::wording;
-use crate::runner::ScenarioResult;
+use crate::runner::{CheckResult, ScenarioResult};
 use crate::scenario::RowPins;
 
 pub use json::json_line;
@@ -58,27 +58,6 @@ pub fn text(result: &ScenarioResult) -> String {
             }
             continue;
         }
-        if let Some(note) = &c.terminal_note {
-            let _ = writeln!(out, "  note:     {note}");
-        }
-        let _ = writeln!(out, "  check:    {}", c.check.at);
-        for m in &c.mismatches {
-            let _ = writeln!(out, "  finding:  {m}");
-        }
-        let _ = writeln!(out, "  got:      {}", c.verdict);
-        if let Some(rows) = &c.row_counts {
-            let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
-        }
-        for r in &c.check.repeats {
-            let _ = writeln!(out, "  repeat:   {}", wording::repeat_line(r));
-            let _ = writeln!(out, "  cause:    {}", wording::cause_line(r));
-        }
-        for m in &c.check.missing {
-            let _ = writeln!(out, "  missing:  {}", wording::missing_line(m));
-        }
-        for m in &c.check.taken_back {
-            let _ = writeln!(out, "  taken back, shown: {}", wording::missing_line(m));
-        }
         let step = if c.line == 0 {
             format!("resumed through `{}`", c.check.at)
         } else {
@@ -89,11 +68,7 @@ pub fn text(result: &ScenarioResult) -> String {
                 c.line
             )
         };
-        let _ = writeln!(
-            out,
-            "  step:     {step}; session {}, {} stored rows, {} logical messages",
-            c.session, c.stored_rows, c.logical_messages
-        );
+        out.push_str(&failed_check(c, &step));
     }
     if let Some(e) = &result.error {
         let at = result
@@ -114,6 +89,40 @@ pub fn text(result: &ScenarioResult) -> String {
         );
         let _ = writeln!(out, "  rerun:    {}", result.rerun);
     }
+    out
+}
+
+/// The lines of a `FAIL` block about one check whose expectation did not hold (`run` and `check`
+/// print the same): each mismatch, what was found (the verdict, the row counts, every repeat with
+/// its cause, every missing message), and `step`, where the check was made.
+pub fn failed_check(c: &CheckResult, step: &str) -> String {
+    let mut out = String::new();
+    if let Some(note) = &c.terminal_note {
+        let _ = writeln!(out, "  note:     {note}");
+    }
+    let _ = writeln!(out, "  check:    {}", c.check.at);
+    for m in &c.mismatches {
+        let _ = writeln!(out, "  finding:  {m}");
+    }
+    let _ = writeln!(out, "  got:      {}", c.verdict);
+    if let Some(rows) = &c.row_counts {
+        let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
+    }
+    for r in &c.check.repeats {
+        let _ = writeln!(out, "  repeat:   {}", wording::repeat_line(r));
+        let _ = writeln!(out, "  cause:    {}", wording::cause_line(r));
+    }
+    for m in &c.check.missing {
+        let _ = writeln!(out, "  missing:  {}", wording::missing_line(m));
+    }
+    for m in &c.check.taken_back {
+        let _ = writeln!(out, "  taken back, shown: {}", wording::missing_line(m));
+    }
+    let _ = writeln!(
+        out,
+        "  step:     {step}; session {}, {} stored rows, {} logical messages",
+        c.session, c.stored_rows, c.logical_messages
+    );
     out
 }
 

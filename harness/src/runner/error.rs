@@ -51,6 +51,14 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// What an earlier run left could not be removed.
+    #[error("cannot remove `{}`: {source}", path.display())]
+    Remove {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// A file could not be copied.
     #[error("cannot copy `{}`: {source}", path.display())]
     Copy {
