@@ -33,7 +33,7 @@ pub struct BisectArgs {
     /// With `--db`: the session to resume [default: the most recent one with messages].
     #[arg(long, value_name = "ID", requires = "db")]
     pub session: Option<String>,
-    /// With `--db`: the client's interface.
+    /// With `--db`: the client's interface [default: classic].
     #[arg(long, value_enum, requires = "db")]
     pub ui: Option<Ui>,
     /// With `--db`: the terminal, `COLSxROWS` [default: 100x40; 100x300 for the TUI].
@@ -68,6 +68,16 @@ pub struct BisectArgs {
 /// is bad input, not a release that cannot run the probe.
 fn subject(args: &BisectArgs) -> Result<Subject, Error> {
     if let Some(path) = &args.scenario {
+        // clap lets a flag that requires `--db` pass beside the scenario that conflicts with it.
+        let db_only = [
+            ("--session", args.session.is_some()),
+            ("--ui", args.ui.is_some()),
+            ("--size", args.size.is_some()),
+            ("--config", args.config.is_some()),
+        ];
+        if let Some((flag, _)) = db_only.iter().find(|(_, given)| *given) {
+            return Err(Error::DbOnly(flag));
+        }
         return Ok(Subject::Scenario(Scenario::load(
             path,
             &super::scenarios_root(),

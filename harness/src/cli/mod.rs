@@ -132,6 +132,9 @@ pub enum Error {
         crate::client::CLIENT_ENV
     )]
     ClientFromEnv,
+    /// A flag of `bisect --db` given with a scenario.
+    #[error("`{0}` is for `bisect --db STATE_DB`: a scenario sets how its client runs")]
+    DbOnly(&'static str),
     /// `bisect` over fewer than two releases.
     #[error("a bisection needs at least two releases; {0} given")]
     TooFewReleases(usize),
