@@ -677,7 +677,12 @@ impl Driver {
     /// event (asciicast `i`), so a replay shows what was typed and when. (Answers to the
     /// terminal's queries are not recorded.)
     pub fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
-        let _ = self.cast.input(&String::from_utf8_lossy(bytes));
+        self.cast
+            .input(&String::from_utf8_lossy(bytes))
+            .map_err(|source| DriverError::Io {
+                what: "writing the recording".into(),
+                source,
+            })?;
         self.write_raw(bytes)
     }
 
@@ -711,7 +716,7 @@ impl Driver {
             .set_window_size(cols, rows)
             .map_err(|e| DriverError::Io {
                 what: "resizing the PTY".into(),
-                source: std::io::Error::other(e.to_string()),
+                source: e.into(),
             })?;
         self.screen.resize(rows, cols);
         self.reflow.resize(rows, cols);
@@ -793,8 +798,11 @@ impl Driver {
     }
 
     /// Flushes the recording.
-    pub fn finish_recording(&mut self) {
-        let _ = self.cast.flush();
+    pub fn finish_recording(&mut self) -> Result<(), DriverError> {
+        self.cast.flush().map_err(|source| DriverError::Io {
+            what: "writing the recording".into(),
+            source,
+        })
     }
 }
 

@@ -108,16 +108,17 @@ impl Reference {
         })
     }
 
-    /// A fresh path for the next copy (the previous one removed).
-    fn next_copy(&mut self) -> PathBuf {
+    /// A fresh path for the next copy (the previous one removed: a copy left behind only takes
+    /// room in the scratch directory, removed with it).
+    fn next_copy(&mut self) -> Result<PathBuf, OfflineError> {
         if self.reads > 0 {
             let old = self.scratch.path().join(format!("read-{}", self.reads));
             let _ = std::fs::remove_dir_all(old);
         }
         self.reads += 1;
         let dir = self.scratch.path().join(format!("read-{}", self.reads));
-        let _ = std::fs::create_dir_all(&dir);
-        dir.join("state.db")
+        std::fs::create_dir_all(&dir).map_err(OfflineError::Scratch)?;
+        Ok(dir.join("state.db"))
     }
 }
 
@@ -131,7 +132,7 @@ impl Offline for Reference {
         } else {
             basis
         };
-        let copy = self.next_copy();
+        let copy = self.next_copy()?;
         crate::store::copy_database(db, &copy)?;
         let rows = self.reader.read(&copy, session)?;
         Ok(signature_of(&basis, &rows))
