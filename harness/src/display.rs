@@ -127,6 +127,41 @@ pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Exp
     ))
 }
 
+/// What a data export of one session writes — `hermes sessions export --format jsonl`, which
+/// reads the session's live rows (`active = 1`) in storage order, each as stored: every live row
+/// of `session_id` among `rows` is its own message with its stored content (a carrier with its
+/// summary, a summary row as written), none internal; rows of other sessions are not exported.
+pub fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
+    let session: Vec<&Row> = rows.iter().filter(|r| r.session_id == session_id).collect();
+    let messages = session
+        .iter()
+        .filter(|r| r.active)
+        .filter_map(|r| {
+            let text = r.content.clone().filter(|t| !t.trim().is_empty())?;
+            let role = match r.role.as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                "tool" => Role::Tool,
+                _ => Role::Other,
+            };
+            Some(LogicalMessage {
+                role,
+                text,
+                rows: vec![row::row_ref(r)],
+                shown: r.id,
+            })
+        })
+        .collect();
+    Expected {
+        session_id: session_id.to_owned(),
+        lineage: vec![session_id.to_owned()],
+        stored_rows: session.len(),
+        messages,
+        internal: Vec::new(),
+        taken_back: Vec::new(),
+    }
+}
+
 /// [`expected`] from rows already read: `rows` must be [`Store::rows`] of `lineage`, which must
 /// be [`Store::lineage`] of `session_id`. For callers that need the rows too, or several
 /// surfaces, without reading the database again.

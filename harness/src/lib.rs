@@ -92,4 +92,5 @@ pub mod store;
 pub mod terminal;
 pub mod triage;
 pub mod verdict;
+pub mod views;
 pub mod words;

@@ -263,6 +263,23 @@ pub struct Check {
     pub internal_words: Vec<usize>,
 }
 
+impl Check {
+    /// A check at `at` that found nothing and saw nothing.
+    pub fn empty(at: &str) -> Check {
+        Check {
+            at: at.to_string(),
+            findings: Findings::default(),
+            repeats: Vec::new(),
+            missing: Vec::new(),
+            taken_back: Vec::new(),
+            data_problems: Vec::new(),
+            drawn: Vec::new(),
+            out_of_order_messages: Vec::new(),
+            internal_words: Vec::new(),
+        }
+    }
+}
+
 /// Compares `transcript` with `expected` (and `said`, when a provider log exists).
 pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Option<&Said>) -> Check {
     check_with_data(at, transcript, expected, said, &[])
@@ -283,7 +300,7 @@ pub fn check_with_data(
         &Context {
             said,
             data_problems,
-            optional: &[],
+            ..Context::default()
         },
     )
 }
@@ -305,6 +322,19 @@ pub struct Context<'a> {
     /// display settings keep them off its resume recap (see [`crate::settings::not_on_recap`]).
     /// They are never missing; drawn, they are allowed once like any message.
     pub optional: &'a [usize],
+    /// How many renderings of each message (by index into [`Expected::messages`]) this part of
+    /// the screen may draw, where that is not one each (`None`): a view of a live screen only
+    /// adds to what earlier views drew, so it draws the messages it adds once, none of the
+    /// messages before them — unless it redraws what the client erased ([`crate::views`]).
+    /// A message allowed none is never missing, and has no place in the order.
+    pub allowed: Option<&'a [usize]>,
+    /// Internal texts (indexes into [`Expected::internal`]) this part of the screen redraws where
+    /// the client erased them: not counted again.
+    pub internal_redrawn: &'a [usize],
+    /// Taken-back messages (indexes into [`Expected::taken_back`]) this part of the screen may
+    /// draw once: the view of the command that took them back (`/undo` puts the user's words
+    /// back in the composer; [`crate::views`]).
+    pub taken_back_here: &'a [usize],
 }
 
 /// The expectation's side of a check, made once from an [`Expected`]: its vocabulary, the words
@@ -352,7 +382,7 @@ pub fn check_prepared(
     let words = Words::new(transcript, &prepared.words);
     let holders = Holders::new(&words, expected, cx);
     let kinds = prepared.index.kinds();
-    let allowance = allowance(kinds, &holders);
+    let allowance = allowance(kinds, &holders, cx);
     let texts = Texts::new(words.transcript.clone(), &prepared.index);
     let mut renderings = align::align(&texts, &allowance);
     identical_holders_in_order(&mut renderings, kinds, &holders.group);
@@ -385,17 +415,42 @@ pub fn check_prepared(
         &rows_of,
     );
 
-    let (missing, positions) =
-        missing_and_positions(expected, &words, &holders, cx.optional, &cov, &renderings);
+    let not_here = |m: usize| cx.allowed.is_some_and(|a| a.get(m) == Some(&0));
+    let may_be_absent: Vec<usize> = (0..expected.messages.len())
+        .filter(|&m| not_here(m))
+        .chain(cx.optional.iter().copied())
+        .collect();
+    let (missing, mut positions) = missing_and_positions(
+        expected,
+        &words,
+        &holders,
+        &may_be_absent,
+        &cov,
+        &renderings,
+    );
+    // A message this view must not draw has no place in its order: drawing it is a repeat.
+    positions.retain(|&(m, _)| !not_here(m));
     let at_positions: Vec<usize> = positions.iter().map(|p| p.1).collect();
     let out_of_order_messages: Vec<usize> = outside_longest_run(&at_positions)
         .into_iter()
         .map(|i| positions[i].0)
         .collect();
+    let redrawn: Vec<usize> = cx
+        .internal_redrawn
+        .iter()
+        .filter_map(|&x| holders.group_internal.get(x).copied())
+        .collect();
     let internal_words: Vec<usize> = cov
         .internal
         .iter()
-        .map(|c| c.iter().filter(|b| **b).count())
+        .enumerate()
+        .map(|(g, c)| {
+            if redrawn.contains(&g) {
+                0
+            } else {
+                c.iter().filter(|b| **b).count()
+            }
+        })
         .collect();
     let drawn = drawn(&renderings, kinds, &rows_of);
     let taken_back = taken_back_drawn(expected, &words, &cov);
@@ -440,14 +495,17 @@ fn sources(words: &Vocabulary) -> Vec<(SourceKind, Vec<u32>)> {
 }
 
 /// How many renderings of each source (in [`sources`] order) a correct display draws: a data
-/// duplicate (`Holders::data_duplicate`) and a taken-back message none, every other source one.
-fn allowance(kinds: &[SourceKind], holders: &Holders) -> Vec<usize> {
+/// duplicate (`Holders::data_duplicate`) and a taken-back message none — but one of a
+/// taken-back message this view may draw ([`Context::taken_back_here`]) — a message what
+/// [`Context::allowed`] says, every other source one.
+fn allowance(kinds: &[SourceKind], holders: &Holders, cx: &Context<'_>) -> Vec<usize> {
     kinds
         .iter()
         .map(|k| match k {
-            SourceKind::Message(m) => usize::from(!holders.data_duplicate[*m]),
+            SourceKind::Message(m) if holders.data_duplicate[*m] => 0,
+            SourceKind::Message(m) => cx.allowed.map_or(1, |a| a.get(*m).copied().unwrap_or(1)),
             SourceKind::Internal(_) => 1,
-            SourceKind::TakenBack(_) => 0,
+            SourceKind::TakenBack(x) => usize::from(cx.taken_back_here.contains(x)),
         })
         .collect()
 }

@@ -57,6 +57,8 @@
 //! [[step]]
 //! check = "after resume"         # a checkpoint: the oracle runs on the whole rendered history
 //! expect = { words_rendered_more_than_once = 178, causes = ["display"] }
+//! known_bug = "summary carrier drawn beside its original on --resume (upstream PR #142187)"
+//! #                              # optional: the client defect the numbers pin
 //! ```
 //!
 //! In `expect`, a finding that is not named is expected to be 0: a clean checkpoint is `expect = {}`.
@@ -64,6 +66,13 @@
 //! [`crate::oracle::RowCounts`]) are compared only where named, exactly (`prompt_rows = 1`) or as a
 //! bound (`max_blank_run = { at_most = 2 }`), and `unpinned = ["causes", …]`
 //! leaves findings that vary with timing out of the comparison (see [`Expectation`]).
+//!
+//! `known_bug = "…"` beside `expect` says what client defect the check pins, with the upstream
+//! reference where there is one ([`Expectation::known_bug`]). When every finding it pins non-zero
+//! reads 0 in a run, the check is reported `FIXED upstream: …` — still a failure, until the new
+//! numbers are accepted (`hermes-e2e run --bless`, which also drops the `known_bug` of a check it
+//! finds fixed: the check then pins a correct display). `run --expect-correct` holds every check
+//! to a correct display instead ([`Scenario::expecting_correct`]).
 //!
 //! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
 //! splices the `[[step]]`s of a shared `*.steps.toml` file in its place — e.g. a long conversation
@@ -86,6 +95,7 @@ use discover::scenario_name;
 use include::expand_includes;
 
 pub use during::{count_word, During, DuringAction, Key, Trigger};
+pub(crate) use expect::named_findings;
 use expect::RawExpectation;
 pub use expect::{Expectation, ExpectationError, RowPin, RowPins};
 
@@ -358,6 +368,7 @@ struct RawStep {
     quit: Option<bool>,
     check: Option<String>,
     expect: Option<RawExpectation>,
+    known_bug: Option<String>,
     deadline_secs: Option<u64>,
 }
 
@@ -482,6 +493,18 @@ impl Scenario {
         }
     }
 
+    /// The scenario with every check expecting a correct display ([`Expectation::correct`]):
+    /// what `run --expect-correct` runs.
+    pub fn expecting_correct(&self) -> Scenario {
+        let mut scenario = self.clone();
+        for step in &mut scenario.steps {
+            if let Action::Check { expect, .. } = &mut step.action {
+                *expect = expect.correct();
+            }
+        }
+        scenario
+    }
+
     /// The model names the scenario switches to (`command = "/model NAME …"`), in order: the
     /// fake model serves them besides its own.
     pub fn switched_models(&self) -> Vec<String> {
@@ -573,6 +596,7 @@ fn steps(
         stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
         stray("prefill", s.prefill.is_none() || s.command.is_some())?;
         stray("expect", s.expect.is_none() || s.check.is_some())?;
+        stray("known_bug", s.known_bug.is_none() || s.check.is_some())?;
         stray("client", s.client.is_none() || s.launch.is_some())?;
         // Included steps have replaced their `include`: what is left is in no include.
         stray("steps", s.steps.is_none())?;
@@ -778,7 +802,13 @@ fn check_action(
     invalid: &impl Fn(usize, String) -> ScenarioError,
 ) -> Result<Action, ScenarioError> {
     let name = s.check.clone().unwrap_or_default();
-    let expect = s
+    if s.known_bug.as_deref().is_some_and(|b| b.trim().is_empty()) {
+        return Err(invalid(
+            line,
+            "`known_bug` must not be empty: it says what client defect the check pins".into(),
+        ));
+    }
+    let mut expect = s
         .expect
         .as_ref()
         .ok_or_else(|| {
@@ -789,6 +819,7 @@ fn check_action(
         })?
         .typed()
         .map_err(|e| invalid(line, e.to_string()))?;
+    expect.known_bug = s.known_bug.clone();
     Ok(Action::Check { name, expect })
 }
 

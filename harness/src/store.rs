@@ -339,6 +339,33 @@ impl Store {
             .next())
     }
 
+    /// The largest `messages.id` (0 when there is no message): the client's rows get ids in the
+    /// order it writes them, so a row with a larger id was written after this was read.
+    pub fn max_message_id(&self) -> Result<i64, StoreError> {
+        self.conn
+            .query_row("SELECT COALESCE(MAX(id), 0) FROM messages", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(&e))
+    }
+
+    /// Every `message_uid` stored, in any state (none on databases without the column).
+    pub fn message_uids(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+        if !self.has_message_column("message_uid") {
+            return Ok(Default::default());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT message_uid FROM messages WHERE message_uid IS NOT NULL")
+            .map_err(|e| self.err(&e))?;
+        let uids = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(&e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.err(&e));
+        uids
+    }
+
     /// The ids of [`Store::lineage`] of `session_id`, root first: what [`Store::rows`] reads.
     pub fn lineage_ids(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
         Ok(self

@@ -24,6 +24,7 @@ use crate::oracle::{self, Check, Said};
 use crate::settings::{self, ClientVersion, DisplaySettings};
 use crate::store::{Store, StoreError};
 use crate::terminal::Transcript;
+use crate::views::Rules;
 
 /// Which session of the database was displayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,17 +78,7 @@ pub struct Basis {
 impl Basis {
     /// Reads the basis of a verdict on `session` of `store`, displayed on `surface`.
     pub fn read(store: &Store, session: Session<'_>, surface: Surface) -> Result<Basis, Error> {
-        let session = match session {
-            Session::Id(id) => id.to_owned(),
-            Session::Latest => {
-                store
-                    .latest_session_with_messages()?
-                    .ok_or_else(|| Error::NoSessionWithMessages {
-                        path: store.path().to_owned(),
-                    })?
-                    .id
-            }
-        };
+        let session = Basis::session(store, session)?;
         // One reading of the rows serves the projection and the data problems (which need the
         // projection with tool output: the same one when the surface shows tool output).
         let lineage = store.lineage_ids(&session)?;
@@ -119,6 +110,36 @@ impl Basis {
         })
     }
 
+    /// The basis of a verdict on a data export of `session` (the JSONL export): its live rows as
+    /// stored ([`display::live_rows`]), each once; no data problems are looked for.
+    pub fn exported(store: &Store, session: Session<'_>) -> Result<Basis, Error> {
+        let session = Basis::session(store, session)?;
+        let rows = store.rows(std::slice::from_ref(&session))?;
+        let expected = display::live_rows(&session, &rows);
+        Ok(Basis {
+            session,
+            prepared: oracle::Prepared::new(&expected),
+            expected,
+            data_problems: Vec::new(),
+            optional: Vec::new(),
+        })
+    }
+
+    /// The id of `session` in `store`.
+    fn session(store: &Store, session: Session<'_>) -> Result<String, Error> {
+        Ok(match session {
+            Session::Id(id) => id.to_owned(),
+            Session::Latest => {
+                store
+                    .latest_session_with_messages()?
+                    .ok_or_else(|| Error::NoSessionWithMessages {
+                        path: store.path().to_owned(),
+                    })?
+                    .id
+            }
+        })
+    }
+
     /// The same basis for a client whose classic CLI drew its resume recap under `settings`: the
     /// messages the recap does not draw are optional.
     pub fn with_recap(mut self, settings: &DisplaySettings, version: ClientVersion) -> Basis {
@@ -127,8 +148,34 @@ impl Basis {
     }
 
     /// The oracle's check of `transcript` against this basis, at the checkpoint `at`; `said` is
-    /// what the provider log says was said (scenario runs).
+    /// what the provider log says was said (scenario runs). The whole transcript is one recap
+    /// view of the session.
     pub fn check(&self, at: &str, transcript: &Transcript, said: Option<&Said>) -> Check {
+        self.check_view(
+            at,
+            transcript,
+            said,
+            &Rules {
+                recap: true,
+                ..Rules::default()
+            },
+        )
+    }
+
+    /// The oracle's check of one view of a live screen ([`crate::views`]) against this basis,
+    /// under the view's `rules`.
+    pub fn check_view(
+        &self,
+        at: &str,
+        transcript: &Transcript,
+        said: Option<&Said>,
+        rules: &Rules,
+    ) -> Check {
+        let optional: Vec<usize> = if rules.recap {
+            self.optional.clone()
+        } else {
+            rules.optional.clone()
+        };
         oracle::check_prepared(
             at,
             transcript,
@@ -137,8 +184,16 @@ impl Basis {
             &oracle::Context {
                 said,
                 data_problems: &self.data_problems,
-                optional: &self.optional,
+                optional: &optional,
+                allowed: rules.allowed.as_deref(),
+                internal_redrawn: &rules.internal_redrawn,
+                taken_back_here: &rules.taken_back_here,
             },
         )
+    }
+
+    /// What the database alone shows is wrong.
+    pub fn data_problems(&self) -> &[DataProblem] {
+        &self.data_problems
     }
 }

@@ -609,6 +609,7 @@ fn two_runs_of_one_scenario_at_once_both_pass() {
                         client: None,
                         out_root: out.path().to_path_buf(),
                         progress: None,
+                        expect_correct: false,
                     };
                     runner::run(&scenario, &options)
                 })

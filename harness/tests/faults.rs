@@ -23,6 +23,7 @@ fn run(name: &str, text: &str) -> (runner::ScenarioResult, Duration, tempfile::T
         client: None,
         out_root: dir.path().join("out"),
         progress: None,
+        expect_correct: false,
     };
     let started = Instant::now();
     let result = runner::run(&scenario, &options);

@@ -210,6 +210,7 @@ fn run_at(file: &Path, root: &Path, rows: u16, cols: u16) -> Result<(), Failed> 
         client: None,
         out_root: runner::default_out_root(),
         progress: None,
+        expect_correct: false,
     };
     let result = runner::run(&scenario, &options);
     if result.passed {
@@ -239,6 +240,7 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
         client: None,
         out_root: runner::default_out_root(),
         progress: None,
+        expect_correct: false,
     };
     let result = runner::run(&scenario, &options);
     if !result.passed {

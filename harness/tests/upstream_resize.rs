@@ -83,6 +83,7 @@ fn the_reflowing_terminal_and_tmux_reach_upstreams_verdict_on_one_run() {
             client: None,
             out_root: out.path().to_owned(),
             progress: None,
+            expect_correct: false,
         },
     );
     assert!(

@@ -235,7 +235,7 @@ pub fn check(args: &CheckArgs) -> Outcome {
         let text = format!(
             "FAIL {}\n{}",
             args.cast.display(),
-            report::failed_check(&result, &format!("`check --cast {at}`"))
+            report::failed_check(&result, &args.cast, &format!("`check --cast {at}`"))
         );
         out::print(&report::printable(&text))?;
     }

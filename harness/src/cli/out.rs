@@ -39,6 +39,11 @@ pub fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{}", report::printable(line));
 }
 
+/// Writes `text` (made printable) to stderr as it is; a failed write is dropped.
+pub fn note_text(text: &str) {
+    let _ = write!(std::io::stderr(), "{}", report::printable(text));
+}
+
 /// One line of progress redrawn in place on stderr, shown only when stderr is a terminal (and
 /// `--json` is not asked for): a log or a pipe never sees it.
 #[derive(Debug, Clone, Copy)]

@@ -50,6 +50,15 @@ pub struct RunArgs {
     /// soon as they and those before them are done.
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<NonZeroUsize>,
+    /// After the run, rewrite the `expect` pins of the checks whose numbers changed to what the
+    /// run measured, printing each change first (`old → new`, the verdict); a scenario that
+    /// errored is refused. Exit 0 when every pin holds afterwards.
+    #[arg(long, conflicts_with_all = ["expect_correct", "client", "size", "ui", "terminal"])]
+    pub bless: bool,
+    /// Every check expects a correct display (every finding 0, no cause; row pins as bounds)
+    /// instead of its pins: for an unreleased client build (`--client PATH/TO/hermes`).
+    #[arg(long)]
+    pub expect_correct: bool,
 }
 
 /// `run`: exit 0 when every scenario passed, 1 when one failed, 2 when one stopped before its
@@ -93,6 +102,16 @@ pub fn run(args: RunArgs) -> Outcome {
             loaded.len() - failed,
             failed
         ))?;
+    }
+    if args.bless {
+        let mut text = String::new();
+        let settled = runner::bless::bless_into(&results, &mut text);
+        if args.json {
+            out::note_text(&text);
+        } else {
+            out::print(&crate::report::printable(&text))?;
+        }
+        return Ok(Exit::held(settled));
     }
     Ok(Exit::of(&results))
 }
@@ -165,7 +184,7 @@ fn run_all(
     std::thread::scope(|scope| {
         for worker in 0..jobs {
             let (board, next, done, stop) = (&board, &next, &done, &stop);
-            let (client, print_ready) = (&args.client, &print_ready);
+            let (args, print_ready) = (&args, &print_ready);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(s) = loaded.get(i).filter(|_| !stop.load(Ordering::SeqCst)) else {
@@ -174,9 +193,10 @@ fn run_all(
                 };
                 board.set(worker, Some(format!("{} …", s.name)));
                 let options = RunOptions {
-                    client: client.clone(),
+                    client: args.client.clone(),
                     out_root: out_root.to_owned(),
                     progress: board.progress(worker),
+                    expect_correct: args.expect_correct,
                 };
                 let result = runner::run(s, &options);
                 board.set(worker, None);

@@ -1005,3 +1005,46 @@ fn print_projection() {
 }
 mod history_commands;
 mod properties;
+
+/// The JSONL export's contract: one session's live rows as stored — a carrier with its summary,
+/// no archived or superseded row, nothing of another session.
+#[test]
+fn a_data_export_is_one_sessions_live_rows_as_stored() {
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("parent", None, 1.0, Some("compression"));
+    db.session("child", Some("parent"), 2.0, None);
+    db.msg(&Msg::new("parent", "user", "What did the keeper do?"));
+    let (reply, _) = db.msg(&Msg::new("child", "user", "And at night?"));
+    let mut carrier = Msg::new(
+        "child",
+        "assistant",
+        "[PRIOR CONTEXT — for reference only; not a new message] He kept the lamp lit.",
+    );
+    carrier.summary = 1;
+    let (carried, _) = db.msg(&carrier);
+    let mut archived = Msg::new("child", "assistant", "An archived reply.");
+    archived.active = 0;
+    archived.compacted = 1;
+    db.msg(&archived);
+    let store = db.open();
+    let rows = store.rows(&["parent".into(), "child".into()]).unwrap();
+    let e = live_rows("child", &rows);
+    assert_eq!(e.lineage, ["child"]);
+    assert_eq!(e.stored_rows, 3);
+    let shown: Vec<(i64, &str)> = e
+        .messages
+        .iter()
+        .map(|m| (m.shown, m.text.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (reply, "And at night?"),
+            (
+                carried,
+                "[PRIOR CONTEXT — for reference only; not a new message] He kept the lamp lit."
+            )
+        ]
+    );
+    assert!(e.internal.is_empty() && e.taken_back.is_empty());
+}

@@ -49,6 +49,7 @@ impl Coverage {
             surplus: Vec::new(),
             taken_back: vec![false; words.taken_back.len()],
         };
+        let mut strong_taken_back = vec![0; words.taken_back.len()];
         for (r, rendering) in renderings.iter().enumerate() {
             match kinds[rendering.source] {
                 SourceKind::Internal(x) => {
@@ -61,7 +62,12 @@ impl Coverage {
                 }
                 SourceKind::TakenBack(x) => {
                     let strong = SHINGLE_WORDS.min(words.taken_back[x].ids.len());
-                    cov.taken_back[x] |= rendering.words() >= strong;
+                    if rendering.words() >= strong {
+                        // Drawn beyond what this view may draw of it (none, or the composer's
+                        // one copy after `/undo`).
+                        strong_taken_back[x] += 1;
+                        cov.taken_back[x] |= strong_taken_back[x] > allowance[rendering.source];
+                    }
                 }
                 SourceKind::Message(m) => {
                     cov.by_message[m].push(r);

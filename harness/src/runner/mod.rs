@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub mod bless;
 mod cli;
 mod during;
 pub mod error;
@@ -46,6 +47,9 @@ pub struct RunOptions {
     /// Called before each step with a one-line description (scenario, step number, kind, line),
     /// for a progress display. `None`: silent.
     pub progress: Option<Progress>,
+    /// Every check expects a correct display instead of its pins (`--expect-correct`,
+    /// [`Scenario::expecting_correct`]): for a client build that should have no defect.
+    pub expect_correct: bool,
 }
 
 /// A progress callback (see [`RunOptions::progress`]).
@@ -57,6 +61,7 @@ impl std::fmt::Debug for RunOptions {
             .field("client", &self.client)
             .field("out_root", &self.out_root)
             .field("progress", &self.progress.is_some())
+            .field("expect_correct", &self.expect_correct)
             .finish()
     }
 }
@@ -64,6 +69,13 @@ impl std::fmt::Debug for RunOptions {
 /// Runs `scenario` and returns its result; never panics on client misbehaviour.
 pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
     let started = Instant::now();
+    let correct;
+    let (scenario, flag) = if options.expect_correct {
+        correct = scenario.expecting_correct();
+        (&correct, " --expect-correct")
+    } else {
+        (scenario, "")
+    };
     let dir = options.out_root.join(&scenario.name);
     let mut result = ScenarioResult::new(
         scenario.name.clone(),
@@ -75,7 +87,11 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
         dir.clone(),
         match &options.client {
             Some(spec) => format!(
-                "cargo run -p hermes-e2e -- run {} --client {spec}",
+                "cargo run -p hermes-e2e -- run {} --client {spec}{flag}",
+                scenario.path.display()
+            ),
+            None if options.expect_correct => format!(
+                "cargo run -p hermes-e2e -- run {}{flag}",
                 scenario.path.display()
             ),
             None => format!(

@@ -7,6 +7,7 @@ use crate::oracle::{self, Check, RowCounts};
 use crate::scenario::Expectation;
 use crate::terminal::Transcript;
 use crate::verdict::Basis;
+use crate::views::ViewSummary;
 
 /// One checkpoint's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -25,6 +26,10 @@ pub struct CheckResult {
     pub mismatches: Vec<String>,
     /// The oracle's one-sentence verdict.
     pub verdict: String,
+    /// The check's `known_bug` when its numbers dropped to zero
+    /// ([`Expectation::fixed_upstream`]): still a failure until the pins are blessed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_upstream: Option<String>,
     /// Line of the `check` step in the scenario file.
     pub line: usize,
     /// The displayed session.
@@ -44,6 +49,10 @@ pub struct CheckResult {
     /// ([`crate::terminal::difference`]): information, not a failure. `None` when they agree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub terminal_note: Option<String>,
+    /// The views of the live screen the check's numbers add up from, in screen order
+    /// ([`crate::views`]); empty when the check judged one whole screen (the TUI, an export).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub views: Vec<ViewSummary>,
 }
 
 /// Wall time of one step, and how much of it was the harness only waiting.
@@ -112,6 +121,9 @@ impl CheckResult {
         CheckResult {
             verdict: oracle::verdict_sentence(&check),
             mismatches: expected.mismatches(&check, row_counts.as_ref()),
+            fixed_upstream: expected
+                .fixed_upstream(&check, row_counts.as_ref())
+                .map(str::to_owned),
             check,
             row_counts,
             expected,
@@ -122,7 +134,13 @@ impl CheckResult {
             transcript,
             screen_svg,
             terminal_note: None,
+            views: Vec::new(),
         }
+    }
+
+    /// The result with the views its numbers add up from.
+    pub fn with_views(self, views: Vec<ViewSummary>) -> CheckResult {
+        CheckResult { views, ..self }
     }
 
     /// The result with a note on how the other emulator's transcript differs.

@@ -21,6 +21,7 @@ use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
 use crate::terminal::Transcript;
 use crate::verdict::{self, Basis};
+use crate::views::{self, ViewKind};
 
 /// Runs the steps of `scenario` in the run directory `dir`, recording every check and every
 /// step's time into `result`, and keeps the provider log and a copy of `state.db` in `dir`.
@@ -57,10 +58,48 @@ struct Run<'a> {
     launches: usize,
     exports: usize,
     /// What the last `export` step wrote, for the next `check`.
-    exported: Option<Transcript>,
+    exported: Option<Exported>,
     /// The harness's wait in the last `quit` step, and its clock-rule part (its driver is gone
     /// when the step is timed).
     quit_wait: (Duration, Duration),
+    /// The running client's screen, cut into views ([`crate::views`]).
+    screen: LiveViews,
+}
+
+/// What an `export` step wrote, and in which format.
+struct Exported {
+    transcript: Transcript,
+    format: Option<Format>,
+}
+
+/// The export formats judged by their own contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// `--format jsonl`: one session's live rows as stored (a data export: summaries and
+    /// carriers as written, no ancestors), judged against [`Basis::exported`].
+    Jsonl,
+}
+
+impl Format {
+    fn named(name: &str) -> Option<Format> {
+        (name == "jsonl").then_some(Format::Jsonl)
+    }
+}
+
+/// The views of one client process's screen judged so far, and where the next one starts.
+#[derive(Default)]
+struct LiveViews {
+    /// The views, in screen order.
+    judged: Vec<views::Judged>,
+    /// How many of them an earlier check reported.
+    reported: usize,
+    /// The transcript line where the last view ended.
+    end: usize,
+    /// The transcript's lines as the last view read them, and their history rows.
+    seen: Vec<String>,
+    seen_rows: Vec<usize>,
+    /// The database as the last view left it.
+    before: views::Before,
 }
 
 /// A fresh run directory for a scenario, ready for its first `launch`: the client resolved, its
@@ -153,6 +192,7 @@ impl<'a> Run<'a> {
             exports: 0,
             exported: None,
             quit_wait: (Duration::ZERO, Duration::ZERO),
+            screen: LiveViews::default(),
         })
     }
 
@@ -177,9 +217,20 @@ impl<'a> Run<'a> {
                 ));
             }
             let waits_on_client = !matches!(step.action, Action::Check { .. });
+            let view = view_of(step);
+            if matches!(step.action, Action::Launch { .. }) {
+                self.screen = LiveViews {
+                    before: self.database_now().map_err(StepError::at(step.line))?,
+                    ..LiveViews::default()
+                };
+            }
             // A step that fails still took the client's time: it is counted before the error
             // goes up (a client that never became idle ran for the whole deadline).
             let outcome = self.perform(step, &clock, result);
+            let outcome = match (outcome, view) {
+                (Ok(()), Some(view)) => self.close_view(view, step.line),
+                (outcome, _) => outcome,
+            };
             let secs = t.elapsed().as_secs_f64();
             if waits_on_client {
                 result.client_secs += secs;
@@ -295,8 +346,85 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// The database as it is now, as the next view starts from it (nothing before the client's
+    /// first start).
+    fn database_now(&self) -> Result<views::Before, Error> {
+        let db = self.home.join("state.db");
+        if !db.is_file() {
+            return Ok(views::Before::default());
+        }
+        let store = Store::open(&db)?;
+        let basis = self.basis(&store)?;
+        Ok(views::Before::read(&store, basis.as_ref())?)
+    }
+
+    /// The basis of a verdict on the newest session of `store` with messages (`None`: no
+    /// session holds messages yet), with the recap's display settings.
+    fn basis(&self, store: &Store) -> Result<Option<Basis>, Error> {
+        let basis = match Basis::read(store, verdict::Session::Latest, Surface::default()) {
+            Ok(basis) => basis,
+            Err(verdict::Error::NoSessionWithMessages { .. }) => return Ok(None),
+            Err(verdict::Error::Store(e)) => return Err(Error::Store(e)),
+        };
+        Ok(Some(match &self.recap {
+            Some((settings, version)) => basis.with_recap(settings, *version),
+            None => basis,
+        }))
+    }
+
+    /// Judges the view the step at `line` drew on the classic CLI's screen, now that it is done
+    /// ([`crate::views`]). The TUI's screen is judged whole at each check.
+    fn close_view(&mut self, (kind, step): (ViewKind, String), line: usize) -> Result<(), Error> {
+        if self.scenario.ui == Ui::Tui {
+            return Ok(());
+        }
+        let Some(d) = self.driver.as_ref() else {
+            return Ok(());
+        };
+        let (transcript, _) = d.transcript();
+        let start = views::next_start(&self.screen.seen, &transcript, self.screen.end);
+        let part = views::slice(&transcript, start);
+        // Lines an earlier view read and the client has since rewritten: from the first of them.
+        let erased_from = match self.screen.seen_rows.get(start) {
+            Some(&row) if start < self.screen.end => row,
+            _ => usize::MAX,
+        };
+        let erased = views::Erased::since(&self.screen.judged, erased_from);
+        let db = self.home.join("state.db");
+        let store = if db.is_file() {
+            Some(Store::open(&db)?)
+        } else {
+            None
+        };
+        let basis = match &store {
+            Some(store) => self.basis(store)?.map(|b| (b, store)),
+            None => None,
+        };
+        let judged = match basis {
+            Some((basis, store)) => {
+                let said = self.provider.said();
+                let judged = views::judge(
+                    (kind, step, line),
+                    &part,
+                    &basis,
+                    (&self.screen.before, &erased),
+                    Some(&said),
+                );
+                self.screen.before = views::Before::read(store, Some(&basis))?;
+                judged
+            }
+            None => views::unjudged(kind, step.clone(), line, &step),
+        };
+        self.screen.judged.push(judged);
+        self.screen.end = transcript.lines.len();
+        self.screen.seen_rows = transcript.lines.iter().map(|l| l.row).collect();
+        self.screen.seen = transcript.lines.into_iter().map(|l| l.text).collect();
+        Ok(())
+    }
+
     /// `check`: the verdict on what the client shows (or what the last `export` wrote) against
-    /// the newest session of `state.db` with messages, compared with the expectation.
+    /// the newest session of `state.db` with messages, compared with the expectation. On the
+    /// classic CLI's live screen, the sum of its views' verdicts ([`crate::views`]).
     fn check(
         &mut self,
         name: &str,
@@ -304,8 +432,18 @@ impl<'a> Run<'a> {
         line: usize,
     ) -> Result<CheckResult, Error> {
         let questions = self.provider.said().user;
-        let (transcript, surface, svg, note, rows) = match self.exported.take() {
-            Some(t) => (t, Surface { tool_output: true }, None, None, None),
+        let exported = self.exported.take();
+        let data_export = exported
+            .as_ref()
+            .is_some_and(|e| e.format == Some(Format::Jsonl));
+        let (transcript, surface, svg, note, rows) = match exported {
+            Some(e) => (
+                e.transcript,
+                Surface { tool_output: true },
+                None,
+                None,
+                None,
+            ),
             None => {
                 let title = format!("{} — {name}", self.scenario.name);
                 let d = self.running()?;
@@ -319,19 +457,33 @@ impl<'a> Run<'a> {
         let store = Store::open(&self.home.join("state.db"))?;
         // The session on screen: the newest one with messages (a fresh client that then ran
         // `/resume ID` may have written an empty session of its own).
-        let basis =
-            Basis::read(&store, verdict::Session::Latest, surface).map_err(|e| match e {
-                verdict::Error::Store(e) => Error::Store(e),
-                verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
-            })?;
+        let basis = if data_export {
+            Basis::exported(&store, verdict::Session::Latest)
+        } else {
+            Basis::read(&store, verdict::Session::Latest, surface)
+        };
+        let basis = basis.map_err(|e| match e {
+            verdict::Error::Store(e) => Error::Store(e),
+            verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
+        })?;
         let basis = match &self.recap {
             Some((settings, version)) => basis.with_recap(settings, *version),
             None => basis,
         };
-        let check = basis.check(name, &transcript, Some(&self.provider.said()));
+        let live_views = svg.is_some() && self.scenario.ui != Ui::Tui;
+        let (check, views) = if live_views {
+            let (check, views) =
+                views::combine(name, &self.screen.judged, self.screen.reported, &basis);
+            self.screen.reported = self.screen.judged.len();
+            (check, views)
+        } else {
+            let said = self.provider.said();
+            (basis.check(name, &transcript, Some(&said)), Vec::new())
+        };
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
-                .with_terminal_note(note),
+                .with_terminal_note(note)
+                .with_views(views),
         )
     }
 
@@ -353,7 +505,14 @@ impl<'a> Run<'a> {
             &self.work,
             clock.whole(),
         )?;
-        self.exported = Some(export_transcript(&out, &stdout)?);
+        let format = args
+            .windows(2)
+            .find(|w| w[0] == "--format")
+            .and_then(|w| Format::named(&w[1]));
+        self.exported = Some(Exported {
+            transcript: export_transcript(&out, &stdout)?,
+            format,
+        });
         Ok(())
     }
 
@@ -398,6 +557,32 @@ impl<'a> Run<'a> {
             copied.map_err(|source| Error::Copy { path: db, source })?;
         }
         Ok(())
+    }
+}
+
+/// The view a step starts on the client's screen, and the step as a report names it (`None`:
+/// the step draws nothing of its own — a check, an export, quitting).
+fn view_of(step: &Step) -> Option<(ViewKind, String)> {
+    match &step.action {
+        Action::Launch { args, .. } => {
+            let named = std::iter::once("launch".to_owned()).chain(args.iter().cloned());
+            Some((
+                ViewKind::of_launch(args),
+                named.collect::<Vec<_>>().join(" "),
+            ))
+        }
+        Action::Say { text, .. } => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let cut = if words.len() > 6 { " …" } else { "" };
+            let quoted = words[..words.len().min(6)].join(" ");
+            Some((ViewKind::Exchange, format!("say \"{quoted}{cut}\"")))
+        }
+        Action::Command { text, .. } => Some((ViewKind::of_command(text), text.clone())),
+        Action::Resume(id) => Some((ViewKind::Recap, format!("/resume {id}"))),
+        Action::Resize { rows, cols } => {
+            Some((ViewKind::Exchange, format!("resize {cols}x{rows}")))
+        }
+        Action::Quit | Action::Check { .. } | Action::Export(_) => None,
     }
 }
 

@@ -8,10 +8,29 @@
 //! 2 }`, [`RowPin`]: upstream's resize test states its row assertions as bounds, and where the
 //! client's count moves with where a resize lands a bound is what holds) — and may leave findings that vary with timing out of the comparison:
 //! `unpinned = ["words_rendered_more_than_once", "causes"]` (they are still reported).
+//!
+//! A check step's `known_bug = "…"` (beside `expect`, [`Expectation::known_bug`]) says which client
+//! defect its numbers pin; when they all drop to zero the check is reported as fixed upstream
+//! ([`Expectation::fixed_upstream`]). [`Expectation::correct`] is what `run --expect-correct`
+//! compares with instead.
 
 use serde::Deserialize;
 
 use crate::oracle::{Cause, Check, Findings, RowCounts};
+
+/// The oracle's findings by their public names, in [`Findings`] field order.
+pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); 5] {
+    [
+        (
+            "words_rendered_more_than_once",
+            f.words_rendered_more_than_once,
+        ),
+        ("missing_messages", f.missing_messages),
+        ("internal_text_shown", f.internal_text_shown),
+        ("out_of_order", f.out_of_order),
+        ("taken_back_shown", f.taken_back_shown),
+    ]
+}
 
 /// The names `unpinned` accepts: the oracle's findings and `causes`.
 const UNPINNABLE: [&str; 6] = [
@@ -128,6 +147,9 @@ pub struct Expectation {
     pub rows: RowPins,
     /// Findings (and `causes`) not compared: measured, reported, but varying with timing.
     pub unpinned: Vec<&'static str>,
+    /// The client defect these numbers pin (`known_bug = "…"` beside `expect`), with its
+    /// upstream reference where there is one; `None`: the check pins no known defect.
+    pub known_bug: Option<String>,
 }
 
 impl Expectation {
@@ -135,32 +157,11 @@ impl Expectation {
     /// `rows` (`None`: the check had no terminal history, e.g. an exported file), as
     /// `finding: expected X, got Y` (`causes: expected ["display"], got []`).
     pub fn mismatches(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<String> {
-        let (want, got) = (&self.findings, &found.findings);
         let mut out = Vec::new();
-        let pairs = [
-            (
-                "words_rendered_more_than_once",
-                want.words_rendered_more_than_once,
-                got.words_rendered_more_than_once,
-            ),
-            (
-                "missing_messages",
-                want.missing_messages,
-                got.missing_messages,
-            ),
-            (
-                "internal_text_shown",
-                want.internal_text_shown,
-                got.internal_text_shown,
-            ),
-            ("out_of_order", want.out_of_order, got.out_of_order),
-            (
-                "taken_back_shown",
-                want.taken_back_shown,
-                got.taken_back_shown,
-            ),
-        ];
-        for (name, want, got) in pairs {
+        let pairs = named_findings(&self.findings)
+            .into_iter()
+            .zip(named_findings(&found.findings));
+        for ((name, want), (_, got)) in pairs {
             if want != got && !self.unpinned.contains(&name) {
                 out.push(format!("{name}: expected {want}, got {got}"));
             }
@@ -191,6 +192,69 @@ impl Expectation {
             ));
         }
         out
+    }
+
+    /// The [`known_bug`](Expectation::known_bug) when the check's numbers say it is fixed: every
+    /// finding pinned non-zero reads 0 in `found`, and nothing else differs — the other compared
+    /// findings read 0 as pinned, no repeat has a cause (unless `causes` is unpinned), and each
+    /// row pin holds or, an exact non-zero pin, reads 0. `None` when no known bug is named, when
+    /// nothing pinned non-zero dropped to 0 (`unpinned` findings do not count), or when the
+    /// numbers say anything else (the bug only partly gone, or a new problem beside it).
+    pub fn fixed_upstream(&self, found: &Check, rows: Option<&RowCounts>) -> Option<&str> {
+        let bug = self.known_bug.as_deref()?;
+        let compared = |name: &str| !self.unpinned.contains(&name);
+        let pinned_findings = named_findings(&self.findings)
+            .into_iter()
+            .filter(|&(name, want)| want > 0 && compared(name))
+            .count();
+        let findings_zero = named_findings(&found.findings)
+            .into_iter()
+            .all(|(name, got)| got == 0 || !compared(name));
+        let no_causes = found.repeats.is_empty() || !compared("causes");
+        let counted: [Option<usize>; 4] = match rows {
+            Some(rows) => rows.named().map(|(_, n)| Some(n)),
+            None => [None; 4],
+        };
+        let mut rows_dropped = 0;
+        let mut rows_fine = true;
+        for ((_, want), got) in self.rows.named().into_iter().zip(counted) {
+            match (want, got) {
+                (None, _) => {}
+                (Some(want), Some(got)) if want.holds(got) => {}
+                (Some(RowPin::Exactly(_)), Some(0)) => rows_dropped += 1,
+                _ => rows_fine = false,
+            }
+        }
+        let dropped = pinned_findings + rows_dropped > 0;
+        (dropped && findings_zero && no_causes && rows_fine).then_some(bug)
+    }
+
+    /// What `run --expect-correct` compares a check with: a correct display — every finding 0
+    /// (`unpinned` ones too: a correct display shows nothing twice at any timing) and no repeat,
+    /// so no cause. The row counts keep their pins as bounds: an exact pin `N` becomes `{ at_most
+    /// = N }` (each count is a defect's size when it grows — stale previews, prompt rows left in
+    /// the history, blank runs, questions not shown once — while its pinned size is the row
+    /// layout of the scenario's client, which a correct build may keep or improve on).
+    /// [`known_bug`](Expectation::known_bug) is kept, for the report.
+    pub fn correct(&self) -> Expectation {
+        let bound = |pin: Option<RowPin>| {
+            pin.map(|p| match p {
+                RowPin::Exactly(at_most) => RowPin::AtMost { at_most },
+                bound => bound,
+            })
+        };
+        Expectation {
+            findings: Findings::default(),
+            causes: Vec::new(),
+            rows: RowPins {
+                stale_preview_rows: bound(self.rows.stale_preview_rows),
+                prompt_rows: bound(self.rows.prompt_rows),
+                max_blank_run: bound(self.rows.max_blank_run),
+                questions_not_once: bound(self.rows.questions_not_once),
+            },
+            unpinned: Vec::new(),
+            known_bug: self.known_bug.clone(),
+        }
     }
 }
 
@@ -283,6 +347,7 @@ impl RawExpectation {
                 questions_not_once: self.questions_not_once,
             },
             unpinned,
+            known_bug: None,
         })
     }
 }

@@ -508,3 +508,160 @@ fn a_launch_takes_resizes_during_its_first_screen_and_nothing_else() {
             .contains("a `launch` takes only `resize` or `drag`")
     );
 }
+
+#[test]
+fn known_bug_belongs_to_a_check_and_says_something() {
+    let bug = "the carrier is drawn twice (upstream PR #142187)";
+    let e = expectation(&OK.replace(
+        "expect = {}\n",
+        &format!("expect = {{ words_rendered_more_than_once = 3 }}\nknown_bug = \"{bug}\"\n"),
+    ));
+    assert_eq!(e.known_bug.as_deref(), Some(bug));
+    assert_eq!(expectation(OK).known_bug, None);
+    let stray = error_in(&OK.replace(
+        "reply = \"hello\"\n",
+        "reply = \"hello\"\nknown_bug = \"x\"\n",
+    ));
+    assert!(
+        stray.contains("s.toml:8") && stray.contains("`known_bug` does not belong to this step"),
+        "{stray}"
+    );
+    let empty = error_in(&OK.replace("expect = {}\n", "expect = {}\nknown_bug = \" \"\n"));
+    assert!(
+        empty.contains("s.toml:12") && empty.contains("`known_bug` must not be empty"),
+        "{empty}"
+    );
+    let typo = error_in(&OK.replace("expect = {}\n", "expect = {}\nknown_bugs = \"x\"\n"));
+    assert!(typo.contains("unknown field `known_bugs`"), "{typo}");
+    // Inside `expect` it is an unknown finding, not the step's key.
+    let inside = error_in(&OK.replace("expect = {}", "expect = { known_bug = \"x\" }"));
+    assert!(inside.contains("unknown field `known_bug`"), "{inside}");
+}
+
+#[test]
+fn a_known_bug_reads_fixed_only_when_every_number_it_pins_dropped_to_zero() {
+    use crate::oracle::{Findings, RowCounts};
+    let pinned = |expect: &str| {
+        expectation(&OK.replace(
+            "expect = {}\n",
+            &format!("expect = {expect}\nknown_bug = \"carrier\"\n"),
+        ))
+    };
+    let e = pinned("{ words_rendered_more_than_once = 169, internal_text_shown = 502, causes = [\"display\"], prompt_rows = 1, questions_not_once = 6 }");
+    let zero = check_with(Findings::default());
+    let rows = |prompt_rows, questions_not_once| RowCounts {
+        prompt_rows,
+        questions_not_once,
+        ..RowCounts::default()
+    };
+    assert_eq!(e.fixed_upstream(&zero, Some(&rows(1, 0))), Some("carrier"));
+    assert_eq!(
+        e.fixed_upstream(&zero, Some(&rows(1, 6))),
+        Some("carrier"),
+        "a row pin that still holds is no difference"
+    );
+    assert_eq!(
+        e.fixed_upstream(&zero, Some(&rows(1, 3))),
+        None,
+        "a row pin off, not to 0"
+    );
+    assert_eq!(
+        e.fixed_upstream(&zero, Some(&rows(2, 0))),
+        None,
+        "a row pin broken another way"
+    );
+    let partly = check_with(Findings {
+        internal_text_shown: 502,
+        ..Findings::default()
+    });
+    assert_eq!(
+        e.fixed_upstream(&partly, Some(&rows(1, 0))),
+        None,
+        "only part of it gone"
+    );
+    let other = check_with(Findings {
+        missing_messages: 1,
+        ..Findings::default()
+    });
+    assert_eq!(
+        e.fixed_upstream(&other, Some(&rows(1, 0))),
+        None,
+        "a new problem"
+    );
+    // No known bug, or nothing pinned non-zero: never "fixed".
+    let mut unnamed = e.clone();
+    unnamed.known_bug = None;
+    assert_eq!(unnamed.fixed_upstream(&zero, Some(&rows(1, 0))), None);
+    assert_eq!(pinned("{}").fixed_upstream(&zero, None), None);
+    // Unpinned findings neither count as pinned nor stop it.
+    let unpinned = pinned(
+        "{ unpinned = [\"words_rendered_more_than_once\", \"causes\"], internal_text_shown = 4 }",
+    );
+    let words = check_with(Findings {
+        words_rendered_more_than_once: 9,
+        ..Findings::default()
+    });
+    assert_eq!(unpinned.fixed_upstream(&words, None), Some("carrier"));
+    assert_eq!(
+        pinned("{ unpinned = [\"words_rendered_more_than_once\"] }").fixed_upstream(&zero, None),
+        None
+    );
+}
+
+#[test]
+fn a_correct_display_is_every_finding_zero_and_the_row_pins_as_bounds() {
+    use crate::oracle::{Findings, RowCounts};
+    let e = expectation(&OK.replace(
+        "expect = {}\n",
+        "expect = { unpinned = [\"words_rendered_more_than_once\", \"causes\"], internal_text_shown = 502, prompt_rows = 1, max_blank_run = { at_most = 2 }, questions_not_once = 6 }\nknown_bug = \"carrier\"\n",
+    ));
+    let correct = e.correct();
+    assert_eq!(correct.findings, Findings::default());
+    assert!(correct.causes.is_empty() && correct.unpinned.is_empty());
+    assert_eq!(
+        correct.rows.prompt_rows,
+        Some(RowPin::AtMost { at_most: 1 })
+    );
+    assert_eq!(
+        correct.rows.max_blank_run,
+        Some(RowPin::AtMost { at_most: 2 })
+    );
+    assert_eq!(
+        correct.rows.questions_not_once,
+        Some(RowPin::AtMost { at_most: 6 })
+    );
+    assert_eq!(correct.rows.stale_preview_rows, None);
+    assert_eq!(correct.known_bug.as_deref(), Some("carrier"));
+    let rows = RowCounts {
+        prompt_rows: 1,
+        max_blank_run: 1,
+        questions_not_once: 0,
+        ..RowCounts::default()
+    };
+    let words = check_with(Findings {
+        words_rendered_more_than_once: 9,
+        ..Findings::default()
+    });
+    assert_eq!(
+        correct.mismatches(&words, Some(&rows)),
+        ["words_rendered_more_than_once: expected 0, got 9"],
+        "what the scenario left unpinned is compared"
+    );
+    assert!(correct
+        .mismatches(&check_with(Findings::default()), Some(&rows))
+        .is_empty());
+    assert_eq!(
+        correct.fixed_upstream(&check_with(Findings::default()), None),
+        None
+    );
+    // The scenario: every check, nothing else.
+    let scenario =
+        parse(&OK.replace("expect = {}\n", "expect = { missing_messages = 2 }\n")).unwrap();
+    let corrected = scenario.expecting_correct();
+    assert_eq!(corrected.steps.len(), scenario.steps.len());
+    assert!(matches!(
+        &corrected.steps[2].action,
+        Action::Check { expect, .. } if expect.findings == Findings::default()
+    ));
+    assert_eq!(corrected.steps[1], scenario.steps[1]);
+}

@@ -66,6 +66,7 @@ impl Subject {
                     client: Some(release.to_string()),
                     out_root: out,
                     progress: None,
+                    expect_correct: false,
                 },
             )),
             Subject::Db {
