@@ -929,6 +929,31 @@ fn a_closed_stdout_ends_quietly_with_0() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
         assert_eq!(stderr(&o), "", "{args:?}");
     }
+    // `run`: its verdict not printed, no further scenario starts, and no client is left. (The
+    // client is `/bin/false`, as in `run_is_quiet_off_a_terminal_and_json_stays_clean`.)
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("quick.toml");
+    std::fs::write(
+        &scenario,
+        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
+         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
+    )
+    .unwrap();
+    for json in [false, true] {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        drop(read);
+        let mut cmd = Command::new(BIN);
+        cmd.args(["run", scenario.to_str().unwrap(), "--out"])
+            .arg(dir.path().join("out"))
+            .env("HERMES_E2E_CLIENT", "/bin/false")
+            .stdout(std::process::Stdio::from(write));
+        if json {
+            cmd.arg("--json");
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
 }
 
 /// `check --report DIR` writes the HTML report of the check, with its recording.
