@@ -17,7 +17,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run scenarios (default: every bundled scenario) and print each verdict.
+    /// Run scenarios on the real client and print each verdict.
     #[command(after_help = run::EXIT_STATUS)]
     Run(run::RunArgs),
     /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`

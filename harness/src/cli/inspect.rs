@@ -15,6 +15,7 @@ pub const EXIT_STATUS: &str =
 #[derive(Debug, clap::Args)]
 pub struct InspectArgs {
     /// The `state.db` (never modified; a private copy is read).
+    #[arg(value_name = "STATE_DB")]
     pub db: PathBuf,
     /// The session to inspect [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]

@@ -23,8 +23,8 @@ pub struct MinimizeArgs {
     /// The database and how the client runs on it (as `repro` runs it).
     #[command(flatten)]
     pub client: ClientArgs,
-    /// Where `minimized.db`, `REPORT.md` and the fixture go [default:
-    /// `target/hermes-e2e/minimize/<session>`].
+    /// Where `minimized.db`, `REPORT.md` and the fixture go (by default
+    /// `target/hermes-e2e/minimize/<session>`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// What counts as the same failure.

@@ -19,6 +19,7 @@ pub const EXIT_STATUS: &str = super::exit_status!(
 #[derive(Debug, clap::Args)]
 pub struct ClientArgs {
     /// The user's `state.db` (never modified; each run resumes a private copy).
+    #[arg(value_name = "STATE_DB")]
     pub db: PathBuf,
     /// The session to resume [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]
