@@ -73,12 +73,20 @@ pub struct Launch {
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     /// Spawning failed.
-    #[error("cannot start `{program}`: {message}")]
+    #[error("cannot start `{program}`: {source}")]
     Spawn {
         /// The executable.
         program: PathBuf,
         /// What failed.
-        message: String,
+        source: expectrl::Error,
+    },
+    /// The PTY of the started client could not be given its size.
+    #[error("cannot set the window size of `{program}`'s terminal: {source}")]
+    WindowSize {
+        /// The executable.
+        program: PathBuf,
+        /// What failed.
+        source: std::io::Error,
     },
     /// A wait ran past its deadline.
     #[error("timed out after {secs:.1} s waiting for {what}\n--- last screen ---\n{screen}")]
@@ -177,21 +185,23 @@ enum Look {
 impl Driver {
     /// Spawns the client in a PTY of the launch's size.
     pub fn spawn(launch: &Launch) -> Result<Driver, DriverError> {
-        let spawn_err = |message: String| DriverError::Spawn {
-            program: launch.program.clone(),
-            message,
-        };
         let mut cmd = Command::new(&launch.program);
         cmd.args(&launch.args)
             .env_clear()
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&launch.cwd);
-        let mut session = OsSession::spawn(cmd).map_err(|e| spawn_err(e.to_string()))?;
+        let mut session = OsSession::spawn(cmd).map_err(|source| DriverError::Spawn {
+            program: launch.program.clone(),
+            source,
+        })?;
         // ptyprocess starts the child at 80×24: set the real size before it draws anything.
         session
             .get_process_mut()
             .set_window_size(launch.cols, launch.rows)
-            .map_err(|e| spawn_err(format!("cannot set the window size: {e}")))?;
+            .map_err(|e| DriverError::WindowSize {
+                program: launch.program.clone(),
+                source: e.into(),
+            })?;
         // ptyprocess uses an older `nix`; convert its pid to ours.
         let pid = Pid::from_raw(session.get_process().pid().as_raw());
         let registered = crate::interrupt::register(pid.as_raw());
@@ -667,7 +677,12 @@ impl Driver {
     /// event (asciicast `i`), so a replay shows what was typed and when. (Answers to the
     /// terminal's queries are not recorded.)
     pub fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
-        let _ = self.cast.input(&String::from_utf8_lossy(bytes));
+        self.cast
+            .input(&String::from_utf8_lossy(bytes))
+            .map_err(|source| DriverError::Io {
+                what: "writing the recording".into(),
+                source,
+            })?;
         self.write_raw(bytes)
     }
 
@@ -701,7 +716,7 @@ impl Driver {
             .set_window_size(cols, rows)
             .map_err(|e| DriverError::Io {
                 what: "resizing the PTY".into(),
-                source: std::io::Error::other(e.to_string()),
+                source: e.into(),
             })?;
         self.screen.resize(rows, cols);
         self.reflow.resize(rows, cols);
@@ -783,8 +798,11 @@ impl Driver {
     }
 
     /// Flushes the recording.
-    pub fn finish_recording(&mut self) {
-        let _ = self.cast.flush();
+    pub fn finish_recording(&mut self) -> Result<(), DriverError> {
+        self.cast.flush().map_err(|source| DriverError::Io {
+            what: "writing the recording".into(),
+            source,
+        })
     }
 }
 

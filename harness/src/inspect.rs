@@ -20,6 +20,7 @@ use crate::display::{
     TakenBack,
 };
 use crate::integrity::{self, DataProblem};
+use crate::settings::{self, ClientVersion, DisplaySettings};
 use crate::store::{Row, Schema, Session, Store, StoreError};
 
 /// Characters of content shown per row in the text rendering.
@@ -178,8 +179,20 @@ pub struct Inspection {
 }
 
 /// Inspects `session_id` (default: the most recently started session with messages, else the
-/// most recent one) of `store`.
+/// most recent one) of `store`; the resume recap holds every user and assistant message with
+/// text.
 pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, StoreError> {
+    inspect_under(store, session_id, None)
+}
+
+/// [`inspect`], the resume recap being the classic CLI's under `recap`: the user's display
+/// settings and the client version they are read for (`None`: every user and assistant message
+/// with text).
+pub fn inspect_under(
+    store: &Store,
+    session_id: Option<&str>,
+    recap: Option<(&DisplaySettings, ClientVersion)>,
+) -> Result<Inspection, StoreError> {
     let latest = match store.latest_session_with_messages()? {
         Some(s) => Some(s),
         None => store.latest_session()?,
@@ -222,12 +235,27 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
         .iter()
         .filter_map(|m| m.rows.first().map(|r| r.id))
         .collect();
-    let recap_first: HashSet<i64> = all
+    let mut recap_first: HashSet<i64> = all
         .messages
         .iter()
         .filter(|m| display::in_recap(m))
         .filter_map(|m| m.rows.first().map(|r| r.id))
         .collect();
+    if let Some((settings, version)) = recap {
+        // What the recap leaves out under the settings, on the surface it draws.
+        let shown = display::expected_from_rows(
+            store,
+            &session_id,
+            lineage_ids.clone(),
+            &rows,
+            Surface::default(),
+        );
+        for i in settings::not_on_recap(settings, version, &shown) {
+            if let Some(first) = shown.messages[i].rows.first() {
+                recap_first.remove(&first.id);
+            }
+        }
+    }
 
     let generation_of = generations_of(&rows, &classes, &message_of, &first_of, &lineage_ids);
     let states = StateCounts::of(&classes);

@@ -29,6 +29,7 @@
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | [`provider`] |
 //! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
+//! | the commands of the binary: arguments, output, exit status | [`cli`] |
 //! | first bad client version, the smallest database that still misrenders, failure signatures | [`triage`] (`bisect`, `minimize`) |
 //! | text, JSON and HTML reports | [`report`], [`report::html`] |
 //!
@@ -58,7 +59,7 @@
 //!   database ([`verdict::Basis::read`]), then the oracle on each transcript ([`verdict::Basis::check`]).
 //! - [`runner`]: executes a scenario end to end and produces its verdict (steps, client session
 //!   protocol, `repro`, `record`, result types, errors: one file each).
-//! - [`triage`]: `bisect` over published client versions, `repro --minimize`, and the signature of
+//! - [`triage`]: `bisect` over published client versions, `minimize`, and the signature of
 //!   a verdict.
 //! - [`report`]: human text and JSON verdicts, and [`report::html`], a browsable report
 //!   (`--report DIR`): each check's screen with repeats highlighted and linked to their stored rows,
@@ -69,8 +70,9 @@
 //!   reused in-memory databases read by [`store::Store`] without a file or a copy.
 //! - [`reference`](mod@reference): the client's own display read (`get_resume_conversations`) through one
 //!   long-lived worker and one long-lived `SessionDB`, and its comparison with [`display`] (the
-//!   differential test); also the fast offline tier of `repro --minimize`.
+//!   differential test); also the fast offline tier of `minimize`.
 
+pub mod cli;
 pub mod client;
 pub mod display;
 pub mod driver;

@@ -1,5 +1,5 @@
 //! The client's own display read, for the differential test of the display model and the fast
-//! offline tier of `repro --minimize` ([`crate::triage::minimize::offline`]).
+//! offline tier of `minimize` ([`crate::triage::minimize::offline`]).
 //!
 //! Input: a client (its venv) and `state.db` files. [`Reader`] runs one long-lived Python worker in
 //! the client's venv (`reference_worker.py`) that answers `SessionDB(db).get_resume_conversations(id)`

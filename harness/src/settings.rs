@@ -83,3 +83,4 @@ pub use panel::{
     event_label, not_on_recap, recap, recap_sources, tool_call_names, tool_calls_by_row, EntryKind,
     Recap, RecapItem, RecapSource, Shown, Skip, ToolCalls,
 };
+pub use yaml::{IntError, YamlError};

@@ -65,7 +65,7 @@ pub struct Basis {
     pub session: String,
     /// The correct display of it.
     pub expected: Expected,
-    /// What the database alone shows is wrong (empty when it could not be read).
+    /// What the database alone shows is wrong.
     data_problems: Vec<DataProblem>,
     /// Messages (indexes into [`Expected::messages`]) the display may leave out (see
     /// [`oracle::Context::optional`]); empty unless [`Basis::with_recap`] set them.
@@ -99,8 +99,7 @@ impl Basis {
                 };
                 integrity::data_problems_from_rows(&sessions, &session, &rows, &classes, projected)
             }
-            // As `integrity::data_problems`: a database whose sessions cannot be read shows none.
-            Err(_) => Vec::new(),
+            Err(e) => return Err(e.into()),
         };
         Ok(Basis {
             session,

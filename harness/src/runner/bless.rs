@@ -223,7 +223,7 @@ impl Blessing {
                 Ok(checks) => blessing.checks.extend(checks),
                 Err(reason) => blessing.refused.push(Refused {
                     scenario: run.scenario.clone(),
-                    reason,
+                    reason: reason.to_string(),
                 }),
             }
         }
@@ -233,16 +233,13 @@ impl Blessing {
     }
 
     /// The checks of `run` whose numbers differ from their pins, each with its site and edit.
-    fn plan_run(&mut self, run: &Run) -> Result<Vec<CheckBlessing>, String> {
+    fn plan_run(&mut self, run: &Run) -> Result<Vec<CheckBlessing>, BlessError> {
         if let Some((error, line)) = &run.error {
             let at = line
                 .map(|l| format!(" at {}:{l}", run.file.display()))
                 .unwrap_or_default();
-            let first = error.lines().next().unwrap_or_default();
-            return Err(format!(
-                "the run errored{at} ({first}): its checks did not all run as the scenario \
-                 says, so no pin is rewritten; fix the error and run again"
-            ));
+            let first = error.lines().next().unwrap_or_default().to_owned();
+            return Err(BlessError::Errored { at, first });
         }
         let planned: Vec<(usize, Edit, Vec<PinChange>, Vec<String>)> = run
             .checks
@@ -261,10 +258,10 @@ impl Blessing {
         let names: Vec<&str> = sites.iter().map(|s| s.name.as_str()).collect();
         let ran: Vec<&str> = run.checks.iter().map(|c| c.name.as_str()).collect();
         if names != ran {
-            return Err(format!(
-                "its checks are not the ones the run ran ({ran:?}; the file now has {names:?}): \
-                 the file changed since; run again"
-            ));
+            return Err(BlessError::ChecksChanged {
+                ran: format!("{ran:?}"),
+                names: format!("{names:?}"),
+            });
         }
         let mut out = Vec::new();
         for (index, edit, changes, left) in planned {
@@ -287,7 +284,7 @@ impl Blessing {
 
     /// The check steps of the scenario file `file`, in run order, includes expanded as
     /// `crate::scenario` does; the documents read are kept for the edits.
-    fn sites(&mut self, file: &Path) -> Result<Vec<Site>, String> {
+    fn sites(&mut self, file: &Path) -> Result<Vec<Site>, BlessError> {
         let steps = self.steps_of(file)?;
         let mut sites = Vec::new();
         for (index, step) in steps.iter().enumerate() {
@@ -301,10 +298,11 @@ impl Blessing {
             let inner = self.steps_of(&included)?;
             let [from, to] = include.1.unwrap_or([1, inner.len()]);
             if from == 0 || from > to || to > inner.len() {
-                return Err(format!(
-                    "`{}` has no steps {from} to {to}: the file changed since; run again",
-                    included.display()
-                ));
+                return Err(BlessError::NoSteps {
+                    file: included,
+                    from,
+                    to,
+                });
             }
             for (i, step) in inner.iter().enumerate().take(to).skip(from - 1) {
                 if let Some(name) = &step.check {
@@ -316,11 +314,16 @@ impl Blessing {
     }
 
     /// The `[[step]]` tables of `file` as bless needs them; the document is kept for the edits.
-    fn steps_of(&mut self, file: &Path) -> Result<Vec<StepTable>, String> {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
-        let parsed = toml_edit::Document::parse(text.clone())
-            .map_err(|e| format!("cannot parse `{}`: {e}", file.display()))?;
+    fn steps_of(&mut self, file: &Path) -> Result<Vec<StepTable>, BlessError> {
+        let text = std::fs::read_to_string(file).map_err(|source| BlessError::Read {
+            file: file.to_owned(),
+            source,
+        })?;
+        let parsed =
+            toml_edit::Document::parse(text.clone()).map_err(|source| BlessError::Parse {
+                file: file.to_owned(),
+                source,
+            })?;
         let steps = step_tables(&parsed, &text);
         let key = canonical(file);
         self.files
@@ -617,17 +620,59 @@ const ORDER: [&str; 11] = [
     "questions_not_once",
 ];
 
+/// Why a scenario's pins are not rewritten.
+#[derive(Debug, thiserror::Error)]
+enum BlessError {
+    /// The run stopped before its verdict.
+    #[error(
+        "the run errored{at} ({first}): its checks did not all run as the scenario says, so no \
+         pin is rewritten; fix the error and run again"
+    )]
+    Errored { at: String, first: String },
+    /// The file's checks are not the ones the run ran.
+    #[error(
+        "its checks are not the ones the run ran ({ran}; the file now has {names}): the file \
+         changed since; run again"
+    )]
+    ChecksChanged { ran: String, names: String },
+    /// An include names steps the included file no longer has.
+    #[error("`{}` has no steps {from} to {to}: the file changed since; run again", file.display())]
+    NoSteps {
+        file: PathBuf,
+        from: usize,
+        to: usize,
+    },
+    /// A scenario file could not be read.
+    #[error("cannot read `{}`: {source}", file.display())]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    /// A scenario file is not TOML.
+    #[error("cannot parse `{}`: {source}", file.display())]
+    Parse {
+        file: PathBuf,
+        source: toml_edit::TomlError,
+    },
+    /// The check's step is gone from the file.
+    #[error("the step is gone from the file")]
+    StepGone,
+    /// The check's `expect` is not an inline table.
+    #[error("its `expect` is not an inline table `{{ … }}`")]
+    NotInline,
+}
+
 /// Applies `edit` to the `step`-th `[[step]]` of `doc`.
-fn apply_edit(doc: &mut DocumentMut, step: usize, edit: &Edit) -> Result<(), String> {
+fn apply_edit(doc: &mut DocumentMut, step: usize, edit: &Edit) -> Result<(), BlessError> {
     let table = doc
         .get_mut("step")
         .and_then(Item::as_array_of_tables_mut)
         .and_then(|steps| steps.get_mut(step))
-        .ok_or("the step is gone from the file")?;
+        .ok_or(BlessError::StepGone)?;
     let expect = table
         .get_mut("expect")
         .and_then(Item::as_inline_table_mut)
-        .ok_or("its `expect` is not an inline table `{ … }`")?;
+        .ok_or(BlessError::NotInline)?;
     edit_expect(expect, edit);
     if edit.drop_known_bug {
         table.remove("known_bug");

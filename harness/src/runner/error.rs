@@ -51,6 +51,14 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// What an earlier run left could not be removed.
+    #[error("cannot remove `{}`: {source}", path.display())]
+    Remove {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// A file could not be copied.
     #[error("cannot copy `{}`: {source}", path.display())]
     Copy {
@@ -69,7 +77,7 @@ pub enum Error {
     },
     /// The fake model could not listen.
     #[error("cannot start the fake model on 127.0.0.1: {0}")]
-    Provider(std::io::Error),
+    Provider(#[source] std::io::Error),
     /// The Ink TUI was asked for and `node` is not on the client's `PATH`.
     #[error("the Ink TUI (`ui = \"tui\"`) needs `node` (Node.js 20 or newer) on the client's PATH `{path}`")]
     NoNode {

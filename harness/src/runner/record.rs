@@ -4,10 +4,12 @@ use std::path::Path;
 
 use super::error::Error;
 use super::{run, RunOptions, ScenarioResult};
+use crate::oracle::Check;
 use crate::scenario::{Action, Scenario};
 
 /// Runs `scenario` and keeps what it produced as a fixture in `dest`: `state.db`, every
-/// `session-N.cast`, `provider.jsonl` and a `PROVENANCE.md` saying which client, which scenario
+/// `session-N.cast`, `provider.jsonl`, `expect.toml` (what its last check found, [`expect_toml`])
+/// and a `PROVENANCE.md` saying which client, which scenario
 /// and config, what each checkpoint showed and how to reproduce the verdict without a client.
 /// Returns the scenario's result (recorded whether or not it passed: a new bug is a failing run).
 pub fn record(
@@ -44,6 +46,11 @@ pub fn record(
         });
     }
     let last_cast = kept.iter().rfind(|k| k.ends_with(".cast")).cloned();
+    if let Some(last) = result.checks.last() {
+        let path = dest.join("expect.toml");
+        std::fs::write(&path, expect_toml(&last.check))
+            .map_err(|source| Error::Write { path, source })?;
+    }
     std::fs::write(
         dest.join("PROVENANCE.md"),
         provenance(scenario, &result, dest, &kept, last_cast.as_deref()),
@@ -53,6 +60,40 @@ pub fn record(
         source,
     })?;
     Ok(result)
+}
+
+/// A fixture's `expect.toml`: the findings and causes of `check` (its last checkpoint) as a
+/// scenario's `expect` table, which `check --expect` reads.
+pub fn expect_toml(check: &Check) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::from(
+        "# What this fixture was recorded to show: the check command in PROVENANCE.md, given\n\
+         # `--expect` this file, exits 0.\n",
+    );
+    let f = &check.findings;
+    for (name, n) in [
+        (
+            "words_rendered_more_than_once",
+            f.words_rendered_more_than_once,
+        ),
+        ("missing_messages", f.missing_messages),
+        ("internal_text_shown", f.internal_text_shown),
+        ("out_of_order", f.out_of_order),
+        ("taken_back_shown", f.taken_back_shown),
+    ] {
+        if n > 0 {
+            let _ = writeln!(t, "{name} = {n}");
+        }
+    }
+    if !check.repeats.is_empty() {
+        let causes: Vec<String> = check
+            .repeats
+            .iter()
+            .map(|r| format!("\"{}\"", r.cause.name()))
+            .collect();
+        let _ = writeln!(t, "causes = [{}]", causes.join(", "));
+    }
+    t
 }
 
 /// The `- What it shows:` lines of a fixture's `PROVENANCE.md`: each check's verdict (and the
@@ -122,9 +163,14 @@ fn provenance(
     let _ = writeln!(p, "- Files: {}.", kept.join(", "));
     p.push_str(&what_it_shows(result));
     if let Some(cast) = last_cast {
+        let terminal = match scenario.terminal {
+            crate::terminal::Terminal::Vt100 => String::new(),
+            other => format!(" --terminal {}", other.name()),
+        };
         let _ = writeln!(
             p,
-            "- Reproduce the last verdict without a client: `hermes-e2e check --cast {d}/{cast} --db {d}/state.db`.",
+            "- Reproduce the last verdict without a client: `hermes-e2e check --cast {d}/{cast} --db {d}/state.db{terminal}`; \
+             with `--expect {d}/expect.toml` it exits 0.",
             d = dest.display()
         );
     }

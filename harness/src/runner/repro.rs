@@ -15,7 +15,7 @@ use crate::provider::Provider;
 use crate::scenario::Expectation;
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
-use crate::terminal::Transcript;
+use crate::terminal::{Size, Transcript};
 use crate::verdict::{self, Basis};
 
 /// The display paths `repro` replays a saved conversation through.
@@ -26,14 +26,12 @@ pub const REPRO_PATHS: &[&str] = &["--resume", "/resume"];
 /// path of [`REPRO_PATHS`], and runs the oracle on what each drew. The expectation is projected
 /// from the user's file itself (read from a private copy; the file is never written).
 /// Every check expects all findings to be 0, so `passed` means "displayed correctly".
-#[allow(clippy::too_many_arguments)]
 pub fn repro(
     db: &Path,
     session: Option<&str>,
     client_spec: &str,
     ui: Ui,
-    rows: u16,
-    cols: u16,
+    size: Size,
     out_root: &Path,
     user_config: Option<&Path>,
 ) -> Result<ScenarioResult, Error> {
@@ -58,7 +56,12 @@ pub fn repro(
         basis
     };
     let dir = out_root.join("repro").join(slug(&basis.session, "session"));
-    let _ = std::fs::remove_dir_all(&dir);
+    match std::fs::remove_dir_all(&dir) {
+        Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Error::Remove { path: dir, source })
+        }
+        _ => {}
+    }
     let provider = Provider::start(crate::provider::Script::default()).map_err(Error::Provider)?;
     let mut result = ScenarioResult::new(
         format!("repro {} --session {}", db.display(), basis.session),
@@ -66,7 +69,7 @@ pub fn repro(
         client.label().to_owned(),
         dir.clone(),
         format!(
-            "cargo run -p hermes-e2e -- repro {} --session {} --client {client_spec} --ui {} --size {cols}x{rows}{}",
+            "cargo run -p hermes-e2e -- repro {} --session {} --client {client_spec} --ui {} --size {size}{}",
             db.display(),
             basis.session,
             ui.name(),
@@ -85,16 +88,7 @@ pub fn repro(
         config
     };
     for (n, path) in REPRO_PATHS.iter().enumerate() {
-        let launch = prepare(
-            db,
-            &dir,
-            n,
-            &client,
-            &config,
-            &basis.session,
-            (rows, cols),
-            ui,
-        )?;
+        let launch = prepare(db, &dir, n, &client, &config, &basis.session, size, ui)?;
         let t = Instant::now();
         let drawn = draw(launch, path, &basis.session);
         result.client_secs += t.elapsed().as_secs_f64();
@@ -131,7 +125,7 @@ fn prepare(
     client: &Client,
     config: &serde_json::Value,
     session: &str,
-    (rows, cols): (u16, u16),
+    size: Size,
     ui: Ui,
 ) -> Result<Launch, Error> {
     // Each path gets its own pristine copy: the client migrates and writes its database.
@@ -156,8 +150,8 @@ fn prepare(
         args,
         env: client::environment(&home, &user_home),
         cwd: work,
-        rows,
-        cols,
+        rows: size.rows,
+        cols: size.cols,
         cast: dir.join(format!("path-{}.cast", n + 1)),
         ui,
         terminal: crate::terminal::Terminal::Vt100,

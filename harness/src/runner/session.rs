@@ -348,6 +348,5 @@ pub(super) fn quit(d: &mut Driver, clock: &Deadline) -> Result<(), Error> {
     d.type_line("/quit", clock.whole())
         .map_err(|e| clock.error(e))?;
     d.wait_exit(clock.left()).map_err(|e| clock.error(e))?;
-    d.finish_recording();
-    Ok(())
+    d.finish_recording().map_err(|e| clock.error(e))
 }

@@ -33,8 +33,8 @@ pub(super) fn run_steps(
 ) -> Result<(), StepError> {
     let mut run = Run::prepare(scenario, dir, result)?;
     let outcome = run.steps(result, progress);
-    run.keep();
-    outcome
+    let kept = run.keep();
+    outcome.and(kept.map_err(StepError::from))
 }
 
 /// The state of one scenario run between its steps.
@@ -546,13 +546,17 @@ impl<'a> Run<'a> {
 
     /// Stops the client and keeps what a maintainer needs to look at a failure without
     /// rerunning: the provider log and a copy of `state.db`.
-    fn keep(mut self) {
+    fn keep(mut self) -> Result<(), Error> {
         drop(self.driver.take());
-        let _ = self.provider.write_log(&self.dir.join("provider.jsonl"));
+        let log = self.dir.join("provider.jsonl");
+        let logged = self.provider.write_log(&log);
+        logged.map_err(|source| Error::Write { path: log, source })?;
         let db = self.home.join("state.db");
         if db.is_file() {
-            let _ = std::fs::copy(&db, self.dir.join("state.db"));
+            let copied = std::fs::copy(&db, self.dir.join("state.db"));
+            copied.map_err(|source| Error::Copy { path: db, source })?;
         }
+        Ok(())
     }
 }
 

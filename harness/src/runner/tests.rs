@@ -63,7 +63,7 @@ mod during {
         }];
         let clock = Deadline::new(Duration::from_secs(20));
         say_during(&mut d, &provider, "hello", REPLY, &during, &clock).unwrap();
-        d.finish_recording();
+        d.finish_recording().unwrap();
         let cast = std::fs::read_to_string(dir.path().join("t.cast")).unwrap();
         let events: Vec<serde_json::Value> = cast
             .lines()

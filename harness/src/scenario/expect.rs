@@ -282,9 +282,35 @@ pub(super) struct RawExpectation {
     questions_not_once: Option<RowPin>,
 }
 
+/// Why an `expect` table is not an expectation.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpectationError {
+    /// A cause that is not one.
+    #[error("unknown cause `{0}`: expected `display`, `data` or `both`")]
+    Cause(String),
+    /// `unpinned` names what is not a finding.
+    #[error("`unpinned`: unknown finding `{name}`: expected one of {}", UNPINNABLE.join(", "))]
+    Unpinned {
+        /// The name given.
+        name: String,
+    },
+    /// Not a table of an expectation's keys (TOML syntax, an unknown key, a wrong type).
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+}
+
+impl std::str::FromStr for Expectation {
+    type Err = ExpectationError;
+
+    /// An `expect` table written as a TOML document (`words_rendered_more_than_once = 169`).
+    fn from_str(text: &str) -> Result<Expectation, ExpectationError> {
+        toml::from_str::<RawExpectation>(text)?.typed()
+    }
+}
+
 impl RawExpectation {
-    /// The expectation, or the message naming a cause that is not one.
-    pub(super) fn typed(&self) -> Result<Expectation, String> {
+    /// The expectation, or what in it is not one.
+    pub(super) fn typed(&self) -> Result<Expectation, ExpectationError> {
         let causes = self
             .causes
             .iter()
@@ -292,21 +318,17 @@ impl RawExpectation {
                 Cause::ALL
                     .into_iter()
                     .find(|c| c.name() == cause)
-                    .ok_or_else(|| {
-                        format!("unknown cause `{cause}`: expected `display`, `data` or `both`")
-                    })
+                    .ok_or_else(|| ExpectationError::Cause(cause.clone()))
             })
             .collect::<Result<_, _>>()?;
         let unpinned = self
             .unpinned
             .iter()
             .map(|name| {
-                UNPINNABLE.into_iter().find(|n| n == name).ok_or_else(|| {
-                    format!(
-                        "`unpinned`: unknown finding `{name}`: expected one of {}",
-                        UNPINNABLE.join(", ")
-                    )
-                })
+                UNPINNABLE
+                    .into_iter()
+                    .find(|n| n == name)
+                    .ok_or_else(|| ExpectationError::Unpinned { name: name.clone() })
             })
             .collect::<Result<_, _>>()?;
         Ok(Expectation {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::yaml::{lookup, parse_yaml, py_int, Value};
+use super::yaml::{lookup, parse_yaml, py_int, IntError, Value, YamlError};
 
 /// The client generations whose recap this module models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -129,9 +129,9 @@ impl DisplaySettings {
         version: ClientVersion,
     ) -> Result<Self, SettingsError> {
         let yaml = yaml.strip_prefix('\u{feff}').unwrap_or(yaml); // the client opens with utf-8-sig
-        let root = parse_yaml(yaml, version).map_err(|detail| SettingsError::Yaml {
+        let root = parse_yaml(yaml, version).map_err(|source| SettingsError::Yaml {
             origin: origin.to_string(),
-            detail,
+            source,
         })?;
         let mut settings = Self::stock(version);
         let shape = |detail: String| SettingsError::Shape {
@@ -161,10 +161,10 @@ impl DisplaySettings {
                 )))
             }
         };
-        let value_err = |key: &str, detail: String| SettingsError::Value {
+        let value_err = |key: &str, source: IntError| SettingsError::Value {
             origin: origin.to_string(),
             key: format!("display.{key}"),
-            detail,
+            source,
         };
         if let Some(v) = lookup(entries, "resume_display") {
             settings.resume_display = match v {
@@ -223,12 +223,12 @@ pub enum SettingsError {
         source: std::io::Error,
     },
     /// Not YAML the client's parser accepts.
-    #[error("`{origin}` is not valid YAML: {detail} (the client would ignore the whole file and run with its stock settings)")]
+    #[error("`{origin}` is not valid YAML: {source} (the client would ignore the whole file and run with its stock settings)")]
     Yaml {
         /// The file (or the text's name).
         origin: String,
-        /// The parser's message.
-        detail: String,
+        /// What the parser refused.
+        source: YamlError,
     },
     /// YAML, but not shaped like a Hermes config.
     #[error("`{origin}` is not a Hermes config: {detail}")]
@@ -239,13 +239,13 @@ pub enum SettingsError {
         detail: String,
     },
     /// A setting the client's `int()` rejects.
-    #[error("`{origin}`: `{key}` {detail} (the client fails drawing the resume recap with it)")]
+    #[error("`{origin}`: `{key}` {source} (the client fails drawing the resume recap with it)")]
     Value {
         /// The file (or the text's name).
         origin: String,
         /// The dotted key.
         key: String,
-        /// What is wrong.
-        detail: String,
+        /// Why `int()` rejects it.
+        source: IntError,
     },
 }

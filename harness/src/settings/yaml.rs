@@ -58,23 +58,54 @@ pub(super) fn lookup<'a>(entries: &'a [(Value, Value)], key: &str) -> Option<&'a
         .map(|(_, v)| v)
 }
 
+/// Why Python's `int()` refuses a setting's value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum IntError {
+    /// A float that is not finite.
+    #[error("is {0}, which int() cannot convert")]
+    NotFinite(f64),
+    /// A string that is not an integer literal.
+    #[error("is {0:?}, not an integer (int() raises ValueError)")]
+    NotInteger(String),
+    /// Neither a number nor a string (described).
+    #[error("is {0}, not a number (int() raises TypeError)")]
+    NotNumber(String),
+    /// An integer out of the settings' range.
+    #[error("is {0}, out of range")]
+    Range(i128),
+}
+
+/// Why a config is not YAML the client's parser accepts.
+#[derive(Debug, thiserror::Error)]
+pub enum YamlError {
+    /// The parser's error.
+    #[error(transparent)]
+    Syntax(#[from] yaml_rust2::ScanError),
+    /// An alias without its anchor.
+    #[error("unknown alias (anchor id {0})")]
+    UnknownAlias(usize),
+    /// More than one document.
+    #[error("{0} documents in one file (the client's safe_load expects one)")]
+    Documents(usize),
+    /// A merge key `<<` on what is not a mapping (described).
+    #[error("merge key `<<` on {0}")]
+    Merge(String),
+    /// A key given twice (described), which ruamel refuses.
+    #[error("duplicate key {0}")]
+    DuplicateKey(String),
+}
+
 /// Python `int(value)` as the recap applies it to a setting.
-pub(super) fn py_int(value: &Value) -> Result<i64, String> {
+pub(super) fn py_int(value: &Value) -> Result<i64, IntError> {
     let wide: i128 = match value {
         Value::Bool(b) => i128::from(*b),
         Value::Int(i) => *i,
         Value::Float(f) if f.is_finite() => f.trunc() as i128,
-        Value::Float(f) => return Err(format!("is {f}, which int() cannot convert")),
-        Value::Str(s) => py_int_literal(s)
-            .ok_or_else(|| format!("is {s:?}, not an integer (int() raises ValueError)"))?,
-        other => {
-            return Err(format!(
-                "is {}, not a number (int() raises TypeError)",
-                other.describe()
-            ))
-        }
+        Value::Float(f) => return Err(IntError::NotFinite(*f)),
+        Value::Str(s) => py_int_literal(s).ok_or_else(|| IntError::NotInteger(s.clone()))?,
+        other => return Err(IntError::NotNumber(other.describe())),
     };
-    i64::try_from(wide).map_err(|_| format!("is {wide}, out of range"))
+    i64::try_from(wide).map_err(|_| IntError::Range(wide))
 }
 
 /// Python `int(s)` for a string, base 10: surrounding whitespace, a sign, ASCII digits with single
@@ -118,7 +149,7 @@ struct Builder {
     keys: Vec<Option<Node>>,
     anchors: HashMap<usize, Node>,
     docs: Vec<Node>,
-    error: Option<String>,
+    error: Option<YamlError>,
 }
 
 impl Builder {
@@ -163,7 +194,7 @@ impl MarkedEventReceiver for Builder {
             }
             Event::Alias(id) => match self.anchors.get(&id).cloned() {
                 Some(node) => self.push_value(node, 0),
-                None => self.error = Some(format!("unknown alias (anchor id {id})")),
+                None => self.error = Some(YamlError::UnknownAlias(id)),
             },
             _ => {}
         }
@@ -171,25 +202,21 @@ impl MarkedEventReceiver for Builder {
 }
 
 /// Parses one YAML document with the client's YAML 1.1 scalar rules.
-pub(super) fn parse_yaml(text: &str, version: ClientVersion) -> Result<Value, String> {
+pub(super) fn parse_yaml(text: &str, version: ClientVersion) -> Result<Value, YamlError> {
     let mut builder = Builder::default();
-    Parser::new_from_str(text)
-        .load(&mut builder, true)
-        .map_err(|e| e.to_string())?;
+    Parser::new_from_str(text).load(&mut builder, true)?;
     if let Some(error) = builder.error {
         return Err(error);
     }
     match builder.docs.len() {
         0 => Ok(Value::Null),
         1 => resolve(&builder.docs[0], version),
-        n => Err(format!(
-            "{n} documents in one file (the client's safe_load expects one)"
-        )),
+        n => Err(YamlError::Documents(n)),
     }
 }
 
 /// YAML 1.1 resolution of a node (PyYAML on 0.19, ruamel 1.1 on iot).
-fn resolve(node: &Node, version: ClientVersion) -> Result<Value, String> {
+fn resolve(node: &Node, version: ClientVersion) -> Result<Value, YamlError> {
     match node {
         Node::Scalar { text, style, tag } => {
             Ok(resolve_scalar(text, *style, tag.as_ref(), version))
@@ -209,13 +236,13 @@ fn resolve(node: &Node, version: ClientVersion) -> Result<Value, String> {
                     let sources = match resolve(v, version)? {
                         Value::Map(m) => vec![Value::Map(m)],
                         Value::Seq(s) => s,
-                        other => return Err(format!("merge key `<<` on {}", other.describe())),
+                        other => return Err(YamlError::Merge(other.describe())),
                     };
                     // Earlier sources in a `<<: [a, b]` list win over later ones.
                     for source in sources.into_iter().rev() {
                         match source {
                             Value::Map(m) => merged.extend(m),
-                            other => return Err(format!("merge key `<<` on {}", other.describe())),
+                            other => return Err(YamlError::Merge(other.describe())),
                         }
                     }
                     continue;
@@ -223,7 +250,7 @@ fn resolve(node: &Node, version: ClientVersion) -> Result<Value, String> {
                 let key = resolve(k, version)?;
                 if version == ClientVersion::Iot0_22 && explicit.iter().any(|(e, _)| *e == key) {
                     // ruamel refuses duplicate keys; PyYAML keeps the last one.
-                    return Err(format!("duplicate key {}", key.describe()));
+                    return Err(YamlError::DuplicateKey(key.describe()));
                 }
                 explicit.push((key, resolve(v, version)?));
             }

@@ -35,18 +35,6 @@ impl Terminal {
     }
 }
 
-impl std::str::FromStr for Terminal {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Terminal, String> {
-        match text {
-            "vt100" => Ok(Terminal::Vt100),
-            "reflow" => Ok(Terminal::Reflow),
-            _ => Err(format!("expected `vt100` or `reflow`, got `{text}`")),
-        }
-    }
-}
-
 /// What the harness needs of a terminal emulator: bytes in, resizes, the history out.
 pub trait Emulator {
     /// A new, empty screen of `rows` × `cols` cells.

@@ -22,21 +22,31 @@ use super::versions::Release;
 use crate::oracle::Findings;
 use crate::runner::ScenarioResult;
 
-/// What the bisection looks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// What the bisection looks for (`--by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum By {
     /// The first release whose verdict is bad.
     Verdict,
-    /// Every release where the verdict's signature changes.
+    /// Every release where the verdict's signature changes (every release is probed).
     Signature,
 }
 
-/// Which findings make a verdict bad.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+impl By {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            By::Verdict => "verdict",
+            By::Signature => "signature",
+        }
+    }
+}
+
+/// Which findings make a verdict bad (`--bad`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Bad {
-    /// Words rendered more than once (the default: "shows a reply twice").
+    /// Words rendered more than once ("shows a reply twice").
     Repeats,
     /// Messages missing.
     Missing,
@@ -61,25 +71,6 @@ impl Bad {
             Bad::TakenBack => f.taken_back_shown > 0,
             Bad::Any => *f != Findings::default(),
         }
-    }
-}
-
-impl std::str::FromStr for Bad {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Bad, String> {
-        Ok(match s {
-            "repeats" => Bad::Repeats,
-            "missing" => Bad::Missing,
-            "internal" => Bad::Internal,
-            "out-of-order" => Bad::OutOfOrder,
-            "taken-back" => Bad::TakenBack,
-            "any" => Bad::Any,
-            _ => {
-                return Err(format!(
-                    "`{s}`: expected repeats, missing, internal, out-of-order, taken-back or any"
-                ))
-            }
-        })
     }
 }
 
@@ -128,12 +119,16 @@ pub struct Probe {
 
 impl Probe {
     /// Judges one run of `release`: its result, or the error that kept it from running.
-    pub fn judge(release: &Release, run: Result<ScenarioResult, String>, bad: Bad) -> Probe {
+    pub fn judge(
+        release: &Release,
+        run: Result<ScenarioResult, crate::runner::Error>,
+        bad: Bad,
+    ) -> Probe {
         match run {
             Err(reason) => Probe {
                 release: release.clone(),
                 mark: Mark::Skip,
-                reason: Some(first_line(&reason)),
+                reason: Some(first_line(&reason.to_string())),
                 checks: Vec::new(),
                 signature: None,
                 tries: 1,

@@ -1,4 +1,4 @@
-//! `repro STATE_DB --minimize`: shrink a copy of a user's database to the fewest rows (and
+//! `minimize STATE_DB`: shrink a copy of a user's database to the fewest rows (and
 //! sessions), and the shortest texts, that still misrender *the same way* in the real client.
 //!
 //! **The same way.** The oracle of a candidate is [`crate::runner::repro()`] on it — the real
@@ -47,6 +47,7 @@ use std::time::{Duration, Instant};
 use crate::client::Ui;
 use crate::runner::{self, ScenarioResult};
 use crate::store::{Store, StoreError};
+use crate::terminal::Size;
 
 pub mod ddmin;
 pub mod fixture;
@@ -59,7 +60,7 @@ mod tiers;
 
 pub use ddmin::{ddmin, Spent};
 pub use model::{Model, Removal};
-pub use offline::{Offline, Reference};
+pub use offline::{Offline, OfflineError, Reference};
 pub use outcome::{KeptRow, Outcome, Phase, Trial, TrialVerdict};
 
 use outcome::{describe_rows, describe_sessions, kept_rows};
@@ -73,26 +74,14 @@ pub const CONFIRM_EVERY: usize = 10;
 /// The default trial budget (`--max-trials`).
 pub const DEFAULT_MAX_TRIALS: usize = 200;
 
-/// When a candidate fails "the same way" as the original.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// When a candidate fails "the same way" as the original (`--signature`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Matching {
-    /// The same signature, check by check (`--signature same`, the default).
+    /// The original's signature, check by check.
     Same,
-    /// Any check with words rendered more than once (`--signature any-repeat`).
+    /// Any check with words rendered more than once.
     AnyRepeat,
-}
-
-impl std::str::FromStr for Matching {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Matching, String> {
-        match s {
-            "same" => Ok(Matching::Same),
-            "any-repeat" => Ok(Matching::AnyRepeat),
-            _ => Err(format!("expected `same` or `any-repeat`, got `{s}`")),
-        }
-    }
 }
 
 impl Matching {
@@ -143,7 +132,7 @@ pub trait Oracle {
         db: &Path,
         session: &str,
         out_root: &Path,
-    ) -> Result<ScenarioResult, String>;
+    ) -> Result<ScenarioResult, runner::Error>;
 
     /// What to add to `repro DB` to run it as this oracle does (e.g. ` --client …`).
     fn repro_args(&self) -> String;
@@ -156,10 +145,8 @@ pub struct RealClient {
     pub client: String,
     /// The interface.
     pub ui: Ui,
-    /// Terminal rows.
-    pub rows: u16,
-    /// Terminal columns.
-    pub cols: u16,
+    /// The terminal.
+    pub size: Size,
     /// The user's `config.yaml`, if given.
     pub config: Option<PathBuf>,
 }
@@ -170,18 +157,16 @@ impl Oracle for RealClient {
         db: &Path,
         session: &str,
         out_root: &Path,
-    ) -> Result<ScenarioResult, String> {
+    ) -> Result<ScenarioResult, runner::Error> {
         runner::repro(
             db,
             Some(session),
             &self.client,
             self.ui,
-            self.rows,
-            self.cols,
+            self.size,
             out_root,
             self.config.as_deref(),
         )
-        .map_err(|e| e.to_string())
     }
 
     fn repro_args(&self) -> String {
@@ -189,12 +174,11 @@ impl Oracle for RealClient {
         if self.client != crate::scenario::DEFAULT_CLIENT {
             args.push_str(&format!(" --client {}", self.client));
         }
-        let default_rows = if self.ui == Ui::Tui { 300 } else { 40 };
         if self.ui != Ui::Classic {
             args.push_str(&format!(" --ui {}", self.ui.name()));
         }
-        if (self.cols, self.rows) != (100, default_rows) {
-            args.push_str(&format!(" --size {}x{}", self.cols, self.rows));
+        if self.size != super::probe::default_size(self.ui) {
+            args.push_str(&format!(" --size {}", self.size));
         }
         if let Some(c) = &self.config {
             args.push_str(&format!(" --config {}", c.display()));
@@ -245,10 +229,10 @@ pub enum Error {
     },
     /// The original could not be run.
     #[error("the original could not be reproduced: {0}")]
-    Original(String),
+    Original(#[source] runner::Error),
     /// The final run of `minimized.db` could not be done (it is kept).
     #[error("the final run of `minimized.db` failed: {0}")]
-    Final(String),
+    Final(#[source] runner::Error),
     /// A copy could not be made or edited.
     #[error(transparent)]
     Build(#[from] model::BuildError),
@@ -419,7 +403,13 @@ fn work_dirs(options: &Options, session: &str) -> Result<(PathBuf, PathBuf), Err
     });
     let work = dir.join("work");
     for stale in ["work", "trials", "original", "repro"] {
-        let _ = std::fs::remove_dir_all(dir.join(stale));
+        let path = dir.join(stale);
+        match std::fs::remove_dir_all(&path) {
+            Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::Io { path, source })
+            }
+            _ => {}
+        }
     }
     model::remove_database(&dir.join("minimized.db"));
     std::fs::create_dir_all(&work).map_err(|source| Error::Io {

@@ -8,7 +8,7 @@
 //! - [`probe`]: what each release is probed with (a scenario or a saved `state.db`).
 //! - [`bisect`]: `git bisect run` over published versions (good / bad / skip), or a walk over all of
 //!   them that names every version where the signature changes.
-//! - [`minimize`]: `repro --minimize`: the fewest rows (and sessions) and shortest texts of a
+//! - [`minimize`]: `minimize`: the fewest rows (and sessions) and shortest texts of a
 //!   database that still misrender the same way in the real client (delta debugging over sessions,
 //!   exchanges, rows, then halving texts; candidates judged offline by the client's own display
 //!   read, confirmed in the PTY), with a `record`-style fixture of the result.

@@ -1,11 +1,11 @@
 //! The minimized case as a `record`-style fixture (as `hermes-e2e record` writes one, see
 //! [`crate::runner::record()`]): `state.db` (the minimized database), `resume.cast` and
 //! `slash-resume.cast` (the real client's terminal on the final verdict's `--resume` and `/resume`
-//! paths), and a `PROVENANCE.md` saying which client, from which database and by which command it
+//! paths), `expect.toml` (what the `--resume` path showed) and a `PROVENANCE.md` saying which client, from which database and by which command it
 //! was made, what each path showed, and how to reproduce the verdict with and without a client.
 //!
 //! Written to `--fixture DIR` (default `OUT/fixture`), so one command makes the fixture:
-//! `hermes-e2e repro STATE_DB --minimize --fixture fixtures/NAME`.
+//! `hermes-e2e minimize STATE_DB --fixture fixtures/NAME`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -37,6 +37,12 @@ pub fn write(outcome: &Outcome, repro_args: &str) -> Result<(), Error> {
             files.push(to.to_owned());
         }
     }
+    if let Some(resumed) = outcome.result.checks.first() {
+        let path = dest.join("expect.toml");
+        std::fs::write(&path, crate::runner::record::expect_toml(&resumed.check))
+            .map_err(io(&path))?;
+        files.push("expect.toml".to_owned());
+    }
     files.sort();
     let path = dest.join("PROVENANCE.md");
     std::fs::write(&path, provenance(outcome, repro_args, &files)).map_err(io(&path))
@@ -55,7 +61,7 @@ fn provenance(o: &Outcome, repro_args: &str, files: &[String]) -> String {
     let _ = writeln!(p, "- Client: `{}` (classic CLI).", o.result.client);
     let _ = writeln!(
         p,
-        "- Minimized by `hermes-e2e repro {} --session {} --minimize --signature {}{repro_args} \
+        "- Minimized by `hermes-e2e minimize {} --session {} --signature {}{repro_args} \
          --fixture {dest}` (hermes-e2e {}): {}.",
         o.db.display(),
         o.session,
@@ -76,7 +82,7 @@ fn provenance(o: &Outcome, repro_args: &str, files: &[String]) -> String {
     let _ = writeln!(
         p,
         "- Reproduce the verdict without a client: `hermes-e2e check --cast {dest}/resume.cast \
-         --db {dest}/state.db --session {}`.",
+         --db {dest}/state.db --session {}`; with `--expect {dest}/expect.toml` it exits 0.",
         o.session
     );
     let _ = writeln!(

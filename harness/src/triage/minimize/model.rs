@@ -297,12 +297,12 @@ pub enum BuildError {
     #[error(transparent)]
     Copy(#[from] StoreError),
     /// SQLite refused a statement on the copy.
-    #[error("cannot edit the copy `{path}`: {message}")]
+    #[error("cannot edit the copy `{}`: {source}", path.display())]
     Sqlite {
         /// The copy.
         path: PathBuf,
         /// What SQLite said.
-        message: String,
+        source: rusqlite::Error,
     },
 }
 
@@ -326,7 +326,7 @@ pub fn build(from: &Path, to: &Path, removal: &Removal) -> Result<(), BuildError
     crate::store::copy_database(from, to)?;
     let err = |e: rusqlite::Error| BuildError::Sqlite {
         path: to.to_owned(),
-        message: e.to_string(),
+        source: e,
     };
     let mut conn = Connection::open(to).map_err(err)?;
     let tx = conn.transaction().map_err(err)?;
@@ -381,7 +381,7 @@ pub fn build(from: &Path, to: &Path, removal: &Removal) -> Result<(), BuildError
 pub fn vacuum(path: &Path) -> Result<(), BuildError> {
     let err = |e: rusqlite::Error| BuildError::Sqlite {
         path: path.to_owned(),
-        message: e.to_string(),
+        source: e,
     };
     let conn = Connection::open(path).map_err(err)?;
     conn.execute_batch("VACUUM").map_err(err)?;
@@ -422,12 +422,15 @@ pub fn count_sessions(path: &Path) -> Option<usize> {
         .and_then(|n| usize::try_from(n).ok())
 }
 
+/// Texts of rows, by row id.
+pub type Texts = BTreeMap<i64, String>;
+
 /// The text (`content`) of every row of `messages` in the file at `path` (our own copy) that has
 /// one, by id.
-pub fn contents(path: &Path) -> Result<BTreeMap<i64, String>, BuildError> {
+pub fn contents(path: &Path) -> Result<Texts, BuildError> {
     let err = |e: rusqlite::Error| BuildError::Sqlite {
         path: path.to_owned(),
-        message: e.to_string(),
+        source: e,
     };
     let conn = read_only(path).map_err(err)?;
     let mut stmt = conn

@@ -1,4 +1,4 @@
-//! The fast offline tier of `repro --minimize`: a candidate's signature read from the rows the
+//! The fast offline tier of `minimize`: a candidate's signature read from the rows the
 //! client materializes for display, without a terminal.
 //!
 //! [`Reference`] asks the client's own code — `SessionDB(copy).get_resume_conversations(session)`
@@ -43,7 +43,30 @@ use crate::verdict::{Basis, Session};
 /// A fast judge of candidates: the signature of resuming `session` of `db`, read offline.
 pub trait Offline {
     /// The offline signature of `db` (never written: a fresh copy is read).
-    fn signature(&mut self, db: &Path, session: &str) -> Result<Signature, String>;
+    fn signature(&mut self, db: &Path, session: &str) -> Result<Signature, OfflineError>;
+}
+
+/// Why the offline tier could not start or read a candidate.
+#[derive(Debug, thiserror::Error)]
+pub enum OfflineError {
+    /// The client (whose venv the worker runs in) could not be provided.
+    #[error(transparent)]
+    Client(#[from] crate::client::ClientError),
+    /// The user's `config.yaml` could not be read as the client's display settings.
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+    /// The worker could not start or answer.
+    #[error(transparent)]
+    Reference(#[from] crate::reference::ReferenceError),
+    /// The candidate could not be read or copied.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// The candidate gave no basis for a verdict.
+    #[error(transparent)]
+    Verdict(#[from] crate::verdict::Error),
+    /// The scratch directory for the copies could not be made.
+    #[error("cannot make a scratch directory for the offline reads: {0}")]
+    Scratch(#[source] std::io::Error),
 }
 
 /// The client's own display read ([`Reader`]) as an [`Offline`] judge.
@@ -59,20 +82,22 @@ pub struct Reference {
 impl Reference {
     /// Starts the worker in the venv of `client_spec`, with the display settings `repro` would use
     /// (`config`: the user's `config.yaml`).
-    pub fn start(client_spec: &str, ui: Ui, config: Option<&Path>) -> Result<Reference, String> {
-        let client = client::resolve(client_spec).map_err(|e| e.to_string())?;
+    pub fn start(
+        client_spec: &str,
+        ui: Ui,
+        config: Option<&Path>,
+    ) -> Result<Reference, OfflineError> {
+        let client = client::resolve(client_spec)?;
         let version = ClientVersion::from_spec(client.label()).unwrap_or(ClientVersion::Iot0_22);
         let settings = match config {
-            Some(path) => {
-                DisplaySettings::from_config_yaml(path, version).map_err(|e| e.to_string())?
-            }
+            Some(path) => DisplaySettings::from_config_yaml(path, version)?,
             None => DisplaySettings::wide(),
         };
-        let reader = Reader::start(&client).map_err(|e| e.to_string())?;
+        let reader = Reader::start(&client)?;
         let scratch = tempfile::Builder::new()
             .prefix("hermes-e2e-offline-")
             .tempdir()
-            .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+            .map_err(OfflineError::Scratch)?;
         Ok(Reference {
             reader,
             ui,
@@ -83,36 +108,33 @@ impl Reference {
         })
     }
 
-    /// A fresh path for the next copy (the previous one removed).
-    fn next_copy(&mut self) -> PathBuf {
+    /// A fresh path for the next copy (the previous one removed: a copy left behind only takes
+    /// room in the scratch directory, removed with it).
+    fn next_copy(&mut self) -> Result<PathBuf, OfflineError> {
         if self.reads > 0 {
             let old = self.scratch.path().join(format!("read-{}", self.reads));
             let _ = std::fs::remove_dir_all(old);
         }
         self.reads += 1;
         let dir = self.scratch.path().join(format!("read-{}", self.reads));
-        let _ = std::fs::create_dir_all(&dir);
-        dir.join("state.db")
+        std::fs::create_dir_all(&dir).map_err(OfflineError::Scratch)?;
+        Ok(dir.join("state.db"))
     }
 }
 
 impl Offline for Reference {
-    fn signature(&mut self, db: &Path, session: &str) -> Result<Signature, String> {
-        let store = Store::open(db).map_err(|e| e.to_string())?;
-        let basis = Basis::read(&store, Session::Id(session), Surface::default())
-            .map_err(|e| e.to_string())?;
+    fn signature(&mut self, db: &Path, session: &str) -> Result<Signature, OfflineError> {
+        let store = Store::open(db)?;
+        let basis = Basis::read(&store, Session::Id(session), Surface::default())?;
         drop(store);
         let basis = if self.ui == Ui::Classic {
             basis.with_recap(&self.settings, self.version)
         } else {
             basis
         };
-        let copy = self.next_copy();
-        crate::store::copy_database(db, &copy).map_err(|e| e.to_string())?;
-        let rows = self
-            .reader
-            .read(&copy, session)
-            .map_err(|e| e.to_string())?;
+        let copy = self.next_copy()?;
+        crate::store::copy_database(db, &copy)?;
+        let rows = self.reader.read(&copy, session)?;
         Ok(signature_of(&basis, &rows))
     }
 }

@@ -320,17 +320,16 @@ impl super::Oracle for ListsEveryRow {
         db: &std::path::Path,
         session: &str,
         out_root: &std::path::Path,
-    ) -> Result<crate::runner::ScenarioResult, String> {
+    ) -> Result<crate::runner::ScenarioResult, crate::runner::Error> {
         use crate::runner::{CheckResult, ScenarioResult};
         use crate::verdict::{Basis, Session};
         self.runs += 1;
-        let store = crate::store::Store::open(db).map_err(|e| e.to_string())?;
+        let store = crate::store::Store::open(db)?;
         let basis = Basis::read(&store, Session::Id(session), Default::default())
-            .map_err(|e| e.to_string())?;
-        let lineage = store.lineage_ids(session).map_err(|e| e.to_string())?;
+            .expect("the stand-in reads only databases with the session");
+        let lineage = store.lineage_ids(session)?;
         let listed: Vec<crate::reference::ClientRow> = store
-            .rows(&lineage)
-            .map_err(|e| e.to_string())?
+            .rows(&lineage)?
             .into_iter()
             .map(|r| crate::reference::ClientRow {
                 id: Some(r.id),
@@ -373,7 +372,7 @@ impl super::Offline for Blind {
         &mut self,
         _: &std::path::Path,
         _: &str,
-    ) -> Result<crate::triage::signature::Signature, String> {
+    ) -> Result<crate::triage::signature::Signature, super::OfflineError> {
         Ok(self.0.clone())
     }
 }

@@ -1,4 +1,4 @@
-//! The text phase of `repro --minimize`: once no row can go, shorten the texts of the rows kept.
+//! The text phase of `minimize`: once no row can go, shorten the texts of the rows kept.
 //!
 //! A text is shortened by halving it ([`halve`]): the middle half of its words is dropped, the
 //! first and last quarters stay with their own spacing, so a marker at either end (a summary

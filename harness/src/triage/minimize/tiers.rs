@@ -159,7 +159,7 @@ impl Run<'_> {
                         break;
                     }
                 }
-                Err(e) => return (TrialVerdict::Failed(e), signatures.len() + 1),
+                Err(e) => return (TrialVerdict::Failed(e.to_string()), signatures.len() + 1),
             }
         }
         let runs = signatures.len();

@@ -1,0 +1,87 @@
+//! What the commands write: stdout through [`print()`] and [`println()`], where a reader that went away
+//! (`hermes-e2e check … --history | head -1`) is [`Error::Closed`] — the command stops and the
+//! binary exits 0, saying nothing — and stderr through [`note`] and [`Progress`], where a failed
+//! write is dropped (there is nowhere left to say it).
+
+use std::io::{IsTerminal, Write};
+
+use super::Error;
+use crate::report;
+
+/// Writes `text` to stdout.
+pub fn print(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+/// Writes `line` and a newline to stdout.
+pub fn println(line: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(line.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+/// A failed write to stdout: [`Error::Closed`] when its reader went away.
+fn stdout_error(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Error::Closed
+    } else {
+        Error::Stdout(e)
+    }
+}
+
+/// Writes `line` (made printable) and a newline to stderr; a failed write is dropped.
+pub fn note(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{}", report::printable(line));
+}
+
+/// Writes `text` (made printable) to stderr as it is; a failed write is dropped.
+pub fn note_text(text: &str) {
+    let _ = write!(std::io::stderr(), "{}", report::printable(text));
+}
+
+/// One line of progress redrawn in place on stderr, shown only when stderr is a terminal (and
+/// `--json` is not asked for): a log or a pipe never sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    live: bool,
+    width: usize,
+}
+
+impl Progress {
+    /// A progress line of at most `width` characters; silent with `json` or off a terminal.
+    pub fn new(json: bool, width: usize) -> Progress {
+        Progress {
+            live: !json && std::io::stderr().is_terminal(),
+            width,
+        }
+    }
+
+    /// Whether anything is drawn.
+    pub fn live(self) -> bool {
+        self.live
+    }
+
+    /// Redraws the line as `line` (made printable, cut to the width).
+    pub fn show(self, line: &str) {
+        if self.live {
+            let shown: String = report::printable(line).chars().take(self.width).collect();
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{shown}");
+            let _ = err.flush();
+        }
+    }
+
+    /// Clears the line (before something else is printed).
+    pub fn clear(self) {
+        if self.live {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
+}
