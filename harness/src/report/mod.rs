@@ -153,20 +153,28 @@ pub fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> Stri
 /// One line for each view of a check's screen that found something: the step that drew it,
 /// its kind, whether an earlier check reported it already, and its verdict.
 fn views_with_findings(c: &crate::runner::CheckResult) -> Vec<String> {
-    c.views
+    let found: Vec<_> = c
+        .views
         .iter()
         .filter(|v| v.findings != crate::oracle::Findings::default())
-        .map(|v| {
-            let carried = if v.carried { ", carried" } else { "" };
-            format!(
-                "view:     `{}` (line {}, {} view{carried}): {}",
-                v.step,
-                v.line,
-                v.kind.name(),
-                v.verdict
-            )
-        })
-        .collect()
+        .collect();
+    let name = |v: &crate::views::ViewSummary| {
+        let carried = if v.carried { ", carried" } else { "" };
+        format!(
+            "`{}` (line {}, {} view{carried})",
+            v.step,
+            v.line,
+            v.kind.name()
+        )
+    };
+    match found.as_slice() {
+        // One view drew all of it: the verdict above is that view's.
+        [v] if v.findings == c.check.findings => vec![format!("from:     {}", name(v))],
+        _ => found
+            .iter()
+            .map(|v| format!("view:     {}: {}", name(v), v.verdict))
+            .collect(),
+    }
 }
 
 /// The names in the kept directory (directories with a trailing `/`), sorted.
