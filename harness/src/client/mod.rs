@@ -13,7 +13,7 @@
 //!
 //! Files:
 //! - `mod.rs` (this page): provisioning ([`resolve`]) and configuration ([`base_config`],
-//!   [`environment`]);
+//!   [`environment`], [`terminal_identity`]);
 //! - [`profile`]: the interfaces ([`Ui`]), the idle and busy rules ([`is_idle`], [`is_busy`]), the
 //!   composer placeholders, and how long the client's output must be quiet;
 //! - [`chrome`]: what is client chrome on screen (prompt, status bar, rules, box borders), which
@@ -25,6 +25,8 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::terminal::Terminal;
 
 pub mod chrome;
 pub mod profile;
@@ -272,6 +274,31 @@ pub fn environment(home: &Path, user_home: &Path) -> Vec<(String, String)> {
         ("NO_PROXY".into(), "127.0.0.1,localhost".into()),
         ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
     ]
+}
+
+/// The variables by which the client tells which terminal it runs in, as the real terminal that
+/// behaves like `terminal`'s emulator sets them for its children — added to [`environment`] for
+/// every client started in the harness's PTY (see `docs/harness-environment.md`).
+///
+/// The classic CLI of 0.22 (`hermes_cli/cli_render.py`, `_terminal_reflows`) recovers from a
+/// width change by what the terminal does with the rows it shows: where they re-wrap it leaves
+/// them as they are; where they stay in place, truncated, it erases and repaints them; where
+/// nothing says (`TERM=xterm-256color` alone, as over ssh) it repaints too — and on a terminal
+/// that re-wrapped, whatever the re-wrap had pushed into scrollback is then shown twice.
+/// A user's terminal says which it is, so the harness's does:
+/// - [`Terminal::Vt100`] keeps rows in place, truncated, as xterm does; xterm sets
+///   `XTERM_VERSION`;
+/// - [`Terminal::Reflow`] is Alacritty's own emulator (`alacritty_terminal`), which re-wraps;
+///   Alacritty sets `ALACRITTY_WINDOW_ID` (and, without its own terminfo installed, keeps
+///   `TERM=xterm-256color`).
+///
+/// Only these: `COLORTERM`, which Alacritty also sets, would switch Rich to 24-bit colour —
+/// other bytes, no other text.
+pub fn terminal_identity(terminal: Terminal) -> &'static [(&'static str, &'static str)] {
+    match terminal {
+        Terminal::Vt100 => &[("XTERM_VERSION", "XTerm(390)")],
+        Terminal::Reflow => &[("ALACRITTY_WINDOW_ID", "94371488")],
+    }
 }
 
 #[cfg(test)]

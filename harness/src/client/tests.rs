@@ -34,3 +34,20 @@ fn environment_is_an_allowlist() {
     assert!(env.iter().any(|(k, v)| k == "HERMES_HOME" && v == "/h"));
     assert!(env.iter().any(|(k, v)| k == "TMPDIR" && v == "/u"));
 }
+
+#[test]
+fn each_terminal_says_what_it_is_without_shadowing_the_environment() {
+    let env = environment(Path::new("/h"), Path::new("/u"));
+    let (vt100, reflow) = (
+        terminal_identity(Terminal::Vt100),
+        terminal_identity(Terminal::Reflow),
+    );
+    assert!(!vt100.is_empty() && !reflow.is_empty());
+    assert_ne!(vt100, reflow);
+    for (name, _) in vt100.iter().chain(reflow) {
+        assert!(
+            env.iter().all(|(k, _)| k != name),
+            "`{name}` would override the allowlisted environment"
+        );
+    }
+}

@@ -46,7 +46,8 @@ impl Deadline {
 }
 
 /// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
-/// launch's own and its environment is added — and waits until it is ready for input: the idle
+/// launch's own and its environment is added, with the identity of `launch.terminal`
+/// ([`crate::client::terminal_identity`]) — and waits until it is ready for input: the idle
 /// prompt, then quiet for the interface's [`Ui::settle`] (none for the classic CLI, whose idle
 /// prompt is the last thing it draws; the TUI draws `ready` a frame before the rest), and for the
 /// TUI its session banner (a resumed TUI first draws a partial transcript) and then, up to
@@ -73,6 +74,12 @@ pub(super) fn start_client(
     launch
         .env
         .extend(ui.env().iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    // The terminal says which it is, as a user's does: the client's resize recovery depends on it.
+    launch.env.extend(
+        crate::client::terminal_identity(launch.terminal)
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
     let mut d = Driver::spawn(&launch).map_err(|e| clock.error(e))?;
     launch_during(&mut d, during, &clock)?;
     if let Some(marker) = ui.started_marker() {
