@@ -11,11 +11,11 @@ use super::{Cause, Check, Missing, Repeat};
 /// [`Cause::meaning`] (its `Display`), the HTML report names it [`Cause::title`], and `--json`
 /// with the serde name (`display`, `data`, `both`).
 ///
-/// The two texts of [`Cause::Both`] differ in order: the diagnosis says "data and display
+/// The two texts of [`Cause::Both`] differ in order: the verdict says "data and display
 /// problem", the `cause:` line "display and data problem" (both pinned as they are).
 impl Cause {
-    /// What the verdict's diagnosis calls it: "display problem", "data problem", "data and
-    /// display problem".
+    /// What the verdict calls it, before the [`diagnosis`]: "display problem", "data problem",
+    /// "data and display problem".
     pub const fn problem(self) -> &'static str {
         match self {
             Cause::Display => "display problem",
