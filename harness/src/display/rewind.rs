@@ -148,7 +148,9 @@ pub(super) fn taken_back_texts(
         if kept_texts.contains(text) || !on_surface(surface, first.role, text, has_tool_calls) {
             continue;
         }
-        let refs = members.iter().map(|v| row_ref(&rows[v.row]));
+        let refs = members
+            .iter()
+            .map(|v| row_ref(&rows[v.row], v.is_carrier()));
         match out.iter_mut().find(|t| t.text == text) {
             Some(same) => same.rows.extend(refs),
             None => out.push(TakenBack {

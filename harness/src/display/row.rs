@@ -40,7 +40,9 @@ pub(super) fn row_view(
     let mut form = Form::Plain;
     let mut event_only = false;
     let text = if let Some(split) = &split {
-        internal.add(&split.internal, row);
+        // The same test as [`RowView::is_carrier`]: the row's reference says so wherever it is.
+        let carrier = role == Role::Assistant && !split.live.is_empty();
+        internal.add(&split.internal, row, carrier);
         if !split.live.is_empty() {
             form = Form::Carrier;
         }
@@ -51,7 +53,7 @@ pub(super) fn row_view(
         match split_notices(&raw) {
             Some((notices, rest)) => {
                 for n in notices {
-                    internal.add(n, row);
+                    internal.add(n, row, false);
                 }
                 if rest.is_empty() {
                     // A notice row on its own displays nothing: not a message (0.22 also marks
@@ -125,7 +127,7 @@ fn candidacy(row: &Row, columns: Columns) -> (bool, bool) {
 /// A `system` row is never displayed, but a summary stored in one is still internal text.
 fn collect_internal_only(row: &Row, raw: &str, internal: &mut InternalAcc) {
     if let Some(split) = split_summary(raw, row.compressed_summary) {
-        internal.add(&split.internal, row);
+        internal.add(&split.internal, row, false);
     }
 }
 
@@ -298,11 +300,12 @@ fn tool_call_identity(tool_calls: Option<&str>) -> (Option<Vec<String>>, Option<
     }
 }
 
-pub(super) fn row_ref(row: &Row) -> RowRef {
+/// The reference to `row`; `carrier` when it is a summary carrier ([`RowView::is_carrier`]).
+pub(super) fn row_ref(row: &Row, carrier: bool) -> RowRef {
     RowRef {
         id: row.id,
         session_id: row.session_id.clone(),
         message_uid: row.message_uid.clone(),
-        carrier: false,
+        carrier,
     }
 }

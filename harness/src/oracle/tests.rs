@@ -290,8 +290,8 @@ fn reply_rendered_twice_counts_178_words_display_problem() {
     assert_eq!(r.screen_rows[1].1, 100 + lines.len() - 2);
     assert_eq!(
         verdict_sentence(&c),
-        "178 words rendered more than once (display problem: rows 10 and 16 share \
-             message_uid ef6c3d99…; stored once)"
+        "178 words rendered more than once, a display problem: row 10's message is drawn \
+             twice, once from row 10 and again from its copy, row 16 — stored once"
     );
 }
 
@@ -379,8 +379,8 @@ fn data_duplicate_rendered_twice_is_counted_as_data_problem() {
     assert_eq!(r.screen_rows.len(), 2);
     assert_eq!(
         verdict_sentence(&c),
-        "120 words rendered more than once (data problem: stored as 2 logical messages \
-             (rows 10 and 16), said once)"
+        "120 words rendered more than once, a data problem: said once, stored as 2 \
+             messages (rows 10 and 16)"
     );
     // Without the provider log the same screen is what the stored rows ask for.
     let c = check("data", &transcript(&lines), &exp, None);
@@ -509,7 +509,7 @@ fn missing_user_message_is_counted() {
     assert_eq!(m.excerpt, "Now make it about the winter storm instead.");
     assert_eq!(
         verdict_sentence(&c),
-        "1 message missing (User \"Now make it about the winter storm instead.\", row 3)"
+        "1 message missing: User \"Now make it about the winter storm instead.\" (row 3)"
     );
 }
 
@@ -844,8 +844,8 @@ fn stored_twice_in_the_database_is_data_without_a_provider_log() {
     let v = verdict_sentence(&c);
     assert!(
         v.starts_with(
-            "70 words rendered more than once (data problem: the database stores one \
-                 utterance twice (rows 10 and 16); shown as stored); data problem in the \
+            "70 words rendered more than once, a data problem: the database stores one \
+                 utterance twice (rows 10 and 16), drawn as stored; data problem in the \
                  database: rows 10 and 16 hold one utterance twice"
         ),
         "{v}"

@@ -11,11 +11,11 @@ use super::{Cause, Check, Missing, Repeat};
 /// [`Cause::meaning`] (its `Display`), the HTML report names it [`Cause::title`], and `--json`
 /// with the serde name (`display`, `data`, `both`).
 ///
-/// The two texts of [`Cause::Both`] differ in order: the diagnosis says "data and display
+/// The two texts of [`Cause::Both`] differ in order: the verdict says "data and display
 /// problem", the `cause:` line "display and data problem" (both pinned as they are).
 impl Cause {
-    /// What the verdict's diagnosis calls it: "display problem", "data problem", "data and
-    /// display problem".
+    /// What the verdict calls it, before the [`diagnosis`]: "display problem", "data problem",
+    /// "data and display problem".
     pub const fn problem(self) -> &'static str {
         match self {
             Cause::Display => "display problem",
@@ -52,9 +52,12 @@ impl fmt::Display for Cause {
     }
 }
 
-/// One sentence for humans summarising `check`, e.g. "178 words rendered more than once (display
-/// problem: row 16 (the carrier of row 10) rendered row 10's reply again; message_uid ef6c3d99…;
-/// stored once)", or "no repeats, no missing messages" when every finding is zero.
+/// One sentence for humans summarising `check`, to be read aloud: each finding as a count and
+/// what it is, joined by "; ", e.g. "169 words rendered more than once, a display problem: row
+/// 10's reply is drawn twice, once from row 10 and again from its carrier, row 16 — stored once;
+/// 502 words of internal text shown", or "no repeats, no missing messages" when every finding is
+/// zero. Each finding opens with its count and name ("N words rendered more than once", "N
+/// messages missing"), so verdicts stay greppable.
 pub fn verdict_sentence(check: &Check) -> String {
     let f = &check.findings;
     let mut parts = Vec::new();
@@ -65,24 +68,23 @@ pub fn verdict_sentence(check: &Check) -> String {
         );
         // The largest surplus rendering speaks for the finding; the others are counted.
         if let Some(top) = check.repeats.iter().max_by_key(|r| r.words) {
-            part.push_str(&format!(" ({}", diagnosis(top)));
-            let more = check.repeats.len() - 1;
-            if more > 0 {
-                part.push_str(&format!(
-                    "; {} more",
-                    plural(more, "surplus rendering", "surplus renderings")
-                ));
-            }
-            part.push(')');
+            let n = check.repeats.len();
+            part.push_str(&if n > 1 {
+                format!(" in {n} repeats, the largest")
+            } else {
+                ",".to_owned()
+            });
+            part.push_str(&format!(
+                " {} {}: {}",
+                article(top.cause.problem()),
+                top.cause.problem(),
+                diagnosis(top)
+            ));
         }
         parts.push(part);
     }
     if f.missing_messages > 0 {
-        parts.push(messages_part(
-            f.missing_messages,
-            "missing",
-            check.missing.first(),
-        ));
+        parts.push(messages_part(f.missing_messages, "missing", &check.missing));
     }
     if f.internal_text_shown > 0 {
         parts.push(format!(
@@ -94,7 +96,7 @@ pub fn verdict_sentence(check: &Check) -> String {
         parts.push(messages_part(
             f.taken_back_shown,
             "the user took back shown",
-            check.taken_back.first(),
+            &check.taken_back,
         ));
     }
     if f.out_of_order > 0 {
@@ -114,7 +116,7 @@ pub fn verdict_sentence(check: &Check) -> String {
             "; data problem in the database: {}{}",
             first.detail.trim_end_matches('.'),
             if more > 0 {
-                format!(" ({more} more)")
+                format!(" (and {more} more)")
             } else {
                 String::new()
             }
@@ -123,126 +125,166 @@ pub fn verdict_sentence(check: &Check) -> String {
     out
 }
 
-/// "2 messages missing (User \"…\", rows 1 and 15)": a count of messages, what is said of them,
-/// and the first of them.
-fn messages_part(n: usize, said: &str, first: Option<&Missing>) -> String {
+/// How many messages a verdict names before it says "and N more" (`--json` holds them all).
+const NAMED_MESSAGES: usize = 6;
+
+/// "2 messages missing: User \"…\" (rows 1 and 15), Assistant \"…\" (row 2)": a count of
+/// messages, what is said of them, and each of them ([`NAMED_MESSAGES`] at most, then "and N
+/// more").
+fn messages_part(n: usize, said: &str, messages: &[Missing]) -> String {
     let mut part = format!("{} {said}", plural(n, "message", "messages"));
-    if let Some(first) = first {
-        part.push_str(&format!(
-            " ({:?} \"{}\", {})",
-            first.role,
-            first.excerpt,
-            list_rows(&first.rows)
-        ));
+    if messages.is_empty() {
+        return part;
     }
+    let shown = if messages.len() <= NAMED_MESSAGES {
+        messages.len()
+    } else {
+        NAMED_MESSAGES - 1
+    };
+    let mut named: Vec<String> = messages[..shown].iter().map(missing_line).collect();
+    if shown < messages.len() {
+        named.push(format!("and {} more", messages.len() - shown));
+    }
+    part.push_str(": ");
+    part.push_str(&named.join(", "));
     part
 }
 
-/// The cause clause of a surplus rendering: which rows, why it is a display or a data problem.
+/// "a" or "an" before `word`.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// What a surplus rendering is, in words: which stored message is drawn how often, from which
+/// rows, and how often it is stored (or said). The verdict and the HTML report put the cause's
+/// [`problem`](Cause::problem) before it. E.g. "row 10's reply is drawn twice, once from row 10
+/// and again from its carrier, row 16 — stored once"; "said once, stored as 2 messages (rows 10
+/// and 16)".
 pub fn diagnosis(r: &Repeat) -> String {
     let rows = list_rows(&r.rows);
-    let said = r.said.map(times_word).unwrap_or_default();
+    let drawn = times_word(r.times);
     match r.cause {
         Cause::Display => {
-            let holder = match (r.rendered_row, r.carrier_of) {
-                (Some(row), Some(original)) => {
-                    let uid = r
-                        .message_uids
-                        .first()
-                        .map(|u| format!(", message_uid {}", short_uid(u)))
-                        .unwrap_or_default();
-                    format!(
-                        "row {row} (the carrier of row {original}{uid}) rendered row \
-                         {original}'s reply again"
-                    )
-                }
-                _ => match (r.rows.len(), r.message_uids.len()) {
-                    (0 | 1, _) => format!("{rows} rendered {}×", r.times),
-                    (_, 1) => {
-                        format!("{rows} share message_uid {}", short_uid(&r.message_uids[0]))
-                    }
-                    _ => format!("{rows} rendered {}×", r.times),
-                },
+            let Some((&first, copies)) = r.rows.split_first() else {
+                return format!("drawn {drawn} — stored {}", times_word(r.stored));
             };
-            format!(
-                "{}: {holder}; stored {}",
-                r.cause.problem(),
-                times_word(r.stored)
-            )
+            // The surplus rendering is attributed to a later copy of the message: name both.
+            let from = match (r.rendered_row, r.carrier_of) {
+                (Some(row), Some(original)) => Some((original, "reply", "carrier", row)),
+                (Some(row), None) if row != first => Some((first, "message", "copy", row)),
+                _ => None,
+            };
+            match from {
+                Some((original, what, copy, row)) if r.times == 2 => format!(
+                    "row {original}'s {what} is drawn twice, once from row {original} and again \
+                     from its {copy}, row {row} — stored {}",
+                    times_word(r.stored)
+                ),
+                Some((original, what, copy, row)) => format!(
+                    "row {original}'s {what} is drawn {drawn}, again from its {copy}, row {row} \
+                     — stored {}",
+                    times_word(r.stored)
+                ),
+                None if copies.is_empty() => format!(
+                    "row {first}'s message is drawn {drawn} — stored {}",
+                    times_word(r.stored)
+                ),
+                None => format!(
+                    "row {first}'s message is drawn {drawn} — stored {}, with {} in {}",
+                    times_word(r.stored),
+                    if copies.len() == 1 {
+                        "a copy"
+                    } else {
+                        "copies"
+                    },
+                    list_rows(copies)
+                ),
+            }
         }
-        Cause::Data if r.said.is_none() => format!(
-            "{}: the database stores one utterance twice ({rows}); shown as stored",
-            r.cause.problem()
-        ),
+        Cause::Data if r.said.is_none() => {
+            format!("the database stores one utterance twice ({rows}), drawn as stored")
+        }
         Cause::Data => format!(
-            "{}: stored as {} logical messages ({rows}), said {said}",
-            r.cause.problem(),
+            "said {}, stored as {} messages ({rows})",
+            r.said.map(times_word).unwrap_or_default(),
             r.stored
         ),
-        Cause::Both if r.said.is_none() => format!(
-            "{}: the database stores one utterance twice ({rows}), rendered {}×",
-            r.cause.problem(),
-            r.times
-        ),
+        Cause::Both if r.said.is_none() => {
+            format!("the database stores one utterance twice ({rows}), drawn {drawn}")
+        }
         Cause::Both => format!(
-            "{}: stored as {} logical messages ({rows}), said {said}, rendered {}×",
-            r.cause.problem(),
-            r.stored,
-            r.times
+            "said {}, stored as {} messages ({rows}), drawn {drawn}",
+            r.said.map(times_word).unwrap_or_default(),
+            r.stored
         ),
     }
 }
 
-/// The text report's `repeat:` line: "25 words \"…\" rendered 2× (surplus: history rows 40–44;
+/// The text report's `repeat:` line: "25 words \"…\" rendered twice (surplus: history rows 40–44;
 /// allowed: history rows 12–16)".
 pub fn repeat_line(r: &Repeat) -> String {
-    let range = |&(a, b): &(usize, usize)| format!("{a}–{b}");
-    let allowed: Vec<String> = r.allowed_rows.iter().map(range).collect();
+    let allowed: Vec<String> = r.allowed_rows.iter().map(history_rows).collect();
     format!(
-        "{} words \"{}\" rendered {}× (surplus: history rows {}; allowed: {})",
+        "{} words \"{}\" rendered {} (surplus: {}; allowed: {})",
         r.words,
         if r.excerpt.ends_with('…') {
             r.excerpt.clone()
         } else {
             format!("{} …", r.excerpt)
         },
-        r.times,
-        range(&r.surplus_rows),
+        times_word(r.times),
+        history_rows(&r.surplus_rows),
         if allowed.is_empty() {
             "none".to_string()
         } else {
-            format!("history rows {}", allowed.join(" and "))
+            allowed.join(" and ")
         }
     )
+}
+
+/// "history rows 40–44", "history row 40".
+pub fn history_rows(&(first, last): &(usize, usize)) -> String {
+    if first == last {
+        format!("history row {first}")
+    } else {
+        format!("history rows {first}–{last}")
+    }
 }
 
 /// The text report's `cause:` line: the cause's [`meaning`](Cause::meaning), then the rows,
-/// sessions and message uids it is about.
+/// sessions and message uids it is about (all of them): "display problem (…): rows 10 and 16 in
+/// sessions A and B; message_uid ef6c3d99…".
 pub fn cause_line(r: &Repeat) -> String {
     format!(
-        "{}: rows {} in sessions {}; message_uid {}",
+        "{}: {} in {}; {}",
         r.cause,
-        join(&r.rows),
-        r.sessions.join(", "),
+        counted("row", "rows", &r.rows),
+        counted("session", "sessions", &r.sessions),
         if r.message_uids.is_empty() {
-            "none (legacy database)".to_owned()
+            "message_uid none (legacy database)".to_owned()
         } else {
-            r.message_uids.join(", ")
+            counted("message_uid", "message_uids", &r.message_uids)
         }
     )
 }
 
-/// The text report's `missing:` line: "User \"first words\" (rows 3, 4)".
+/// The text report's `missing:` line: "User \"first words\" (rows 3 and 4)".
 pub fn missing_line(m: &Missing) -> String {
-    format!("{:?} \"{}\" (rows {})", m.role, m.excerpt, join(&m.rows))
+    format!("{:?} \"{}\" ({})", m.role, m.excerpt, list_rows(&m.rows))
 }
 
-/// "10, 16, 22".
-fn join(ids: &[i64]) -> String {
-    ids.iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+/// "row 10", "rows 10 and 16", "sessions a, b and c": every item, none left out.
+fn counted<T: fmt::Display>(one: &str, many: &str, items: &[T]) -> String {
+    let items: Vec<String> = items.iter().map(T::to_string).collect();
+    match items.split_last() {
+        None => format!("no {one}"),
+        Some((only, [])) => format!("{one} {only}"),
+        Some((last, init)) => format!("{many} {} and {last}", init.join(", ")),
+    }
 }
 
 /// "row 10", "rows 10 and 16", "rows 10, 16 and 22", "rows 10, 16, 22, 23, 24 and 3 more".
@@ -258,7 +300,7 @@ fn list_rows(rows: &[i64]) -> String {
 }
 
 /// "once", "twice", "3 times".
-fn times_word(n: usize) -> String {
+pub fn times_word(n: usize) -> String {
     match n {
         1 => "once".to_string(),
         2 => "twice".to_string(),
@@ -266,20 +308,9 @@ fn times_word(n: usize) -> String {
     }
 }
 
-/// "1 word", "178 words".
-fn plural(n: usize, one: &str, many: &str) -> String {
+/// "1 word", "178 words": `n` and the noun that agrees with it.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The first 8 characters of a uid and an ellipsis, as people quote them.
-fn short_uid(uid: &str) -> String {
-    let mut chars = uid.chars();
-    let head: String = chars.by_ref().take(8).collect();
-    if chars.next().is_some() {
-        format!("{head}…")
-    } else {
-        head
-    }
 }
 
 /// The row counts in one line, by their public names:
@@ -290,4 +321,122 @@ pub fn rows_line(rows: &super::RowCounts) -> String {
         .map(|(name, n)| format!("{name} {n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::Role;
+
+    /// A display repeat of the message in `rows`, its surplus rendering attributed to `rendered`.
+    fn repeat(rows: &[i64], rendered: i64, carrier_of: Option<i64>) -> Repeat {
+        Repeat {
+            words: 169,
+            times: 2,
+            cause: Cause::Display,
+            rows: rows.to_vec(),
+            message_uids: vec!["6aada6356bcf419b".into()],
+            sessions: vec!["a".into(), "b".into()],
+            excerpt: "Automation arrived gradually …".into(),
+            screen_rows: vec![(84, 95), (107, 118)],
+            surplus_rows: (107, 118),
+            allowed_rows: vec![(84, 95)],
+            rendered_row: Some(rendered),
+            carrier_of,
+            stored: 1,
+            said: None,
+        }
+    }
+
+    fn missing(n: i64) -> Missing {
+        Missing {
+            role: Role::User,
+            excerpt: format!("question {n}"),
+            rows: vec![n],
+        }
+    }
+
+    #[test]
+    fn a_carrier_repeat_reads_as_one_sentence() {
+        let mut c = Check::empty("x");
+        c.findings.words_rendered_more_than_once = 169;
+        c.findings.internal_text_shown = 1;
+        c.repeats.push(repeat(&[10, 16], 16, Some(10)));
+        assert_eq!(
+            verdict_sentence(&c),
+            "169 words rendered more than once, a display problem: row 10's reply is drawn \
+             twice, once from row 10 and again from its carrier, row 16 — stored once; 1 word \
+             of internal text shown"
+        );
+        assert_eq!(
+            cause_line(&c.repeats[0]),
+            "display problem (stored once, shown more than once): rows 10 and 16 in sessions a \
+             and b; message_uid 6aada6356bcf419b"
+        );
+        assert_eq!(
+            repeat_line(&c.repeats[0]),
+            "169 words \"Automation arrived gradually …\" rendered twice (surplus: history rows \
+             107–118; allowed: history rows 84–95)"
+        );
+    }
+
+    #[test]
+    fn several_repeats_name_the_largest_and_count_the_rest() {
+        let mut c = Check::empty("x");
+        c.findings.words_rendered_more_than_once = 180;
+        let mut small = repeat(&[3], 3, None);
+        small.words = 11;
+        small.times = 3;
+        c.repeats = vec![small, repeat(&[2, 14], 14, None)];
+        assert_eq!(
+            verdict_sentence(&c),
+            "180 words rendered more than once in 2 repeats, the largest a display problem: \
+             row 2's message is drawn twice, once from row 2 and again from its copy, row 14 — \
+             stored once"
+        );
+        assert_eq!(
+            diagnosis(&c.repeats[0]),
+            "row 3's message is drawn 3 times — stored once"
+        );
+        assert_eq!(
+            repeat_line(&c.repeats[0]),
+            "11 words \"Automation arrived gradually …\" rendered 3 times (surplus: history rows \
+             107–118; allowed: history rows 84–95)"
+        );
+    }
+
+    #[test]
+    fn every_missing_message_is_named_up_to_a_limit() {
+        let mut c = Check::empty("x");
+        c.findings.missing_messages = 2;
+        c.missing = vec![missing(1), missing(5)];
+        assert_eq!(
+            verdict_sentence(&c),
+            "2 messages missing: User \"question 1\" (row 1), User \"question 5\" (row 5)"
+        );
+        c.findings.missing_messages = 8;
+        c.missing = (1..=8).map(missing).collect();
+        let v = verdict_sentence(&c);
+        assert!(
+            v.starts_with("8 messages missing: User \"question 1\" (row 1), ")
+                && v.ends_with(", User \"question 5\" (row 5), and 3 more"),
+            "{v}"
+        );
+        c.missing[0].rows = vec![1, 13];
+        assert_eq!(
+            missing_line(&c.missing[0]),
+            "User \"question 1\" (rows 1 and 13)"
+        );
+    }
+
+    #[test]
+    fn single_ranges_and_lists_agree_in_number() {
+        assert_eq!(history_rows(&(106, 106)), "history row 106");
+        assert_eq!(counted("row", "rows", &[16]), "row 16");
+        assert_eq!(counted("row", "rows", &[1, 5, 9]), "rows 1, 5 and 9");
+        assert_eq!(
+            plural(1, "internal text", "internal texts"),
+            "1 internal text"
+        );
+    }
 }

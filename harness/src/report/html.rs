@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::display::{self, Expected, Surface};
-use crate::oracle::Check;
+use crate::oracle::{wording, Check};
 use crate::runner::{slug, CheckResult, ScenarioResult};
 use crate::store::Store;
 
@@ -478,26 +478,30 @@ fn repeats_and_missing(c: &Check) -> String {
                 .iter()
                 .map(|id| format!("<a href=\"#row-{id}\">row {id}</a>"))
                 .collect();
-            let link = |&(a, b): &(usize, usize)| {
-                format!("<a href=\"#line-{a}\">history rows {a}–{b}</a>")
+            let link = |rows: &(usize, usize)| {
+                format!(
+                    "<a href=\"#line-{}\">{}</a>",
+                    rows.0,
+                    wording::history_rows(rows)
+                )
             };
             let allowed: Vec<String> = r.allowed_rows.iter().map(link).collect();
             let _ = writeln!(
                 o,
                 "<li id=\"repeat-{k}\">{} words “{}”: surplus rendering at {} ({}); allowed \
-                 rendering{} at {}; rendered {}× in all, cause <b>{}</b>; stored in {}; \
+                 rendering{} at {}; rendered {} in all, cause <b>{}</b>; stored in {}; \
                  message_uid {}</li>",
                 r.words,
                 esc(&r.excerpt),
                 link(&r.surplus_rows),
-                esc(&crate::oracle::wording::diagnosis(r)),
+                esc(&wording::diagnosis(r)),
                 if r.allowed_rows.len() == 1 { "" } else { "s" },
                 if allowed.is_empty() {
                     "none".to_string()
                 } else {
                     allowed.join(", ")
                 },
-                r.times,
+                wording::times_word(r.times),
                 r.cause.title(),
                 rows.join(", "),
                 esc(&r.message_uids.join(", "))
