@@ -33,7 +33,7 @@ pub use error::{Error, StepError};
 pub use record::record;
 pub use repro::{repro, REPRO_PATHS};
 pub use results::{CheckResult, ScenarioResult, StepTiming};
-pub use steps::{prepare, Prepared};
+pub use steps::{prepare, RunDir};
 
 use crate::scenario::Scenario;
 
