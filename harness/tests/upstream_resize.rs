@@ -12,10 +12,10 @@
 
 use std::collections::HashMap;
 
-use hermes_e2e::oracle::{count_rows, is_stale_preview};
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::Scenario;
 use hermes_e2e::terminal::{tmux, ReflowScreen};
+use hermes_e2e::testing::oracle::{count_rows, is_stale_preview};
 
 /// Upstream's reply sizes, in words (`tNwIII`), by turn.
 const WORDS: [(usize, usize); 3] = [(1, 60), (2, 260), (3, 130)];

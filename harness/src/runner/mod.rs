@@ -14,7 +14,7 @@
 //! that acts while its reply streams, `cli` runs the client
 //! without a PTY, [`repro`](mod@repro) and [`record`](mod@record) are the two other ways to run the
 //! client, [`results`] holds what the reports read and [`error`] every orchestration error. The
-//! verdict itself is [`crate::verdict`].
+//! verdict itself is [`Basis`](crate::Basis).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
