@@ -19,7 +19,7 @@ use crate::scenario::{
 };
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
-use crate::terminal::Transcript;
+use crate::terminal::{Size, Transcript};
 use crate::verdict::{self, Basis};
 use crate::views::{self, ViewKind};
 
@@ -295,7 +295,13 @@ impl<'a> Run<'a> {
                 let id = self.substitute_one(id)?;
                 slash_resume(self.running()?, &id, clock.whole())
             }
-            Action::Resize { rows, cols } => session::resize(self.running()?, *rows, *cols, clock),
+            Action::Resize { rows, cols } => {
+                let size = Size {
+                    cols: *cols,
+                    rows: *rows,
+                };
+                session::resize(self.running()?, size, clock)
+            }
             Action::Quit => {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
@@ -336,8 +342,10 @@ impl<'a> Run<'a> {
             args,
             env: self.env.clone(),
             cwd: self.work.clone(),
-            rows: self.scenario.rows,
-            cols: self.scenario.cols,
+            size: Size {
+                cols: self.scenario.cols,
+                rows: self.scenario.rows,
+            },
             cast: self.dir.join(format!("session-{}.cast", self.launches)),
             ui: self.scenario.ui,
             terminal: self.scenario.terminal,
