@@ -1,7 +1,7 @@
 //! Benchmarks of the pure stages: screen ingest, display projection, oracle, word counting.
 //!
 //! `cargo bench -p hermes-e2e --bench pipeline`. Inputs: the recorded rotating-resume fixture
-//! (its asciicast and `state.db`) and generated histories (`hermes_e2e::history`). Results and
+//! (its asciicast and `state.db`) and generated histories (`hermes_e2e::testing::history`). Results and
 //! method are written down in the README ("Performance").
 
 /// The binary's allocator (`src/main.rs`), so that what is measured here is what it runs.
@@ -11,13 +11,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use hermes_e2e::display::{self, Surface};
-use hermes_e2e::history::History;
 use hermes_e2e::store::Store;
 use hermes_e2e::terminal::{cast, Emulator, ReflowScreen, Screen};
-use hermes_e2e::verdict::{Basis, Session};
-use hermes_e2e::{oracle, words};
+use hermes_e2e::testing::history::History;
+use hermes_e2e::testing::words;
+use hermes_e2e::{Basis, Session};
 
 mod support;
 
@@ -129,9 +129,14 @@ fn oracle_check(c: &mut Criterion) {
     let transcript = screen.transcript();
     let store = Store::open(&fixture("state.db")).unwrap();
     let basis = Basis::read(&store, Session::Latest, Surface::default()).unwrap();
-    // The oracle stage alone (not what `Basis::check` adds: data problems, optional messages).
+    // The oracle stage alone, the expectation's words made in each iteration (a basis on the
+    // expectation alone: no data problems, no optional messages).
     c.bench_function("oracle/check_fixture", |b| {
-        b.iter(|| black_box(oracle::check("bench", &transcript, &basis.expected, None)))
+        b.iter_batched(
+            || basis.expected.clone(),
+            |expected| Basis::from_expected(expected).check("bench", &transcript, None),
+            BatchSize::SmallInput,
+        )
     });
 }
 
@@ -205,11 +210,15 @@ fn oracle_check_million_words(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(1_000_100));
     g.bench_function("check_1m_words", |b| {
-        b.iter(|| {
-            let c = oracle::check("bench", &transcript, &expected, None);
-            assert_eq!(c.findings.words_rendered_more_than_once, 100);
-            black_box(c)
-        })
+        b.iter_batched(
+            || expected.clone(),
+            |expected| {
+                let c = Basis::from_expected(expected).check("bench", &transcript, None);
+                assert_eq!(c.findings.words_rendered_more_than_once, 100);
+                c
+            },
+            BatchSize::LargeInput,
+        )
     });
     g.finish();
 }

@@ -5,7 +5,7 @@
 //! `cargo bench -p hermes-e2e --bench scale` (≈ 3 minutes). The inputs are generated here, in the
 //! test tree, deterministically: a conversation of 10,000 messages of 100 words in the 0.22 schema
 //! with the asciicast a client would have drawn of it (each message once), the shape of
-//! `hermes-e2e check --cast` on a long session; a [`History`](hermes_e2e::history::History) with a
+//! `hermes-e2e check --cast` on a long session; a [`History`](hermes_e2e::testing::history::History) with a
 //! compaction every 800 turns; one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB (default 64; 950
 //! for the gigabyte case, just under SQLite's limit of 10^9 bytes on a string: one sample takes
 //! ≈ 20 s). Peak memory is not something criterion
@@ -26,11 +26,11 @@ use std::num::NonZeroU16;
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use hermes_e2e::client::stored::SCHEMA_0_22;
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::store::Store;
 use hermes_e2e::terminal::cast;
-use hermes_e2e::verdict::{Basis, Session};
+use hermes_e2e::testing::client::stored::SCHEMA_0_22;
+use hermes_e2e::{Basis, Session};
 use rusqlite::Connection;
 
 mod support;
@@ -198,7 +198,11 @@ fn one_large_message(c: &mut Criterion) {
     g.bench_function(format!("inspect_one_{mb}_mb_message"), |b| {
         b.iter(|| {
             let store = Store::open(&db).unwrap();
-            black_box(hermes_e2e::inspect::inspect(&store, None).unwrap().text())
+            black_box(
+                hermes_e2e::testing::inspect::inspect(&store, None)
+                    .unwrap()
+                    .text(),
+            )
         })
     });
     g.finish();

@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hermes_e2e::driver::squash;
-use hermes_e2e::provider::CallKind;
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::{Action, Scenario};
 use hermes_e2e::store::Store;
+use hermes_e2e::testing::driver::squash;
+use hermes_e2e::testing::provider::CallKind;
 
 /// The fixed sleeps of the tmux driver.
 #[derive(Debug, Clone, Copy)]

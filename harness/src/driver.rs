@@ -53,10 +53,8 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Working directory.
     pub cwd: PathBuf,
-    /// Terminal rows.
-    pub rows: u16,
-    /// Terminal columns.
-    pub cols: u16,
+    /// The terminal's size.
+    pub size: Size,
     /// Where to write the asciicast v2 recording.
     pub cast: PathBuf,
     /// The interface `program` starts (what its idle prompt looks like).
@@ -197,7 +195,7 @@ impl Driver {
         // ptyprocess starts the child at 80×24: set the real size before it draws anything.
         session
             .get_process_mut()
-            .set_window_size(launch.cols, launch.rows)
+            .set_window_size(launch.size.cols, launch.size.rows)
             .map_err(|e| DriverError::WindowSize {
                 program: launch.program.clone(),
                 source: e.into(),
@@ -205,15 +203,18 @@ impl Driver {
         // ptyprocess uses an older `nix`; convert its pid to ours.
         let pid = Pid::from_raw(session.get_process().pid().as_raw());
         let registered = crate::interrupt::register(pid.as_raw());
-        let cast = cast::Writer::create(&launch.cast, launch.rows, launch.cols, &launch.env)
-            .map_err(|source| DriverError::Io {
-                what: format!("creating `{}`", launch.cast.display()),
-                source,
+        let Size { rows, cols } = launch.size;
+        let cast =
+            cast::Writer::create(&launch.cast, rows, cols, &launch.env).map_err(|source| {
+                DriverError::Io {
+                    what: format!("creating `{}`", launch.cast.display()),
+                    source,
+                }
             })?;
         Ok(Driver {
             session,
-            screen: Screen::new(launch.rows, launch.cols),
-            reflow: ReflowScreen::new(launch.rows, launch.cols),
+            screen: Screen::new(rows, cols),
+            reflow: ReflowScreen::new(rows, cols),
             terminal: launch.terminal,
             cast,
             pid,
@@ -710,7 +711,8 @@ impl Driver {
     }
 
     /// Resizes the PTY and the emulated screen together.
-    pub fn resize(&mut self, rows: u16, cols: u16) -> Result<(), DriverError> {
+    pub fn resize(&mut self, size: Size) -> Result<(), DriverError> {
+        let Size { rows, cols } = size;
         self.session
             .get_process_mut()
             .set_window_size(cols, rows)

@@ -156,6 +156,7 @@ pub struct DataProblem {
 /// sessions, the lineage's rows, classifies them and projects them, then calls
 /// [`data_problems_from_rows`]. A session that is not in the file is
 /// [`StoreError::NoSuchSession`].
+#[allow(dead_code)] // The one-call form; `verdict` reads the rows once for both uses.
 pub fn data_problems(store: &Store, session_id: &str) -> Result<Vec<DataProblem>, StoreError> {
     let sessions = store.sessions()?;
     let lineage = store.lineage_ids(session_id)?;

@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         Command::Minimize(args) => args.out.clone(),
         _ => None,
     };
-    hermes_e2e::interrupt::install(&out_root.unwrap_or_else(hermes_e2e::runner::default_out_root));
+    cli::install_interrupt(&out_root.unwrap_or_else(hermes_e2e::runner::default_out_root));
     cli::exit_code(match cli.command {
         Command::Run(args) => run::run(args),
         Command::Record(args) => record::record(args),

@@ -89,8 +89,8 @@
 //! `O(n log n)` in the transcript and conversation sizes (see `oracle/align.rs`).
 //!
 //! # Files
-//! [`check_in`] runs the stages in order, one file each: `oracle/words.rs` (both sides as word
-//! ids; the expectation's side can be made beforehand, [`Prepared`]), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
+//! [`check_prepared`] runs the stages in order, one file each: `oracle/words.rs` (both sides as
+//! word ids; the expectation's side can be made beforehand, [`PreparedExpected`]), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
 //! (renderings), `oracle/coverage.rs` (what they cover, missing messages, order) and
 //! `oracle/repeat.rs` (one [`Repeat`] per surplus run). They only count: every sentence about a
 //! [`Check`] — the verdict, the diagnosis, the names of each [`Cause`] — is in [`wording`], which
@@ -115,7 +115,7 @@ use repeat::{repeats, Surplus};
 use words::{excerpt, Vocabulary, Words};
 
 pub use rows::{count_rows, is_stale_preview, RowCounts};
-pub use wording::{diagnosis, verdict_sentence};
+pub use wording::verdict_sentence;
 
 /// Words that make a rendering *strong* (counted as a repeat) when it is not a whole message, and
 /// that any rendering starting inside a message needs; see the module docs.
@@ -253,9 +253,9 @@ fn history_ranges<S: serde::Serializer>(
 /// An expected message that was not rendered; also a taken-back message that was
 /// ([`Check::taken_back`]: there `rows` are the rows it was taken back in).
 ///
-/// A message counts as rendered when some rendering of it exists: at least [`SHINGLE_WORDS`] of
-/// its words, the whole message, or its first [`PREFIX_WORDS`] words, aligned to it (see the
-/// module docs). `n` messages with identical words need `n` renderings; when there are fewer, the
+/// A message counts as rendered when some rendering of it exists: at least `oracle::SHINGLE_WORDS`
+/// of its words, the whole message, or its first `oracle::PREFIX_WORDS` words, aligned to it (see
+/// the module docs). `n` messages with identical words need `n` renderings; when there are fewer, the
 /// later ones are missing. Messages without words are never missing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Missing {
@@ -281,7 +281,7 @@ pub struct Check {
     /// Every taken-back message drawn ([`Findings::taken_back_shown`]), in the order they were
     /// taken back.
     pub taken_back: Vec<Missing>,
-    /// What the database alone shows is wrong (see [`crate::integrity`]); empty when not known.
+    /// What the database alone shows is wrong (see `integrity.rs`); empty when not known.
     pub data_problems: Vec<DataProblem>,
     /// Every rendering the alignment found, in screen order (for reports; not in `--json`).
     #[serde(skip)]
@@ -313,28 +313,26 @@ impl Check {
     }
 }
 
-/// Compares `transcript` with `expected` (and `said`, when a provider log exists).
-pub fn check(at: &str, transcript: &Transcript, expected: &Expected, said: Option<&Said>) -> Check {
-    check_with_data(at, transcript, expected, said, &[])
-}
-
-/// [`check`], knowing the data problems the database alone shows (see [`Context`]).
-pub fn check_with_data(
+/// Compares `transcript` with `expected` (and `said`, when a provider log exists), nothing else
+/// known: the unit tests' shorthand for [`check_prepared`]. Every other caller goes through
+/// [`crate::Basis`].
+#[cfg(test)]
+pub(crate) fn check(
     at: &str,
     transcript: &Transcript,
     expected: &Expected,
     said: Option<&Said>,
-    data_problems: &[DataProblem],
 ) -> Check {
-    check_in(
+    let cx = Context {
+        said,
+        ..Context::default()
+    };
+    check_prepared(
         at,
         transcript,
         expected,
-        &Context {
-            said,
-            data_problems,
-            ..Context::default()
-        },
+        &PreparedExpected::new(expected),
+        &cx,
     )
 }
 
@@ -375,41 +373,37 @@ pub struct Context<'a> {
 /// (`align::Index`). It depends on the expectation alone, so it can be made while the
 /// transcript is still being read, and serve several transcripts ([`crate::verdict::Basis`]).
 #[derive(Clone)]
-pub struct Prepared {
+pub(crate) struct PreparedExpected {
     words: Vocabulary,
     index: align::Index,
 }
 
-impl Prepared {
+impl PreparedExpected {
     /// The words of `expected`, and its texts indexed.
-    pub fn new(expected: &Expected) -> Prepared {
+    pub(crate) fn new(expected: &Expected) -> PreparedExpected {
         let words = Vocabulary::new(expected);
         let index = align::Index::new(sources(&words));
-        Prepared { words, index }
+        PreparedExpected { words, index }
     }
 }
 
-impl std::fmt::Debug for Prepared {
+impl std::fmt::Debug for PreparedExpected {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Prepared")
+        f.debug_struct("PreparedExpected")
             .field("vocabulary", &self.words.vocab.len())
             .field("messages", &self.words.messages.len())
             .finish_non_exhaustive()
     }
 }
 
-/// [`check`] with everything else that is known.
-pub fn check_in(at: &str, transcript: &Transcript, expected: &Expected, cx: &Context<'_>) -> Check {
-    check_prepared(at, transcript, expected, &Prepared::new(expected), cx)
-}
-
-/// [`check_in`] with the expectation's words already made: `prepared` must be
-/// [`Prepared::new`] of this `expected`.
-pub fn check_prepared(
+/// The oracle: compares `transcript` with `expected` under everything else that is known (`cx`);
+/// `prepared` must be [`PreparedExpected::new`] of this `expected`. Called by
+/// [`Basis::check_view`](crate::Basis::check_view), the one public path to a [`Check`].
+pub(crate) fn check_prepared(
     at: &str,
     transcript: &Transcript,
     expected: &Expected,
-    prepared: &Prepared,
+    prepared: &PreparedExpected,
     cx: &Context<'_>,
 ) -> Check {
     let words = Words::new(transcript, &prepared.words);

@@ -74,7 +74,7 @@ struct Reply {
     error: String,
 }
 
-/// A running worker, in its own process group registered with [`crate::interrupt`] (a SIGINT to
+/// A running worker, in its own process group registered with `interrupt` (a SIGINT to
 /// the harness kills it). Killed on drop.
 pub struct Reader {
     child: Child,

@@ -320,11 +320,11 @@ struct RawHeader {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DisplayProfile {
-    /// Whole replies in the recap, every exchange ([`crate::settings::DisplaySettings::wide`]).
+    /// Whole replies in the recap, every exchange (`DisplaySettings::wide` in `settings/config.rs`).
     #[default]
     Wide,
     /// The client's own defaults: earlier replies cut to 3 lines / 200 characters, the last ten
-    /// exchanges ([`crate::settings::DisplaySettings::stock`]).
+    /// exchanges (`DisplaySettings::stock` in `settings/config.rs`).
     Stock,
 }
 

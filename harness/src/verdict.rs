@@ -10,8 +10,8 @@
 //!    ([`display::expected`] on a [`Surface`]), and list what the database alone shows is wrong
 //!    ([`integrity::data_problems`]). [`Basis::with_recap`] adds the messages the classic CLI's
 //!    resume recap leaves out under the client's display settings ([`settings::not_on_recap`]).
-//! 2. [`Basis::check`]: run the oracle ([`oracle::check_in`]) on one transcript, with what the
-//!    provider log says was said when there is one.
+//! 2. [`Basis::check`]: run the oracle on one transcript, with what the provider log says was
+//!    said when there is one ([`Basis::check_view`]: on one view of a live screen).
 //!
 //! How a scenario's expectation compares with the [`Check`] is
 //! [`Expectation::mismatches`](crate::scenario::Expectation::mismatches).
@@ -72,7 +72,7 @@ pub struct Basis {
     optional: Vec<usize>,
     /// The words of [`Basis::expected`], made with it (on the thread that reads the database,
     /// while `check --cast` replays the recording on another).
-    prepared: oracle::Prepared,
+    prepared: oracle::PreparedExpected,
 }
 
 impl Basis {
@@ -103,7 +103,7 @@ impl Basis {
         };
         Ok(Basis {
             session,
-            prepared: oracle::Prepared::new(&expected),
+            prepared: oracle::PreparedExpected::new(&expected),
             expected,
             data_problems,
             optional: Vec::new(),
@@ -118,11 +118,24 @@ impl Basis {
         let expected = display::live_rows(&session, &rows);
         Ok(Basis {
             session,
-            prepared: oracle::Prepared::new(&expected),
+            prepared: oracle::PreparedExpected::new(&expected),
             expected,
             data_problems: Vec::new(),
             optional: Vec::new(),
         })
+    }
+
+    /// The basis of a verdict on `expected` alone, with no database behind it: no data problems,
+    /// no message optional. [`Basis::check`] on it compares a transcript with `expected` and
+    /// nothing else.
+    pub fn from_expected(expected: Expected) -> Basis {
+        Basis {
+            session: expected.session_id.clone(),
+            prepared: oracle::PreparedExpected::new(&expected),
+            expected,
+            data_problems: Vec::new(),
+            optional: Vec::new(),
+        }
     }
 
     /// The id of `session` in `store`.
@@ -162,7 +175,7 @@ impl Basis {
         )
     }
 
-    /// The oracle's check of one view of a live screen ([`crate::views`]) against this basis,
+    /// The oracle's check of one view of a live screen (`views.rs`) against this basis,
     /// under the view's `rules`.
     pub fn check_view(
         &self,

@@ -201,7 +201,7 @@ impl Erased {
 }
 
 /// What one view may draw of a [`Basis`]: the oracle's per-view allowances
-/// ([`crate::oracle::Context`]).
+/// (`oracle::Context`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules {
     /// How often the view may draw each message (indexes into [`Expected::messages`]); `None`:

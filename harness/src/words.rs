@@ -38,6 +38,7 @@ use std::ops::Range;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// A word with the index of the transcript line (or any caller-defined unit) it came from.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
     /// The case-folded word.
@@ -47,6 +48,7 @@ pub struct Word {
 }
 
 /// Splits `text` into case-folded words, every word tagged with `at`.
+#[cfg(test)]
 pub fn words(text: &str, at: usize) -> Vec<Word> {
     word_spans(text)
         .into_iter()
@@ -57,6 +59,7 @@ pub fn words(text: &str, at: usize) -> Vec<Word> {
 /// Splits `text` into case-folded words like [`words`], each with the byte range of `text` it was
 /// taken from (before apostrophes and underscores were removed), for excerpts in the original
 /// spelling. In rare cases one range carries more than one word (see `normalize`).
+#[cfg(test)]
 pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
     let mut out = Vec::new();
     each_word(text, &mut |range, word| out.push((range, word.to_owned())));

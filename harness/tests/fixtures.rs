@@ -6,10 +6,9 @@
 use std::path::PathBuf;
 
 use hermes_e2e::display::{self, Surface};
-use hermes_e2e::oracle::{self, Cause, Check};
 use hermes_e2e::store::Store;
 use hermes_e2e::terminal::{cast, ReflowScreen, Transcript};
-use hermes_e2e::verdict::{Basis, Session};
+use hermes_e2e::{Basis, Cause, Check, Session};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -32,8 +31,9 @@ fn load_cast(name: &str, cast: &str) -> (Transcript, display::Expected) {
     (transcript, basis.expected)
 }
 
+/// The oracle's check of `transcript` against `expected` alone (no data problems).
 fn check(transcript: &Transcript, expected: &display::Expected) -> Check {
-    oracle::check("fixture", transcript, expected, None)
+    Basis::from_expected(expected.clone()).check("fixture", transcript, None)
 }
 
 /// The check of fixture `name`'s recording `cast` against its database.

@@ -9,8 +9,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use hermes_e2e::client::Ui;
-use hermes_e2e::triage::signature::Signature;
+use hermes_e2e::testing::client::Ui;
+use hermes_e2e::testing::triage::signature::Signature;
 
 mod common;
 

@@ -16,7 +16,7 @@ use hermes_e2e::runner::{CheckResult, ScenarioResult};
 use hermes_e2e::scenario::Expectation;
 use hermes_e2e::store::Store;
 use hermes_e2e::terminal;
-use hermes_e2e::verdict::{Basis, Session};
+use hermes_e2e::{Basis, Session};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/iot-0.22.2.post1-rotating-resume")

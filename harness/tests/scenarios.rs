@@ -171,7 +171,7 @@ fn resizes(action: &Action) -> bool {
 
 /// Whether `node` is in a directory of the PATH the harness gives the client.
 fn node_on_client_path() -> bool {
-    let env = hermes_e2e::client::environment(Path::new("/"), Path::new("/"));
+    let env = hermes_e2e::testing::client::environment(Path::new("/"), Path::new("/"));
     env.iter()
         .filter(|(k, _)| k == "PATH")
         .flat_map(|(_, v)| v.split(':'))

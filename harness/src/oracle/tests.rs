@@ -10,6 +10,28 @@ use proptest::prelude::*;
 
 const UID: &str = "ef6c3d99a1b2c3d4";
 
+/// [`check`], knowing the data problems the database alone shows.
+fn check_with_data(
+    at: &str,
+    transcript: &Transcript,
+    expected: &Expected,
+    said: Option<&Said>,
+    data_problems: &[DataProblem],
+) -> Check {
+    let cx = Context {
+        said,
+        data_problems,
+        ..Context::default()
+    };
+    check_prepared(
+        at,
+        transcript,
+        expected,
+        &PreparedExpected::new(expected),
+        &cx,
+    )
+}
+
 fn row(id: i64, session: &str, uid: Option<&str>) -> RowRef {
     RowRef {
         id,

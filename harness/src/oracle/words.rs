@@ -1,7 +1,7 @@
 //! The oracle's first stage: both sides as word ids over one vocabulary (the expectation's), the
 //! excerpts findings quote from the original text, and the fast hash map the stages key on
 //! word-id slices. The expectation's side ([`Vocabulary`]) is made on its own, so that it can be
-//! made once and while the transcript is read (`super::Prepared`); a large one on two threads.
+//! made once and while the transcript is read (`super::PreparedExpected`); a large one on two threads.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -35,7 +35,7 @@ pub(super) struct Tokens {
 }
 /// The expectation's side as word ids: the vocabulary, and every message's, internal text's and
 /// taken-back message's words. It depends on the expectation alone, so it can be made while the transcript is still
-/// being read ([`super::Prepared`]).
+/// being read ([`super::PreparedExpected`]).
 #[derive(Clone, Default)]
 pub(super) struct Vocabulary {
     pub(super) vocab: FastMap<String, u32>,

@@ -173,14 +173,14 @@ fn wait_trigger(
 fn act(d: &mut Driver, action: &DuringAction, clock: &Deadline) -> Result<(), Error> {
     let io = |e| clock.error(e);
     match action {
-        DuringAction::Resize(size) => d.resize(size.rows, size.cols).map_err(io),
+        DuringAction::Resize(size) => d.resize(*size).map_err(io),
         DuringAction::Drag { sizes, gap_ms } => {
             let gap = Duration::from_millis(*gap_ms);
             for (i, size) in sizes.iter().enumerate() {
                 if i > 0 {
                     d.read_for(gap.min(clock.left())).map_err(io)?;
                 }
-                d.resize(size.rows, size.cols).map_err(io)?;
+                d.resize(*size).map_err(io)?;
             }
             Ok(())
         }

@@ -14,7 +14,7 @@
 //! that acts while its reply streams, `cli` runs the client
 //! without a PTY, [`repro`](mod@repro) and [`record`](mod@record) are the two other ways to run the
 //! client, [`results`] holds what the reports read and [`error`] every orchestration error. The
-//! verdict itself is [`crate::verdict`].
+//! verdict itself is [`Basis`](crate::Basis).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -33,7 +33,7 @@ pub use error::{Error, StepError};
 pub use record::record;
 pub use repro::{repro, REPRO_PATHS};
 pub use results::{CheckResult, ScenarioResult, StepTiming};
-pub use steps::{prepare, Prepared};
+pub use steps::{prepare, RunDir};
 
 use crate::scenario::Scenario;
 

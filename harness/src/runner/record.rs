@@ -98,7 +98,7 @@ pub fn expect_toml(check: &Check) -> String {
 
 /// The `- What it shows:` lines of a fixture's `PROVENANCE.md`: each check's verdict (and the
 /// error that stopped the run, if any). Also written for a minimized case
-/// ([`crate::triage::minimize::fixture`]).
+/// (`triage/minimize/fixture.rs`).
 pub fn what_it_shows(result: &ScenarioResult) -> String {
     use std::fmt::Write as _;
     let mut p = String::from("- What it shows:\n");

@@ -50,7 +50,7 @@ pub struct CheckResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub terminal_note: Option<String>,
     /// The views of the live screen the check's numbers add up from, in screen order
-    /// ([`crate::views`]); empty when the check judged one whole screen (the TUI, an export).
+    /// (`views.rs`); empty when the check judged one whole screen (the TUI, an export).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub views: Vec<ViewSummary>,
 }

@@ -12,7 +12,7 @@ use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch};
 use crate::scenario::During;
-use crate::terminal::Screen;
+use crate::terminal::{Screen, Size};
 
 /// The deadline of one step: every wait of the step shares it.
 pub(super) struct Deadline {
@@ -341,8 +341,8 @@ fn clear_composer(d: &mut Driver, back: &str, clock: &Deadline) -> Result<(), Er
 const CLEAR_AGAIN: Duration = Duration::from_secs(2);
 
 /// Resizes the terminal and waits until the client has redrawn: quiet, then the idle prompt.
-pub(super) fn resize(d: &mut Driver, rows: u16, cols: u16, clock: &Deadline) -> Result<(), Error> {
-    d.resize(rows, cols).map_err(|e| clock.error(e))?;
+pub(super) fn resize(d: &mut Driver, size: Size, clock: &Deadline) -> Result<(), Error> {
+    d.resize(size).map_err(|e| clock.error(e))?;
     d.wait_quiet(Duration::from_millis(300), clock.left())
         .map_err(|e| clock.error(e))?;
     d.wait_idle_with("", clock.left())

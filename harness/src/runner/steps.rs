@@ -19,7 +19,7 @@ use crate::scenario::{
 };
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
-use crate::terminal::Transcript;
+use crate::terminal::{Size, Transcript};
 use crate::verdict::{self, Basis};
 use crate::views::{self, ViewKind};
 
@@ -106,7 +106,7 @@ struct LiveViews {
 /// home with the scenario's config (the fake model's address in it), its user home and working
 /// directory with the scenario's files, and the fake model serving the scenario's script.
 /// What the runner starts from; also what `benches/tmux_fixed_sleep.rs` drives tmux with.
-pub struct Prepared {
+pub struct RunDir {
     /// The scenario's client.
     pub client: Client,
     /// The client's `HERMES_HOME`.
@@ -124,7 +124,7 @@ pub struct Prepared {
 /// Resolves the client `spec`, writes a fresh run directory `dir` (removing what was there: the
 /// client's home, its user home and working directory with the scenario's files), starts the fake
 /// model and writes the config.
-pub fn prepare(scenario: &Scenario, dir: &Path, spec: &str) -> Result<Prepared, Error> {
+pub fn prepare(scenario: &Scenario, dir: &Path, spec: &str) -> Result<RunDir, Error> {
     let client: Client = client::resolve(spec)?;
     // A fresh run directory: nothing from an earlier run can leak into this one.
     let _ = std::fs::remove_dir_all(dir);
@@ -158,7 +158,7 @@ pub fn prepare(scenario: &Scenario, dir: &Path, spec: &str) -> Result<Prepared, 
         source,
     })?;
     let env = client::environment(&home, &user_home);
-    Ok(Prepared {
+    Ok(RunDir {
         client,
         home,
         work,
@@ -295,7 +295,13 @@ impl<'a> Run<'a> {
                 let id = self.substitute_one(id)?;
                 slash_resume(self.running()?, &id, clock.whole())
             }
-            Action::Resize { rows, cols } => session::resize(self.running()?, *rows, *cols, clock),
+            Action::Resize { rows, cols } => {
+                let size = Size {
+                    cols: *cols,
+                    rows: *rows,
+                };
+                session::resize(self.running()?, size, clock)
+            }
             Action::Quit => {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
@@ -336,8 +342,10 @@ impl<'a> Run<'a> {
             args,
             env: self.env.clone(),
             cwd: self.work.clone(),
-            rows: self.scenario.rows,
-            cols: self.scenario.cols,
+            size: Size {
+                cols: self.scenario.cols,
+                rows: self.scenario.rows,
+            },
             cast: self.dir.join(format!("session-{}.cast", self.launches)),
             ui: self.scenario.ui,
             terminal: self.scenario.terminal,

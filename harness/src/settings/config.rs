@@ -196,7 +196,7 @@ impl DisplaySettings {
 
     /// The settings as the `display` section of a config (JSON is YAML), for writing a config that
     /// makes the client run with exactly these settings.
-    pub fn to_config_json(&self) -> serde_json::Value {
+    pub fn to_config_json(self) -> serde_json::Value {
         serde_json::json!({
             "resume_display": match self.resume_display {
                 ResumeDisplay::Full => "full",

@@ -18,6 +18,7 @@ pub type ToolCalls = HashMap<i64, Vec<String>>;
 /// The function name of every call in a stored `tool_calls` JSON array, in order (`"unknown"` where
 /// the client's summary says so: no `function` object, or no string `name`). Unparsable JSON has
 /// no calls (the client loads it as `[]`).
+#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
 pub fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
     let Ok(serde_json::Value::Array(calls)) =
         serde_json::from_str::<serde_json::Value>(tool_calls_json)
@@ -37,6 +38,7 @@ pub fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
 }
 
 /// [`tool_call_names`] of every row that has tool calls, by row id.
+#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
 pub fn tool_calls_by_row(rows: &[crate::store::Row]) -> ToolCalls {
     rows.iter()
         .filter_map(|r| {
@@ -82,6 +84,7 @@ pub(super) fn tool_summary(names: &[String], version: ClientVersion) -> String {
 /// The label the iot recap draws (after `◈ `) for an event row, `None` for rows that are not
 /// recap events (and always on 0.19, whose recap has no events). `display_metadata` is the stored
 /// JSON; its `display_text` labels delegation and process completions.
+#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
 pub fn event_label(
     version: ClientVersion,
     display_kind: &str,
@@ -132,6 +135,7 @@ pub enum RecapSource {
     },
     /// An iot event row (`display_kind` in the recap's event table), drawn as `◈ label`; see
     /// [`event_label`]. Ignored on 0.19.
+    #[allow(dead_code)] // Built by a caller with `event_label`; unit-tested.
     Event {
         /// The label drawn.
         label: String,
@@ -242,6 +246,7 @@ pub struct Recap {
 
 impl Recap {
     /// The shown items with their input index.
+    #[allow(dead_code)] // Unit-tested; the oracle reads `items`.
     pub fn shown(&self) -> impl Iterator<Item = (usize, &Shown)> {
         self.items
             .iter()

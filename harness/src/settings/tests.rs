@@ -729,8 +729,8 @@ fn recap_over_logical_messages() {
 #[test]
 fn messages_off_the_recap_are_not_missing() {
     use crate::display::{Expected, RowRef};
-    use crate::oracle::{check_in, Context};
     use crate::terminal::Transcript;
+    use crate::verdict::Basis;
     let messages: Vec<LogicalMessage> = (0..50)
         .map(|i| LogicalMessage {
             role: if i % 2 == 0 {
@@ -771,16 +771,14 @@ fn messages_off_the_recap_are_not_missing() {
                 .collect::<Vec<_>>(),
         )
     };
-    let cx = Context {
-        optional: &off,
-        ..Context::default()
-    };
-    let c = check_in("recap", &recap_of(&[]), &expected, &cx);
+    let plain = Basis::from_expected(expected.clone());
+    let basis = plain.clone().with_recap(&stock(IOT), IOT);
+    let c = basis.check("recap", &recap_of(&[]), None);
     assert_eq!(c.findings.missing_messages, 0);
-    let c = check_in("recap", &recap_of(&[41]), &expected, &cx);
+    let c = basis.check("recap", &recap_of(&[41]), None);
     assert_eq!(c.findings.missing_messages, 1);
     assert_eq!(c.missing[0].rows, vec![41]);
     // Without the settings, the 30 messages left out are missing.
-    let c = check_in("recap", &recap_of(&[]), &expected, &Context::default());
+    let c = plain.check("recap", &recap_of(&[]), None);
     assert_eq!(c.findings.missing_messages, 30);
 }

@@ -60,8 +60,8 @@ mod tiers;
 
 pub use ddmin::{ddmin, Spent};
 pub use model::{Model, Removal};
-pub use offline::{Offline, OfflineError, Reference};
-pub use outcome::{KeptRow, Outcome, Phase, Trial, TrialVerdict};
+pub use offline::{Offline, Reference};
+pub use outcome::{Outcome, Phase, Trial, TrialVerdict};
 
 use outcome::{describe_rows, describe_sessions, kept_rows};
 use texts::TextUnit;

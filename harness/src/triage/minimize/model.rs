@@ -40,8 +40,6 @@ pub struct Tie {
 /// A `state.db` as the minimizer reads it.
 #[derive(Debug, Clone)]
 pub struct Model {
-    /// The resumed session.
-    pub session: String,
     /// Its lineage, root first (as the display read walks it).
     pub lineage: Vec<String>,
     /// Every session of the file with its `parent_session_id`, oldest first.
@@ -91,7 +89,6 @@ impl Model {
             .collect();
         let ties = ties(&rows, &inspection.carriers);
         Ok(Model {
-            session: session.to_owned(),
             lineage,
             sessions,
             rows,
@@ -415,6 +412,7 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
 }
 
 /// Sessions in the file at `path` (our own copy).
+#[cfg(test)]
 pub fn count_sessions(path: &Path) -> Option<usize> {
     let conn = read_only(path).ok()?;
     conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))

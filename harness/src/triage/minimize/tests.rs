@@ -372,7 +372,7 @@ impl super::Offline for Blind {
         &mut self,
         _: &std::path::Path,
         _: &str,
-    ) -> Result<crate::triage::signature::Signature, super::OfflineError> {
+    ) -> Result<crate::triage::signature::Signature, super::offline::OfflineError> {
         Ok(self.0.clone())
     }
 }

@@ -1,0 +1,50 @@
+//! Internals the crate's own integration tests and benchmarks reach: not the contract, hidden
+//! from the documentation, and free to change with the stages they mirror. Each module here
+//! re-exports, from the internal module of the same name, what the tests and benchmarks use
+//! (`client`, `history` and `reference` whole).
+
+/// The real client: provisioning, configuration, UI profiles, the stored-row schemas.
+pub mod client {
+    pub use crate::client::*;
+}
+
+/// The real client in a real PTY: its output with cursor moves squashed.
+pub mod driver {
+    pub use crate::driver::squash;
+}
+
+/// Generated compaction histories in the real schemas (feature `test-support`).
+#[cfg(any(test, feature = "test-support"))]
+pub mod history {
+    pub use crate::history::*;
+}
+
+/// What a `state.db` holds and what a correct display of it is.
+pub mod inspect {
+    pub use crate::inspect::inspect;
+}
+
+/// The oracle's row counts (stale previews, prompt rows).
+pub mod oracle {
+    pub use crate::oracle::{count_rows, is_stale_preview};
+}
+
+/// The fake model: the server itself, and the kinds of call it serves.
+pub mod provider {
+    pub use crate::provider::{CallKind, Provider};
+}
+
+/// The client's own display read, and its comparison with the display contract.
+pub mod reference {
+    pub use crate::reference::*;
+}
+
+/// The signature of a verdict (`bisect`, `minimize`).
+pub mod triage {
+    pub use crate::triage::signature;
+}
+
+/// The word segmentation the oracle counts with.
+pub mod words {
+    pub use crate::words::count;
+}
