@@ -100,8 +100,6 @@
 // The contract: what the binary, a scenario author and a library user reach.
 pub mod cli;
 pub mod display;
-// Its docs name the oracle's wording (`oracle/wording.rs`), which is private: rendered unlinked.
-#[allow(rustdoc::private_intra_doc_links)]
 pub mod report;
 pub mod runner;
 pub mod scenario;

@@ -14,7 +14,7 @@ use super::{Cause, Check, Missing, Repeat};
 /// The two texts of [`Cause::Both`] differ in order: the verdict says "data and display
 /// problem", the `cause:` line "display and data problem" (both pinned as they are).
 impl Cause {
-    /// What the verdict calls it, before the [`diagnosis`]: "display problem", "data problem",
+    /// What the verdict calls it, before the diagnosis: "display problem", "data problem",
     /// "data and display problem".
     pub const fn problem(self) -> &'static str {
         match self {

@@ -1,5 +1,5 @@
 //! `--json`: one JSON object per scenario, one per line. The object is the serde form of
-//! [`ScenarioResult`] (causes by their serde names, see [`crate::oracle::wording`]).
+//! [`ScenarioResult`] (causes by their serde names, see `oracle/wording.rs`).
 
 use crate::runner::ScenarioResult;
 

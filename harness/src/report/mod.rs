@@ -6,7 +6,7 @@
 //! sessions), the step and scenario line, what was kept, and the exact command to rerun.
 //!
 //! The words about a repeat, a missing message and a cause are the oracle's
-//! ([`crate::oracle::wording`]): the three outputs differ in layout, not in wording.
+//! (`oracle/wording.rs`): the three outputs differ in layout, not in wording.
 
 pub mod html;
 pub mod json;
