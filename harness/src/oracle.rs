@@ -231,7 +231,7 @@ struct HistoryRange {
 }
 
 /// Serialises one `(first, last)` range as a [`HistoryRange`] object.
-fn history_range<S: serde::Serializer>(
+pub(crate) fn history_range<S: serde::Serializer>(
     &(first, last): &(usize, usize),
     s: S,
 ) -> Result<S::Ok, S::Error> {

@@ -35,8 +35,9 @@
 //!
 //! A check's numbers are the sums over the views of the client process on screen
 //! ([`combine`]). Screens that are not a growing history are judged whole, as one recap view:
-//! the Ink TUI (it repaints its whole frame), an exported file, and a saved recording or a
-//! `repro` of a resume (one step: the recap).
+//! the Ink TUI (it repaints its whole frame), an exported file (a JSONL export by its own
+//! contract: the session's live rows as stored), and a saved recording or a `repro` of a resume
+//! (one step: the recap).
 
 use std::collections::{HashMap, HashSet};
 
@@ -52,12 +53,12 @@ use crate::verdict::Basis;
 pub enum ViewKind {
     /// A launch without `--resume`/`-c`: the banner, no message.
     Start,
-    /// A resume recap or a redraw of the conversation: the projection of the session now open.
+    /// A resume recap: the projection of the session now open.
     Recap,
     /// A live exchange or a resize: the messages the step added, each once; nothing earlier.
     Exchange,
-    /// A command's output: the messages it added once; earlier messages and the messages it
-    /// took back at most once each.
+    /// A command's output: nothing required; each message, and each message the command took
+    /// back, at most once.
     Command,
 }
 
@@ -147,7 +148,8 @@ impl Before {
 
 /// What the client erased and drew anew since the last view: the earlier views' renderings in
 /// the lines it rewrote (a clear and repaint — Ctrl-C, a redraw — or a terminal re-wrapping
-/// its history on a resize). The view that draws over them may draw the same once more.
+/// its history on a resize). The view that draws over them may draw the same once more. Also
+/// every internal text the earlier views drew: it is counted once, where it was first drawn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Erased {
     /// Renderings of each message drawn there: its rows, its `message_uid`s, how often.
@@ -211,7 +213,8 @@ pub struct Rules {
     pub optional: Vec<usize>,
     /// Taken-back messages the view may draw once.
     pub taken_back_here: Vec<usize>,
-    /// Internal texts the view redraws where the client erased them (not counted again).
+    /// Internal texts an earlier view of the same client process drew, or the view redraws
+    /// where the client erased them: not counted again.
     pub internal_redrawn: Vec<usize>,
     /// Whether the recap's display settings apply (a recap view).
     pub recap: bool,
@@ -298,7 +301,9 @@ pub struct ViewSummary {
     pub step: String,
     /// The step's line in the scenario file.
     pub line: usize,
-    /// History rows (first, last; inclusive), when it drew anything.
+    /// History rows (first, last; inclusive), when it drew anything (`--json`: `{"first",
+    /// "last"}` or `null`, as every history range).
+    #[serde(serialize_with = "optional_range")]
     pub rows: Option<(usize, usize)>,
     /// Its findings.
     pub findings: Findings,
@@ -306,6 +311,17 @@ pub struct ViewSummary {
     pub verdict: String,
     /// True when an earlier check of the same client process already reported it.
     pub carried: bool,
+}
+
+/// Serialises an optional history range as the oracle's ranges are, or `null`.
+fn optional_range<S: serde::Serializer>(
+    range: &Option<(usize, usize)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match range {
+        Some(r) => crate::oracle::history_range(r, s),
+        None => s.serialize_none(),
+    }
 }
 
 /// The lines of `transcript` from `start` on (a view's part of the screen).
