@@ -125,6 +125,22 @@ impl Basis {
         })
     }
 
+    /// The basis of a verdict on one segment of a lineage export (`--lineage logical`): the
+    /// display contract's projection of `session` alone, as if it had no ancestors, on
+    /// `surface`; no data problems are looked for.
+    pub fn segment(store: &Store, session: &str, surface: Surface) -> Result<Basis, Error> {
+        let lineage = vec![session.to_owned()];
+        let rows = store.rows(&lineage)?;
+        let expected = display::expected_from_rows(store, session, lineage, &rows, surface);
+        Ok(Basis {
+            session: session.to_owned(),
+            prepared: oracle::PreparedExpected::new(&expected),
+            expected,
+            data_problems: Vec::new(),
+            optional: Vec::new(),
+        })
+    }
+
     /// The basis of a verdict on `expected` alone, with no database behind it: no data problems,
     /// no message optional. [`Basis::check`] on it compares a transcript with `expected` and
     /// nothing else.

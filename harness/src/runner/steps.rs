@@ -78,13 +78,30 @@ enum Format {
     /// `--format jsonl`: one session's live rows as stored (a data export: summaries and
     /// carriers as written, no ancestors), judged against [`Basis::exported`].
     Jsonl,
+    /// `--lineage logical` (markdown): every session of the lineage under its own
+    /// `## Compression segment: ID` heading, each judged as that session's own display
+    /// ([`Basis::segment`]).
+    Segments,
 }
 
 impl Format {
-    fn named(name: &str) -> Option<Format> {
-        (name == "jsonl").then_some(Format::Jsonl)
+    /// The format an export's arguments ask for, where it has a contract of its own.
+    fn of(args: &[String]) -> Option<Format> {
+        let value = |flag: &str| {
+            args.windows(2)
+                .find(|w| w[0] == flag)
+                .map(|w| w[1].as_str())
+        };
+        match (value("--format"), value("--lineage")) {
+            (Some("jsonl"), _) => Some(Format::Jsonl),
+            (_, Some("logical")) => Some(Format::Segments),
+            _ => None,
+        }
     }
 }
+
+/// The heading a lineage export puts above each session's messages.
+const SEGMENT_HEADING: &str = "## Compression segment: ";
 
 /// The views of one client process's screen judged so far, and where the next one starts.
 #[derive(Default)]
@@ -441,9 +458,8 @@ impl<'a> Run<'a> {
     ) -> Result<CheckResult, Error> {
         let questions = self.provider.said().user;
         let exported = self.exported.take();
-        let data_export = exported
-            .as_ref()
-            .is_some_and(|e| e.format == Some(Format::Jsonl));
+        let format = exported.as_ref().and_then(|e| e.format);
+        let data_export = format == Some(Format::Jsonl);
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
                 e.transcript,
@@ -479,7 +495,10 @@ impl<'a> Run<'a> {
             None => basis,
         };
         let live_views = svg.is_some() && self.scenario.ui != Ui::Tui;
-        let (check, views) = if live_views {
+        let (check, views) = if format == Some(Format::Segments) {
+            let judged = self.segments(&store, &transcript, (name, line), surface)?;
+            views::combine(name, &judged, 0, &basis)
+        } else if live_views {
             let (check, views) =
                 views::combine(name, &self.screen.judged, self.screen.reported, &basis);
             self.screen.reported = self.screen.judged.len();
@@ -493,6 +512,44 @@ impl<'a> Run<'a> {
                 .with_terminal_note(note)
                 .with_views(views),
         )
+    }
+
+    /// A lineage export's segments, each judged as its session's own display: the lines under
+    /// each `## Compression segment: ID` heading against [`Basis::segment`] of that session.
+    fn segments(
+        &self,
+        store: &Store,
+        transcript: &Transcript,
+        (name, line): (&str, usize),
+        surface: Surface,
+    ) -> Result<Vec<views::Judged>, Error> {
+        let said = self.provider.said();
+        let mut out = Vec::new();
+        let mut lines = transcript.lines.iter().peekable();
+        while let Some(heading) = lines.next() {
+            let Some(session) = heading.text.trim().strip_prefix(SEGMENT_HEADING.trim_end()) else {
+                continue;
+            };
+            let session = session.trim();
+            let mut part = Transcript::default();
+            while let Some(l) = lines.next_if(|l| !l.text.trim().starts_with(SEGMENT_HEADING)) {
+                part.lines.push(l.clone());
+            }
+            let basis = Basis::segment(store, session, surface).map_err(|e| match e {
+                verdict::Error::Store(e) => Error::Store(e),
+                verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
+            })?;
+            let before = (&views::Before::default(), &views::Erased::default());
+            let step = format!("{name}: segment {session}");
+            out.push(views::judge(
+                (ViewKind::Recap, step, line),
+                &part,
+                &basis,
+                before,
+                Some(&said),
+            ));
+        }
+        Ok(out)
     }
 
     /// `export`: runs the client without a PTY into `export-N/` and keeps what it wrote for the
@@ -513,10 +570,7 @@ impl<'a> Run<'a> {
             &self.work,
             clock.whole(),
         )?;
-        let format = args
-            .windows(2)
-            .find(|w| w[0] == "--format")
-            .and_then(|w| Format::named(&w[1]));
+        let format = Format::of(&args);
         self.exported = Some(Exported {
             transcript: export_transcript(&out, &stdout)?,
             format,
@@ -605,5 +659,27 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Export(_) => "export",
         Action::Quit => "quit",
         Action::Check { .. } => "check",
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::Format;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn an_export_is_judged_by_its_format_where_it_has_a_contract() {
+        let export = ["sessions", "export", "{out}", "--session-id", "X"];
+        let with = |extra: &[&str]| Format::of(&args(&[&export[..], extra].concat()));
+        assert_eq!(with(&["--format", "jsonl"]), Some(Format::Jsonl));
+        assert_eq!(
+            with(&["--format", "md", "--lineage", "logical"]),
+            Some(Format::Segments)
+        );
+        assert_eq!(with(&["--format", "md", "--lineage", "single"]), None);
+        assert_eq!(with(&["--format", "md"]), None);
     }
 }
