@@ -420,10 +420,23 @@ fn project(
     let by_alignment = schema == Schema::Legacy || copies_without_uids(&views, rows);
     // Rule 8's rewinds, found once and before the texts move into the logical messages below:
     // the candidates they take back (left out of the groups) and every view they hold (rule 10).
-    let rewinds = (!by_alignment).then(|| Rewinds::new(&views, rows));
-    let groups = match &rewinds {
-        None => group_by_alignment(&views, rows),
-        Some(rewinds) => group_by_identity(&views, rows, &rewinds.taken_back),
+    let rewinds = if by_alignment {
+        Rewinds::legacy(&views, rows)
+    } else {
+        Rewinds::new(&views, rows)
+    };
+    let groups = if by_alignment {
+        // The taken-back candidates leave their groups; a group left empty was taken back
+        // whole. (Alignment joins a question asked again after `/undo` with the one taken
+        // back: the new one stays.)
+        let mut groups = group_by_alignment(&views, rows);
+        for g in &mut groups {
+            g.retain(|v| !rewinds.taken_back.contains(v));
+        }
+        groups.retain(|g| !g.is_empty());
+        groups
+    } else {
+        group_by_identity(&views, rows, &rewinds.taken_back)
     };
 
     let mut messages: Vec<(i64, LogicalMessage)> = Vec::new();
@@ -477,9 +490,7 @@ fn project(
     messages.sort_by_key(|(first, _)| *first);
     let messages: Vec<LogicalMessage> = messages.into_iter().map(|(_, m)| m).collect();
     // Rule 10: what the user took back (rule 8) and no kept message holds.
-    let taken_back = rewinds.map_or_else(Vec::new, |rewinds| {
-        taken_back_texts(&views, rows, &rewinds.held, &messages, surface)
-    });
+    let taken_back = taken_back_texts(&views, rows, &rewinds.held, &messages, surface);
 
     Expected {
         session_id: session_id.to_string(),

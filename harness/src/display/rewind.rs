@@ -104,6 +104,54 @@ impl Rewinds {
     }
 }
 
+impl Rewinds {
+    /// Rule 8 on a database without uids (0.19, rule 6). A rewind sets `active = 0` on rows of
+    /// the current session only, and 0.19 archives every row a compaction replaces, so there a
+    /// superseded row is always a rewound one. A rewound row of a rotated child that lies in the
+    /// child's first batch — the compaction's copies, written in one call, 1 µs apart — is a
+    /// copy of a message of the sessions before: the nearest earlier candidate with its role and
+    /// displayed text (a carrier: the carried reply) is taken back with it. A rewound row the
+    /// child wrote itself takes nothing back across sessions. Every rewound row is held (rule 10).
+    pub(super) fn legacy(views: &[RowView], rows: &[Row]) -> Rewinds {
+        /// Most a batch stamp grows per row (0.19 stamps `now`, then 1 µs more a row).
+        const BATCH_STEP: f64 = 1e-5;
+        let mut out = Rewinds {
+            taken_back: HashSet::new(),
+            held: Vec::new(),
+        };
+        // The first row of each session of the lineage after the root.
+        let mut first_of: HashMap<usize, usize> = HashMap::new();
+        for (i, v) in views.iter().enumerate() {
+            first_of.entry(v.seg).or_insert(i);
+        }
+        for (i, v) in views.iter().enumerate() {
+            if !v.superseded || !v.message {
+                continue;
+            }
+            out.held.push(i);
+            if v.seg == 0 {
+                continue;
+            }
+            let first = &rows[views[first_of[&v.seg]].row];
+            let row = &rows[v.row];
+            let steps = row.id.abs_diff(first.id) as f64 + 1.0;
+            if (row.timestamp - first.timestamp).abs() > BATCH_STEP * steps {
+                continue; // written by the child itself, not copied into it
+            }
+            let original = views[..i].iter().rposition(|o| {
+                o.seg < v.seg && o.candidate && o.message && o.role == v.role && o.text == v.text
+            });
+            if let Some(o) = original {
+                out.taken_back.insert(o);
+                out.held.extend([o, i]);
+            }
+        }
+        out.held.sort_unstable();
+        out.held.dedup();
+        out
+    }
+}
+
 /// The messages the user took back whose text no kept message has: the views the rewinds hold
 /// (`held`, [`Rewinds::held`]), grouped by identity or uid and role, on
 /// `surface`, each with the text of its newest row; one entry per text (identical texts count

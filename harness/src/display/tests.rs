@@ -1048,3 +1048,37 @@ fn a_data_export_is_one_sessions_live_rows_as_stored() {
     );
     assert!(e.internal.is_empty() && e.taken_back.is_empty());
 }
+
+/// Rule 8 on 0.19 (no uids): `/undo 2` in a rotated child rewinds its tail copies and the
+/// exchange it wrote itself. The tail copies lie in the compaction's batch, so the parent's
+/// originals they copy are taken back with them; the earlier "ok" the user typed stays, and
+/// what no kept message says is listed as taken back (rule 10).
+#[test]
+fn legacy_rewound_batch_copies_take_their_parents_originals_back() {
+    let mut db = TestDb::new(Schema::Legacy);
+    db.session("p", None, 1.0, Some("compression"));
+    db.session("c", Some("p"), 2.0, None);
+    let parent = plain_rows(&mut db, "p", &HI_OK_OK);
+    clone_rows(&db, &parent[..2], "c", Some(9_000.0));
+    stamped_summary(&mut db, "c", "user", 1, 9_000.0);
+    let tail = clone_rows(&db, &parent[4..], "c", Some(9_000.0));
+    let own = plain_rows(&mut db, "c", &[("user", "and fog?"), ("assistant", "C")]);
+    set_state(&db, &[tail.as_slice(), own.as_slice()].concat(), 0, 0);
+    let e = expected(&db.open(), "c", CLASSIC).unwrap();
+    assert_eq!(texts(&e), ["hi", "Hello!", "ok", "A"]);
+    let taken: Vec<&str> = e.taken_back.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(taken, ["B", "and fog?", "C"]);
+    // A rewound row the child wrote itself takes nothing of the parent back.
+    let mut db = TestDb::new(Schema::Legacy);
+    db.session("p", None, 1.0, Some("compression"));
+    db.session("c", Some("p"), 2.0, None);
+    let parent = plain_rows(&mut db, "p", &HI_OK_OK);
+    clone_rows(&db, &parent[..2], "c", Some(9_000.0));
+    stamped_summary(&mut db, "c", "user", 1, 9_000.0);
+    clone_rows(&db, &parent[4..], "c", Some(9_000.0));
+    let own = plain_rows(&mut db, "c", &[("user", "ok"), ("assistant", "B")]);
+    set_state(&db, &own, 0, 0);
+    let e = expected(&db.open(), "c", CLASSIC).unwrap();
+    assert_eq!(texts(&e), ["hi", "Hello!", "ok", "A", "ok", "B"]);
+    assert!(e.taken_back.is_empty());
+}
