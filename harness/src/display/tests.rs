@@ -1049,12 +1049,10 @@ fn a_data_export_is_one_sessions_live_rows_as_stored() {
     assert!(e.internal.is_empty() && e.taken_back.is_empty());
 }
 
-/// Rule 8 on 0.19 (no uids): `/undo 2` in a rotated child rewinds its tail copies and the
-/// exchange it wrote itself. The tail copies lie in the compaction's batch, so the parent's
-/// originals they copy are taken back with them; the earlier "ok" the user typed stays, and
-/// what no kept message says is listed as taken back (rule 10).
-#[test]
-fn legacy_rewound_batch_copies_take_their_parents_originals_back() {
+/// A 0.19 rotated child of `HI_OK_OK`: head copies of the first exchange, a summary and tail
+/// copies of the last, in one compaction batch; then `own`, written by the child itself. Returns
+/// the database, the tail copies and the child's own rows.
+fn legacy_rotated_child(own: &[(&str, &str)]) -> (TestDb, Vec<i64>, Vec<i64>) {
     let mut db = TestDb::new(Schema::Legacy);
     db.session("p", None, 1.0, Some("compression"));
     db.session("c", Some("p"), 2.0, None);
@@ -1062,21 +1060,29 @@ fn legacy_rewound_batch_copies_take_their_parents_originals_back() {
     clone_rows(&db, &parent[..2], "c", Some(9_000.0));
     stamped_summary(&mut db, "c", "user", 1, 9_000.0);
     let tail = clone_rows(&db, &parent[4..], "c", Some(9_000.0));
-    let own = plain_rows(&mut db, "c", &[("user", "and fog?"), ("assistant", "C")]);
+    let own = plain_rows(&mut db, "c", own);
+    (db, tail, own)
+}
+
+/// Rule 8 on 0.19 (no uids): `/undo 2` in a rotated child rewinds its tail copies and the
+/// exchange it wrote itself. The tail copies lie in the compaction's batch, so the parent's
+/// originals they copy are taken back with them; the earlier "ok" the user typed stays, and
+/// what no kept message says is listed as taken back (rule 10).
+#[test]
+fn legacy_rewound_batch_copies_take_their_parents_originals_back() {
+    let (db, tail, own) = legacy_rotated_child(&[("user", "and fog?"), ("assistant", "C")]);
     set_state(&db, &[tail.as_slice(), own.as_slice()].concat(), 0, 0);
     let e = expected(&db.open(), "c", CLASSIC).unwrap();
     assert_eq!(texts(&e), ["hi", "Hello!", "ok", "A"]);
     let taken: Vec<&str> = e.taken_back.iter().map(|t| t.text.as_str()).collect();
     assert_eq!(taken, ["B", "and fog?", "C"]);
-    // A rewound row the child wrote itself takes nothing of the parent back.
-    let mut db = TestDb::new(Schema::Legacy);
-    db.session("p", None, 1.0, Some("compression"));
-    db.session("c", Some("p"), 2.0, None);
-    let parent = plain_rows(&mut db, "p", &HI_OK_OK);
-    clone_rows(&db, &parent[..2], "c", Some(9_000.0));
-    stamped_summary(&mut db, "c", "user", 1, 9_000.0);
-    clone_rows(&db, &parent[4..], "c", Some(9_000.0));
-    let own = plain_rows(&mut db, "c", &[("user", "ok"), ("assistant", "B")]);
+}
+
+/// A rewound row the child wrote itself takes nothing of the parent back, though its text is a
+/// parent message's.
+#[test]
+fn legacy_rewound_row_of_the_child_takes_nothing_across_sessions() {
+    let (db, _, own) = legacy_rotated_child(&[("user", "ok"), ("assistant", "B")]);
     set_state(&db, &own, 0, 0);
     let e = expected(&db.open(), "c", CLASSIC).unwrap();
     assert_eq!(texts(&e), ["hi", "Hello!", "ok", "A", "ok", "B"]);
