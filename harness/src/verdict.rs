@@ -128,7 +128,7 @@ impl Basis {
     /// The basis of a verdict on one segment of a lineage export (`--lineage logical`): the
     /// display contract's projection of `session` alone, as if it had no ancestors, on
     /// `surface`; no data problems are looked for.
-    pub fn segment(store: &Store, session: &str, surface: Surface) -> Result<Basis, Error> {
+    pub fn segment(store: &Store, session: &str, surface: Surface) -> Result<Basis, StoreError> {
         let lineage = vec![session.to_owned()];
         let rows = store.rows(&lineage)?;
         let expected = display::expected_from_rows(store, session, lineage, &rows, surface);
@@ -200,10 +200,10 @@ impl Basis {
         said: Option<&Said>,
         rules: &Rules,
     ) -> Check {
-        let optional: Vec<usize> = if rules.recap {
-            self.optional.clone()
+        let optional = if rules.recap {
+            &self.optional
         } else {
-            rules.optional.clone()
+            &rules.optional
         };
         oracle::check_prepared(
             at,
@@ -213,7 +213,7 @@ impl Basis {
             &oracle::Context {
                 said,
                 data_problems: &self.data_problems,
-                optional: &optional,
+                optional,
                 allowed: rules.allowed.as_deref(),
                 internal_redrawn: &rules.internal_redrawn,
                 taken_back_here: &rules.taken_back_here,

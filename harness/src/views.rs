@@ -394,13 +394,13 @@ pub fn judge(
 }
 
 /// A view with nothing to judge against (no session holds messages yet): no findings.
-pub fn unjudged(kind: ViewKind, step: String, line: usize, at: &str) -> Judged {
+pub fn unjudged(kind: ViewKind, step: String, line: usize) -> Judged {
     Judged {
         kind,
+        check: Check::empty(&step),
         step,
         line,
         rows: None,
-        check: Check::empty(at),
         messages: Vec::new(),
         internal_texts: Vec::new(),
         taken_back_rows: Vec::new(),

@@ -606,10 +606,8 @@ fn two_runs_of_one_scenario_at_once_both_pass() {
                 s.spawn(|| {
                     let scenario = Scenario::load(&file, &root).unwrap();
                     let options = RunOptions {
-                        client: None,
                         out_root: out.path().to_path_buf(),
-                        progress: None,
-                        expect_correct: false,
+                        ..Default::default()
                     };
                     runner::run(&scenario, &options)
                 })

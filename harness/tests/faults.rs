@@ -20,10 +20,8 @@ fn run(name: &str, text: &str) -> (runner::ScenarioResult, Duration, tempfile::T
     std::fs::write(&path, text).unwrap();
     let scenario = Scenario::load(&path, dir.path()).expect("valid scenario");
     let options = RunOptions {
-        client: None,
         out_root: dir.path().join("out"),
-        progress: None,
-        expect_correct: false,
+        ..Default::default()
     };
     let started = Instant::now();
     let result = runner::run(&scenario, &options);

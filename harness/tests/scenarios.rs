@@ -207,10 +207,8 @@ fn run_at(file: &Path, root: &Path, rows: u16, cols: u16) -> Result<(), Failed> 
     scenario.cols = cols;
     scenario.name = format!("{}@{cols}x{rows}", scenario.name);
     let options = RunOptions {
-        client: None,
         out_root: runner::default_out_root(),
-        progress: None,
-        expect_correct: false,
+        ..Default::default()
     };
     let result = runner::run(&scenario, &options);
     if result.passed {
@@ -237,10 +235,8 @@ fn failure(result: &runner::ScenarioResult) -> String {
 fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
     let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
     let options = RunOptions {
-        client: None,
         out_root: runner::default_out_root(),
-        progress: None,
-        expect_correct: false,
+        ..Default::default()
     };
     let result = runner::run(&scenario, &options);
     if !result.passed {

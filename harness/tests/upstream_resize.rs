@@ -127,10 +127,8 @@ fn agree(file: &str, live: Verdict) {
     let result = runner::run(
         &scenario,
         &RunOptions {
-            client: None,
             out_root: out.path().to_owned(),
-            progress: None,
-            expect_correct: false,
+            ..Default::default()
         },
     );
     assert!(

@@ -16,10 +16,8 @@ fn a_listing_is_judged_in_its_own_view_and_the_recap_is_carried() {
     let result = runner::run(
         &scenario,
         &RunOptions {
-            client: None,
             out_root: out.path().to_owned(),
-            progress: None,
-            expect_correct: false,
+            ..Default::default()
         },
     );
     assert!(result.passed, "{}", hermes_e2e::report::text(&result));

@@ -70,17 +70,7 @@ pub fn expect_toml(check: &Check) -> String {
         "# What this fixture was recorded to show: the check command in PROVENANCE.md, given\n\
          # `--expect` this file, exits 0.\n",
     );
-    let f = &check.findings;
-    for (name, n) in [
-        (
-            "words_rendered_more_than_once",
-            f.words_rendered_more_than_once,
-        ),
-        ("missing_messages", f.missing_messages),
-        ("internal_text_shown", f.internal_text_shown),
-        ("out_of_order", f.out_of_order),
-        ("taken_back_shown", f.taken_back_shown),
-    ] {
+    for (name, n) in crate::scenario::named_findings(&check.findings) {
         if n > 0 {
             let _ = writeln!(t, "{name} = {n}");
         }

@@ -379,22 +379,26 @@ impl<'a> Run<'a> {
             return Ok(views::Before::default());
         }
         let store = Store::open(&db)?;
-        let basis = self.basis(&store)?;
+        let basis = self.basis(&store, Surface::default())?;
         Ok(views::Before::read(&store, basis.as_ref())?)
     }
 
-    /// The basis of a verdict on the newest session of `store` with messages (`None`: no
-    /// session holds messages yet), with the recap's display settings.
-    fn basis(&self, store: &Store) -> Result<Option<Basis>, Error> {
-        let basis = match Basis::read(store, verdict::Session::Latest, Surface::default()) {
-            Ok(basis) => basis,
-            Err(verdict::Error::NoSessionWithMessages { .. }) => return Ok(None),
-            Err(verdict::Error::Store(e)) => return Err(Error::Store(e)),
-        };
-        Ok(Some(match &self.recap {
+    /// The basis of a verdict on the newest session of `store` with messages, displayed on
+    /// `surface` (`None`: no session holds messages yet), with the recap's display settings.
+    fn basis(&self, store: &Store, surface: Surface) -> Result<Option<Basis>, Error> {
+        match Basis::read(store, verdict::Session::Latest, surface) {
+            Ok(basis) => Ok(Some(self.with_recap(basis))),
+            Err(verdict::Error::NoSessionWithMessages { .. }) => Ok(None),
+            Err(verdict::Error::Store(e)) => Err(Error::Store(e)),
+        }
+    }
+
+    /// `basis` for a client whose classic CLI draws its resume recap under the run's settings.
+    fn with_recap(&self, basis: Basis) -> Basis {
+        match &self.recap {
             Some((settings, version)) => basis.with_recap(settings, *version),
             None => basis,
-        }))
+        }
     }
 
     /// Judges the view the step at `line` drew on the classic CLI's screen, now that it is done
@@ -422,7 +426,7 @@ impl<'a> Run<'a> {
             None
         };
         let basis = match &store {
-            Some(store) => self.basis(store)?.map(|b| (b, store)),
+            Some(store) => self.basis(store, Surface::default())?.map(|b| (b, store)),
             None => None,
         };
         let judged = match basis {
@@ -438,7 +442,7 @@ impl<'a> Run<'a> {
                 self.screen.before = views::Before::read(store, Some(&basis))?;
                 judged
             }
-            None => views::unjudged(kind, step.clone(), line, &step),
+            None => views::unjudged(kind, step, line),
         };
         self.screen.judged.push(judged);
         self.screen.end = transcript.lines.len();
@@ -482,17 +486,14 @@ impl<'a> Run<'a> {
         // The session on screen: the newest one with messages (a fresh client that then ran
         // `/resume ID` may have written an empty session of its own).
         let basis = if data_export {
-            Basis::exported(&store, verdict::Session::Latest)
+            let exported =
+                Basis::exported(&store, verdict::Session::Latest).map_err(|e| match e {
+                    verdict::Error::Store(e) => Error::Store(e),
+                    verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
+                })?;
+            self.with_recap(exported)
         } else {
-            Basis::read(&store, verdict::Session::Latest, surface)
-        };
-        let basis = basis.map_err(|e| match e {
-            verdict::Error::Store(e) => Error::Store(e),
-            verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
-        })?;
-        let basis = match &self.recap {
-            Some((settings, version)) => basis.with_recap(settings, *version),
-            None => basis,
+            self.basis(&store, surface)?.ok_or(Error::NothingToCheck)?
         };
         let live_views = svg.is_some() && self.scenario.ui != Ui::Tui;
         let (check, views) = if format == Some(Format::Segments) {
@@ -535,10 +536,7 @@ impl<'a> Run<'a> {
             while let Some(l) = lines.next_if(|l| !l.text.trim().starts_with(SEGMENT_HEADING)) {
                 part.lines.push(l.clone());
             }
-            let basis = Basis::segment(store, session, surface).map_err(|e| match e {
-                verdict::Error::Store(e) => Error::Store(e),
-                verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
-            })?;
+            let basis = Basis::segment(store, session, surface)?;
             let before = (&views::Before::default(), &views::Erased::default());
             let step = format!("{name}: segment {session}");
             out.push(views::judge(

@@ -374,15 +374,8 @@ fn expectation(text: &str) -> Expectation {
 /// A check at `end` with these findings and nothing else.
 fn check_with(findings: crate::oracle::Findings) -> crate::oracle::Check {
     crate::oracle::Check {
-        at: "end".into(),
         findings,
-        repeats: Vec::new(),
-        missing: Vec::new(),
-        taken_back: Vec::new(),
-        data_problems: Vec::new(),
-        drawn: Vec::new(),
-        out_of_order_messages: Vec::new(),
-        internal_words: Vec::new(),
+        ..crate::oracle::Check::empty("end")
     }
 }
 

@@ -65,8 +65,7 @@ impl Subject {
                 &RunOptions {
                     client: Some(release.to_string()),
                     out_root: out,
-                    progress: None,
-                    expect_correct: false,
+                    ..Default::default()
                 },
             )),
             Subject::Db {
