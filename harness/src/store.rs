@@ -120,6 +120,20 @@ pub struct Row {
     pub message_uid: Option<String>,
 }
 
+/// When a message row was made and what it copies ([`Store::stamps`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamp {
+    /// `messages.id`: rows get ids in the order the client writes them.
+    pub id: i64,
+    /// `messages.timestamp` (unix seconds): when the message was made. A copy (a compaction's
+    /// carried row, a carrier) keeps its original's, so it is never later than the write.
+    pub timestamp: f64,
+    /// `message_uid`.
+    pub message_uid: Option<String>,
+    /// The content of a user row (`None` for other roles).
+    pub user_text: Option<String>,
+}
+
 /// Columns of `messages` without which the database is not a Hermes transcript.
 const REQUIRED_MESSAGE_COLUMNS: &[&str] = &["id", "session_id", "role", "content", "timestamp"];
 /// Columns of `sessions` without which lineage and "latest session" cannot be computed.
@@ -422,6 +436,33 @@ impl Store {
         }
         chain.reverse();
         Ok(chain.into_iter().map(|link| link.session).collect())
+    }
+
+    /// Every message row of every session, as [`Stamp`]s ordered by `id`: when each was made,
+    /// what it copies, and a user row's text (what a saved recording's timeline is read from).
+    pub fn stamps(&self) -> Result<Vec<Stamp>, StoreError> {
+        let uid = if self.message_columns.contains("message_uid") {
+            "message_uid"
+        } else {
+            "NULL"
+        };
+        let sql = format!(
+            "SELECT id, timestamp, {uid}, role, CASE WHEN role = 'user' THEN content END \
+             FROM messages ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
+        let mut cursor = stmt.query([]).map_err(|e| self.err(&e))?;
+        let mut stamps = Vec::new();
+        while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+            stamps.push(Stamp {
+                id: int_or(r.get_ref(0), 0),
+                timestamp: real_or(r.get_ref(1), 0.0),
+                message_uid: text(r.get_ref(2)),
+                user_text: text(r.get_ref(4))
+                    .filter(|_| text(r.get_ref(3)).as_deref() == Some("user")),
+            });
+        }
+        Ok(stamps)
     }
 
     /// All message rows of the given sessions (every state), ordered by `id`.

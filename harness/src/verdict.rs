@@ -200,10 +200,21 @@ impl Basis {
         said: Option<&Said>,
         rules: &Rules,
     ) -> Check {
-        let optional = if rules.recap {
+        // A recap view's own allowances (a saved recording's, `views/recorded.rs`) add to what
+        // the recap's display settings keep off it.
+        let merged: Vec<usize>;
+        let optional = if !rules.recap {
+            &rules.optional
+        } else if rules.optional.is_empty() {
             &self.optional
         } else {
-            &rules.optional
+            merged = self
+                .optional
+                .iter()
+                .chain(&rules.optional)
+                .copied()
+                .collect();
+            &merged
         };
         oracle::check_prepared(
             at,

@@ -351,14 +351,25 @@ pub fn next_start(seen: &[String], transcript: &Transcript, end: usize) -> usize
 /// `basis` (the database when the step was done), having started at `before`, drawn over the
 /// lines `erased`.
 pub fn judge(
-    (kind, step, line): (ViewKind, String, usize),
+    view: (ViewKind, String, usize),
     transcript: &Transcript,
     basis: &Basis,
     (before, erased): (&Before, &Erased),
     said: Option<&Said>,
 ) -> Judged {
-    let rules = Rules::new(kind, &basis.expected, before, erased);
-    let check = basis.check_view(&step, transcript, said, &rules);
+    let rules = Rules::new(view.0, &basis.expected, before, erased);
+    judge_by(view, transcript, basis, &rules, said)
+}
+
+/// Judges the view `transcript` drawn by a step of `kind` against `basis` under `rules`.
+fn judge_by(
+    (kind, step, line): (ViewKind, String, usize),
+    transcript: &Transcript,
+    basis: &Basis,
+    rules: &Rules,
+    said: Option<&Said>,
+) -> Judged {
+    let check = basis.check_view(&step, transcript, said, rules);
     let rows = transcript
         .lines
         .first()
@@ -484,5 +495,6 @@ pub fn combine(
     (check, summaries)
 }
 
+pub mod recorded;
 #[cfg(test)]
 mod tests;

@@ -11,8 +11,10 @@ use crate::runner::{CheckResult, ScenarioResult};
 use crate::scenario::{Expectation, ExpectationError, RowPins};
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::{self, Store};
+use crate::terminal::cast::Recording;
 use crate::terminal::{self, Emulator, ReflowScreen, Screen, Terminal, Transcript};
 use crate::verdict::Basis;
+use crate::views::{self, recorded};
 
 /// What `check --help` ends with.
 pub const EXIT_STATUS: &str = super::exit_status!(
@@ -204,7 +206,19 @@ pub fn check(args: &CheckArgs) -> Outcome {
         None => basis,
     };
     let at = args.cast.display().to_string();
-    let check = basis.check(&at, &replayed.transcript, None);
+    let recorded = match args.terminal {
+        Terminal::Vt100 => {
+            recorded::judge::<Screen>(&replayed.recording, replayed.steps, &store, &basis)
+        }
+        Terminal::Reflow => {
+            recorded::judge::<ReflowScreen>(&replayed.recording, replayed.steps, &store, &basis)
+        }
+    }?;
+    let (check, views) = if recorded.views.is_empty() {
+        (basis.check(&at, &replayed.transcript, None), Vec::new())
+    } else {
+        views::combine(&at, &recorded.views, 0, &basis)
+    };
     let row_counts = counts_rows.then(|| {
         let questions: Vec<String> = basis
             .expected
@@ -223,7 +237,8 @@ pub fn check(args: &CheckArgs) -> Outcome {
         replayed.transcript,
         None,
     )
-    .with_terminal_note(terminal::erase_note(replayed.erased));
+    .with_terminal_note(terminal::erase_note(replayed.erased))
+    .with_views(views);
     let held = result.mismatches.is_empty();
     if args.transcript {
         let text = result.transcript.text();
@@ -236,14 +251,22 @@ pub fn check(args: &CheckArgs) -> Outcome {
         }
     }
     if args.json {
-        out::println(&serde_json::to_string(&result.check)?)?;
+        let json = Json {
+            check: &result.check,
+            cut: recorded.cut,
+            views: &result.views,
+        };
+        out::println(&serde_json::to_string(&json)?)?;
     } else if held {
-        out::print(&report::printable(&passed_text(&basis, &result)))?;
+        let mut text = passed_text(&basis, &result);
+        text.push_str(&format!("  {}\n", recorded.note()));
+        out::print(&report::printable(&text))?;
     } else {
         let text = format!(
-            "FAIL {}\n{}",
+            "FAIL {}\n{}  {}\n",
             args.cast.display(),
-            report::failed_check(&result, &args.cast, &format!("`check --cast {at}`"))
+            report::failed_check(&result, &args.cast, &format!("`check --cast {at}`")),
+            recorded.note()
         );
         out::print(&report::printable(&text))?;
     }
@@ -254,6 +277,16 @@ pub fn check(args: &CheckArgs) -> Outcome {
         }
     }
     Ok(Exit::held(held))
+}
+
+/// `check --json`: the oracle's check, and how the recording was cut into views (each view's
+/// part in it, when it was).
+#[derive(serde::Serialize)]
+struct Json<'a> {
+    #[serde(flatten)]
+    check: &'a crate::oracle::Check,
+    cut: recorded::Cut,
+    views: &'a [crate::views::ViewSummary],
 }
 
 /// The first `cli.…` i18n key in a rendered history (`cli.resume.label_you`), if any:
@@ -341,16 +374,19 @@ fn write_report(
     super::write_report(dir, std::slice::from_ref(&scenario))
 }
 
-/// A recording replayed: its history lines (when asked for), its transcript and the rows the
-/// client erased from the scrollback.
+/// A recording replayed: the recording, its steps, its history lines (when asked for), its
+/// transcript and the rows the client erased from the scrollback.
 struct Replayed {
+    recording: Recording,
+    steps: recorded::Steps,
     history: Vec<String>,
     transcript: Transcript,
     erased: usize,
 }
 
 /// `cast` replayed into `terminal`; the history lines only with `history` (`--history`, or a
-/// check that pins a row count), the transcript only with `transcript` (not for `--history`).
+/// check that pins a row count), the transcript and the steps only with `transcript` (not for
+/// `--history`).
 fn replay(
     terminal: Terminal,
     cast: &Path,
@@ -364,7 +400,17 @@ fn replay(
 }
 
 fn replayed<E: Emulator>(cast: &Path, history: bool, transcript: bool) -> Result<Replayed, Error> {
-    let screen: E = terminal::cast::replay_into(cast)?;
+    let recording = Recording::read(cast)?;
+    let mut screen: E = recording.screen();
+    recording.play(&mut screen, 0..recording.events.len());
+    let steps = if transcript {
+        recorded::steps::<E>(&recording)
+    } else {
+        recorded::Steps {
+            cut: recorded::Cut::Whole,
+            steps: Vec::new(),
+        }
+    };
     Ok(Replayed {
         history: if history {
             screen.history_lines()
@@ -377,5 +423,7 @@ fn replayed<E: Emulator>(cast: &Path, history: bool, transcript: bool) -> Result
             Transcript::default()
         },
         erased: screen.erased_rows(),
+        recording,
+        steps,
     })
 }

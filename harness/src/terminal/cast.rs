@@ -137,61 +137,140 @@ pub fn replay(path: &Path) -> Result<Screen, CastError> {
 
 /// [`replay`] into any [`Emulator`] (e.g. a [`super::ReflowScreen`]).
 pub fn replay_into<E: Emulator>(path: &Path) -> Result<E, CastError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CastError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let bad = |line: usize, message: &str| CastError::Format {
-        path: path.to_owned(),
-        line,
-        message: message.to_owned(),
-    };
-    let mut lines = text.lines();
-    let header: serde_json::Value = lines
-        .next()
-        .and_then(|l| serde_json::from_str(l).ok())
-        .ok_or_else(|| bad(1, "expected a JSON header line"))?;
-    if header["version"] != 2 {
-        return Err(bad(1, "expected `\"version\": 2`"));
-    }
-    let dim = |key: &str, max: u16| {
-        header[key]
-            .as_u64()
-            .and_then(|v| u16::try_from(v).ok())
-            .filter(|v| (1..=max).contains(v))
-            .ok_or_else(|| bad(1, &format!("expected a `{key}` from 1 to {max}")))
-    };
-    let mut screen = E::create(dim("height", MAX_CAST_ROWS)?, dim("width", MAX_CAST_COLS)?);
-    for (i, line) in lines.enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let event: (f64, String, String) = serde_json::from_str(line)
-            .map_err(|_| bad(i + 2, "expected an event `[time, \"o\"|\"r\"|\"i\", data]`"))?;
-        match event.1.as_str() {
-            "o" => screen.feed(event.2.as_bytes()),
-            "r" => {
-                let size = event
-                    .2
-                    .parse::<Size>()
-                    .ok()
-                    .filter(|s| {
-                        (1..=MAX_CAST_COLS).contains(&s.cols)
-                            && (1..=MAX_CAST_ROWS).contains(&s.rows)
-                    })
-                    .ok_or_else(|| {
-                        bad(
-                            i + 2,
-                            &format!(
-                                "expected a resize `COLSxROWS` of at most \
-                                 {MAX_CAST_COLS}x{MAX_CAST_ROWS}"
-                            ),
-                        )
-                    })?;
-                screen.resize(size.rows, size.cols);
-            }
-            _ => {}
-        }
-    }
+    let recording = Recording::read(path)?;
+    let mut screen = recording.screen();
+    recording.play(&mut screen, 0..recording.events.len());
     Ok(screen)
+}
+
+/// One event of a recording.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Bytes the program wrote (`o`).
+    Output(String),
+    /// What a person typed (`i`).
+    Input(String),
+    /// The terminal resized (`r`).
+    Resize(Size),
+    /// A marker (`m`), with its label.
+    Marker(String),
+    /// An event of a kind this harness does not read (kept so that event indexes match lines).
+    Other,
+}
+
+/// An asciicast v2 recording, read whole: its terminal size, its start and its timed events.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// The terminal's size when the recording started.
+    pub size: Size,
+    /// The header's `timestamp` (unix seconds, whole), when it has one.
+    pub timestamp: Option<f64>,
+    /// The header's `command`, when it has one (`asciinema rec -c "hermes --resume ID"`).
+    pub command: Option<String>,
+    /// The events, in order.
+    pub events: Vec<Timed>,
+}
+
+/// An event of a recording, with when and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timed {
+    /// Seconds since the recording started.
+    pub time: f64,
+    /// Its 1-based line in the file (the header is line 1).
+    pub line: usize,
+    /// The event.
+    pub event: Event,
+}
+
+impl Recording {
+    /// Reads and checks the recording at `path`.
+    pub fn read(path: &Path) -> Result<Recording, CastError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CastError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let bad = |line: usize, message: &str| CastError::Format {
+            path: path.to_owned(),
+            line,
+            message: message.to_owned(),
+        };
+        let mut lines = text.lines();
+        let header: serde_json::Value = lines
+            .next()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .ok_or_else(|| bad(1, "expected a JSON header line"))?;
+        if header["version"] != 2 {
+            return Err(bad(1, "expected `\"version\": 2`"));
+        }
+        let dim = |key: &str, max: u16| {
+            header[key]
+                .as_u64()
+                .and_then(|v| u16::try_from(v).ok())
+                .filter(|v| (1..=max).contains(v))
+                .ok_or_else(|| bad(1, &format!("expected a `{key}` from 1 to {max}")))
+        };
+        let size = Size {
+            rows: dim("height", MAX_CAST_ROWS)?,
+            cols: dim("width", MAX_CAST_COLS)?,
+        };
+        let mut events = Vec::new();
+        for (i, line) in lines.enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let (time, kind, data): (f64, String, String) = serde_json::from_str(line)
+                .map_err(|_| bad(i + 2, "expected an event `[time, \"o\"|\"r\"|\"i\", data]`"))?;
+            let event = match kind.as_str() {
+                "o" => Event::Output(data),
+                "i" => Event::Input(data),
+                "m" => Event::Marker(data),
+                "r" => Event::Resize(
+                    data.parse::<Size>()
+                        .ok()
+                        .filter(|s| {
+                            (1..=MAX_CAST_COLS).contains(&s.cols)
+                                && (1..=MAX_CAST_ROWS).contains(&s.rows)
+                        })
+                        .ok_or_else(|| {
+                            bad(
+                                i + 2,
+                                &format!(
+                                    "expected a resize `COLSxROWS` of at most \
+                                     {MAX_CAST_COLS}x{MAX_CAST_ROWS}"
+                                ),
+                            )
+                        })?,
+                ),
+                _ => Event::Other,
+            };
+            events.push(Timed {
+                time,
+                line: i + 2,
+                event,
+            });
+        }
+        Ok(Recording {
+            size,
+            timestamp: header["timestamp"].as_f64(),
+            command: header["command"].as_str().map(str::to_owned),
+            events,
+        })
+    }
+
+    /// A terminal of the recording's starting size, with nothing drawn yet.
+    pub fn screen<E: Emulator>(&self) -> E {
+        E::create(self.size.rows, self.size.cols)
+    }
+
+    /// Plays the events `range` (indexes into [`Recording::events`]) into `screen`: output is
+    /// fed, resizes resize it, the rest is skipped.
+    pub fn play<E: Emulator>(&self, screen: &mut E, range: std::ops::Range<usize>) {
+        for timed in &self.events[range] {
+            match &timed.event {
+                Event::Output(data) => screen.feed(data.as_bytes()),
+                Event::Resize(size) => screen.resize(size.rows, size.cols),
+                Event::Input(_) | Event::Marker(_) | Event::Other => {}
+            }
+        }
+    }
 }

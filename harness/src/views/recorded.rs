@@ -1,0 +1,558 @@
+//! A saved recording cut into views (`check --cast`): the steps come from the recording itself,
+//! and what `state.db` held at each step from the rows' timestamps.
+//!
+//! **Where the views start.** From the recording's input events (`i`, what `asciinema rec
+//! --stdin` and the harness record) when it has them: each line the user typed and sent starts a
+//! view (a slash command by its name, as [`ViewKind::of_command`] says; anything else is a
+//! `say`), at the event where its typing began. Without input events, from the classic CLI's own
+//! echo of what was sent: the `● TEXT` line it prints for a message, the `⚙️  /COMMAND` line for a
+//! command. Either way each resize (`r`) starts a view, and the launch's view is a recap when the
+//! header's `command` resumes (`--resume`, `-c`) or, without one, when the client drew its
+//! resume notice (`↻ Resumed session …`, `cli.resume.resumed_session …`) before the first step.
+//! The Ink TUI (it repaints its whole frame inside synchronized updates, `CSI ? 2026 h`) is not
+//! cut: it is judged whole, as a live check of it is.
+//!
+//! **What the database held.** A recording carries only the final `state.db`. A row's
+//! `timestamp` is when its message was made, never later than its write (a copy keeps its
+//! original's), and rows get ids in write order; so the rows written before a step was sent are
+//! those below the first row made at or after it. The recording's clock is set against the
+//! database's by the steps that sent a message: the user row holding each one's text was made
+//! right after it was sent, so the offset is the smallest `row timestamp − send time` over them.
+//! Without one, the header's `timestamp` (whole seconds) sets it.
+//!
+//! **What each view is judged against.** The final database's projection, with the view's
+//! [`Rules`] from the step's kind and the database when the step was sent ([`Before`]), and two
+//! allowances for what the final database no longer shows as it was then: a message made after
+//! the view ended may be drawn once and is not required (a `/retry` that re-sent the same words
+//! makes a message the earlier view drew from the rows it took back); a message taken back later
+//! in the recording — by the first `/undo`, `/retry` or `/rollback` sent after it was made — may
+//! be drawn once by each view before that step. A recording with no step after its launch is one
+//! view, judged as the whole screen always was.
+
+use std::collections::HashSet;
+
+use super::{judge_by, next_start, slice, Before, Erased, Judged, Rules, ViewKind};
+use crate::store::{Stamp, Store, StoreError};
+use crate::terminal::cast::{Event, Recording};
+use crate::terminal::{Emulator, Size};
+use crate::verdict::Basis;
+
+/// Where a recording's views were cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cut {
+    /// At each line the user sent, from the recording's input events.
+    InputEvents,
+    /// At the client's echo of each message and command sent (the recording has no input).
+    ClientMarkers,
+    /// Not cut: judged whole (a recording of the Ink TUI, one with no step after its launch, or
+    /// one whose clock cannot be set against the database's).
+    Whole,
+}
+
+/// One step of a recording: what starts a view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The view it starts.
+    pub kind: ViewKind,
+    /// The step as a report names it (`say "What did…"`, `/history`, `resize 60x40`).
+    pub name: String,
+    /// The event where its view starts (indexes [`Recording::events`]).
+    pub event: usize,
+    /// When it was sent, in the recording's seconds (the Enter; the echo; the resize).
+    pub sent: f64,
+    /// What a `say` sent, as far as the recording shows it.
+    pub said: Option<String>,
+    /// A resize: a view of its own only when the client was idle (see [`judge`]).
+    pub resize: bool,
+}
+
+/// A recording's steps, the launch first, and where they came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Steps {
+    /// Where the views were cut.
+    pub cut: Cut,
+    /// The steps: the launch (event 0) first.
+    pub steps: Vec<Step>,
+}
+
+/// A recording judged as views.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Where the views were cut.
+    pub cut: Cut,
+    /// The views judged, in screen order; empty when [`Cut::Whole`].
+    pub views: Vec<Judged>,
+    /// Why the recording was judged whole, when it was.
+    pub whole_because: Option<&'static str>,
+}
+
+impl Recorded {
+    /// One line saying how the recording was cut, for `check`'s output.
+    pub fn note(&self) -> String {
+        match self.cut {
+            Cut::InputEvents => format!(
+                "views: {} cut at the lines sent (the recording's input events)",
+                self.views.len()
+            ),
+            Cut::ClientMarkers => format!(
+                "views: {} cut at the client's echo of each message and command (the recording \
+                 has no input events)",
+                self.views.len()
+            ),
+            Cut::Whole => format!(
+                "views: the recording judged whole ({})",
+                self.whole_because.unwrap_or("one view")
+            ),
+        }
+    }
+}
+
+/// The name a report gives a `say` of `text`: its first six words.
+pub fn say_name(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let cut = if words.len() > 6 { " …" } else { "" };
+    format!("say \"{}{cut}\"", words[..words.len().min(6)].join(" "))
+}
+
+/// A line of input the user sent: a step.
+fn step_of_line(text: &str, event: usize, sent: f64) -> Step {
+    let text = text.trim();
+    if text.starts_with('/') {
+        Step {
+            kind: ViewKind::of_command(text),
+            name: text.to_owned(),
+            event,
+            sent,
+            said: None,
+            resize: false,
+        }
+    } else {
+        say(text, event, sent)
+    }
+}
+
+/// A message the user sent: a step.
+fn say(text: &str, event: usize, sent: f64) -> Step {
+    Step {
+        kind: ViewKind::Exchange,
+        name: say_name(text),
+        event,
+        sent,
+        said: Some(text.to_owned()),
+        resize: false,
+    }
+}
+
+/// A resize of the terminal to `size` at event `event`: a step when the client was idle.
+fn resize(size: Size, event: usize, sent: f64) -> Step {
+    Step {
+        kind: ViewKind::Exchange,
+        name: format!("resize {size}"),
+        event,
+        sent,
+        said: None,
+        resize: true,
+    }
+}
+
+/// The launch's step: a recap when the header's command resumes, else a start (refined from the
+/// screen by [`launch_kind`]).
+fn launch(recording: &Recording) -> Step {
+    let kind = recording.command.as_deref().map_or(ViewKind::Start, |c| {
+        let args: Vec<String> = c.split_whitespace().map(str::to_owned).collect();
+        ViewKind::of_launch(&args)
+    });
+    Step {
+        kind,
+        name: recording
+            .command
+            .clone()
+            .map_or_else(|| "launch".to_owned(), |c| format!("launch {c}")),
+        event: 0,
+        sent: 0.0,
+        said: None,
+        resize: false,
+    }
+}
+
+/// The steps of `recording` from its input events (`None` when it has none): each line sent
+/// starts a view where its typing began.
+pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
+    if !recording
+        .events
+        .iter()
+        .any(|t| matches!(t.event, Event::Input(_)))
+    {
+        return None;
+    }
+    let mut steps = vec![launch(recording)];
+    let mut line = String::new();
+    // Where the line being typed began, and whether keys were pressed that the recording does
+    // not spell out (history recall, completion).
+    let mut began: Option<usize> = None;
+    let mut unspelled = false;
+    let mut pasting = false;
+    for (i, timed) in recording.events.iter().enumerate() {
+        match &timed.event {
+            Event::Input(keys) => {
+                let mut chars = keys.chars().peekable();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\u{1b}' => {
+                            // An escape sequence: a paste bracket, or a key the text does not show.
+                            let mut seq = String::new();
+                            if let Some(&next) = chars.peek() {
+                                if next == '[' || next == 'O' {
+                                    seq.push(next);
+                                    chars.next();
+                                    while let Some(&p) = chars.peek() {
+                                        chars.next();
+                                        seq.push(p);
+                                        if p.is_ascii_alphabetic() || p == '~' {
+                                            break;
+                                        }
+                                    }
+                                } else {
+                                    chars.next();
+                                }
+                            }
+                            match seq.as_str() {
+                                "[200~" => pasting = true,
+                                "[201~" => pasting = false,
+                                _ => unspelled = true,
+                            }
+                            began.get_or_insert(i);
+                        }
+                        '\r' | '\n' if pasting => line.push('\n'),
+                        '\r' | '\n' => {
+                            if !line.trim().is_empty() {
+                                steps.push(step_of_line(&line, began.unwrap_or(i), timed.time));
+                            } else if unspelled {
+                                steps.push(Step {
+                                    kind: ViewKind::Exchange,
+                                    name: "input the recording does not spell out".to_owned(),
+                                    event: began.unwrap_or(i),
+                                    sent: timed.time,
+                                    said: None,
+                                    resize: false,
+                                });
+                            }
+                            line.clear();
+                            began = None;
+                            unspelled = false;
+                        }
+                        '\u{7f}' | '\u{8}' => {
+                            line.pop();
+                        }
+                        // Ctrl-C: an interrupt, or the line cleared.
+                        '\u{3}' => {
+                            line.clear();
+                            began = None;
+                            unspelled = false;
+                        }
+                        c if c.is_control() => {}
+                        c => {
+                            began.get_or_insert(i);
+                            line.push(c);
+                        }
+                    }
+                }
+            }
+            Event::Resize(size) => steps.push(resize(*size, i, timed.time)),
+            Event::Output(_) | Event::Marker(_) | Event::Other => {}
+        }
+    }
+    Some(steps)
+}
+
+/// What the classic CLI's echo of a sent line says, from a raw history line: `● TEXT` for a
+/// message, `⚙️  /COMMAND` for a command (the resume recap's `│ ● You: …` lines sit in a panel).
+fn echo(line: &str) -> Option<(bool, &str)> {
+    if let Some(text) = line.strip_prefix("● ") {
+        return Some((false, text.trim()));
+    }
+    let rest = line.strip_prefix('⚙')?;
+    let command = rest.trim_start_matches('\u{fe0f}').trim_start();
+    command
+        .starts_with('/')
+        .then_some((true, command.trim_end()))
+}
+
+/// The steps of `recording` from the client's echo of each line sent, replayed into `E`: a step
+/// starts at the output event that drew a new echo.
+pub fn from_markers<E: Emulator>(recording: &Recording) -> Vec<Step> {
+    let mut steps = vec![launch(recording)];
+    let mut screen: E = recording.screen();
+    let mut echoes = 0;
+    for (i, timed) in recording.events.iter().enumerate() {
+        recording.play(&mut screen, i..i + 1);
+        let data = match &timed.event {
+            Event::Output(data) => data,
+            Event::Resize(size) => {
+                steps.push(resize(*size, i, timed.time));
+                continue;
+            }
+            _ => continue,
+        };
+        if data.contains('●') || data.contains('⚙') {
+            {
+                let lines = screen.history_lines();
+                let found: Vec<(bool, String)> = lines
+                    .iter()
+                    .filter_map(|l| echo(l).map(|(c, t)| (c, t.to_owned())))
+                    .collect();
+                for (command, text) in found.iter().skip(echoes) {
+                    steps.push(if *command {
+                        step_of_line(text, i, timed.time)
+                    } else {
+                        say(text, i, timed.time)
+                    });
+                }
+                echoes = echoes.max(found.len());
+            }
+        }
+    }
+    steps
+}
+
+/// Whether `recording` is of the Ink TUI: it draws inside synchronized updates.
+fn is_tui(recording: &Recording) -> bool {
+    recording
+        .events
+        .iter()
+        .any(|t| matches!(&t.event, Event::Output(d) if d.contains("\u{1b}[?2026h")))
+}
+
+/// The steps of `recording`, from its input events where it has them, else from the client's
+/// echo (replayed into `E`).
+pub fn steps<E: Emulator>(recording: &Recording) -> Steps {
+    if is_tui(recording) {
+        return Steps {
+            cut: Cut::Whole,
+            steps: vec![launch(recording)],
+        };
+    }
+    match from_input(recording) {
+        Some(steps) => Steps {
+            cut: Cut::InputEvents,
+            steps,
+        },
+        None => Steps {
+            cut: Cut::ClientMarkers,
+            steps: from_markers::<E>(recording),
+        },
+    }
+}
+
+/// The offset from the recording's seconds to the database's clock (unix seconds): the smallest
+/// lag from a `say` being sent to its user row being made, else the header's `timestamp`.
+fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
+    let norm = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let users: Vec<(f64, String)> = stamps
+        .iter()
+        .filter_map(|s| s.user_text.as_deref().map(|t| (s.timestamp, norm(t))))
+        .collect();
+    let mut after = f64::MIN;
+    let mut offset: Option<f64> = None;
+    for step in steps {
+        let Some(said) = step.said.as_deref().map(norm).filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        // The earliest user row made after the last one matched that holds this text (an echo
+        // may show only its start).
+        let row = users
+            .iter()
+            .filter(|(ts, text)| *ts > after && (*text == said || text.starts_with(&said)))
+            .map(|(ts, _)| *ts)
+            .min_by(f64::total_cmp);
+        if let Some(ts) = row {
+            after = ts;
+            let lag = ts - step.sent;
+            offset = Some(offset.map_or(lag, |o: f64| o.min(lag)));
+        }
+    }
+    offset.or(header)
+}
+
+/// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
+const CLOCK_SLACK: f64 = 0.001;
+
+/// What the database held when a step was sent at `at` (database seconds): the rows below the
+/// first row made at or after it.
+fn before_at(stamps: &[Stamp], at: f64) -> Before {
+    let first_after = stamps
+        .iter()
+        .filter(|s| s.timestamp >= at - CLOCK_SLACK)
+        .map(|s| s.id)
+        .min();
+    let max_row_id = match first_after {
+        Some(id) => id - 1,
+        None => stamps.iter().map(|s| s.id).max().unwrap_or(0),
+    };
+    Before {
+        max_row_id,
+        uids: stamps
+            .iter()
+            .filter(|s| s.id <= max_row_id)
+            .filter_map(|s| s.message_uid.clone())
+            .collect(),
+        taken_back_rows: HashSet::new(),
+    }
+}
+
+/// Whether step `kind`'s command takes messages back.
+fn takes_back(step: &Step) -> bool {
+    let name = step.name.split_whitespace().next().unwrap_or("");
+    matches!(name, "/undo" | "/retry" | "/rollback")
+}
+
+/// Judges `recording` (replayed into `E`), cut at its `steps`, as views against `basis`, read
+/// from `store` (the final database); see the module docs. No views: judge it whole (a TUI
+/// recording, one with no step after the launch, or one whose clock cannot be set); the
+/// [`Recorded`] says why.
+pub fn judge<E: Emulator>(
+    recording: &Recording,
+    Steps { cut, mut steps }: Steps,
+    store: &Store,
+    basis: &Basis,
+) -> Result<Recorded, StoreError> {
+    let whole = |because: &'static str| Recorded {
+        cut: Cut::Whole,
+        views: Vec::new(),
+        whole_because: Some(because),
+    };
+    if cut == Cut::Whole {
+        return Ok(whole("the Ink TUI repaints its whole frame: one view"));
+    }
+    let stamps = store.stamps()?;
+    let Some(offset) = clock(&steps, &stamps, recording.timestamp) else {
+        return Ok(whole(
+            "no message sent that the database holds and no `timestamp` in the header, so the \
+             steps cannot be placed among the rows",
+        ));
+    };
+    // A resize while the client was busy (a row was made after it, before the next line was
+    // sent: a drag while a reply streams) belongs to the view it came in.
+    let sent_after = |i: usize| {
+        steps[i + 1..]
+            .iter()
+            .find(|s| !s.resize)
+            .map_or(f64::INFINITY, |s| offset + s.sent)
+    };
+    let busy: Vec<bool> = (0..steps.len())
+        .map(|i| {
+            let (from, to) = (offset + steps[i].sent - CLOCK_SLACK, sent_after(i));
+            steps[i].resize
+                && stamps
+                    .iter()
+                    .any(|s| s.timestamp >= from && s.timestamp < to)
+        })
+        .collect();
+    let mut busy = busy.into_iter();
+    steps.retain(|_| !busy.next().unwrap_or(false));
+    if steps.len() == 1 {
+        return Ok(whole("nothing was sent after the launch: one view"));
+    }
+    // What the database held as each step was sent, and after the last one.
+    let mut befores: Vec<Before> = steps
+        .iter()
+        .map(|s| before_at(&stamps, offset + s.sent))
+        .collect();
+    befores.push(before_at(&stamps, f64::INFINITY));
+    let expected = &basis.expected;
+    // The step that took each row of a taken-back message back: the first `/undo`, `/retry` or
+    // `/rollback` sent after it was made; `None` when it was taken back before the recording,
+    // `usize::MAX` after it. (A taken-back message gathers every row with its text: a question
+    // asked again after `/undo` and taken back again is two rows taken back by two steps.)
+    let taken_at = |id: i64| -> Option<usize> {
+        let made_by = |b: &Before| id <= b.max_row_id;
+        (1..steps.len())
+            .find(|&s| takes_back(&steps[s]) && made_by(&befores[s]))
+            .or_else(|| (!made_by(&befores[1])).then_some(usize::MAX))
+    };
+    let taken_back_rows: Vec<Vec<(i64, Option<usize>)>> = expected
+        .taken_back
+        .iter()
+        .map(|t| t.rows.iter().map(|r| (r.id, taken_at(r.id))).collect())
+        .collect();
+    for (s, before) in befores.iter_mut().enumerate() {
+        before.taken_back_rows = taken_back_rows
+            .iter()
+            .flatten()
+            .filter(|(_, at)| at.is_none_or(|a| a < s))
+            .map(|(id, _)| *id)
+            .collect();
+    }
+    // A launch without a header command is a recap when the client drew its resume notice.
+    let mut screen: E = recording.screen();
+    let mut played = 0;
+    let mut judged: Vec<Judged> = Vec::new();
+    let (mut seen, mut seen_rows, mut end) = (Vec::<String>::new(), Vec::<usize>::new(), 0);
+    for i in 0..steps.len() {
+        let stop = steps.get(i + 1).map_or(recording.events.len(), |n| n.event);
+        recording.play(&mut screen, played..stop.max(played));
+        played = stop.max(played);
+        if i == 0 && recording.command.is_none() && resumed(&screen.history_lines()) {
+            steps[0].kind = ViewKind::Recap;
+        }
+        let transcript = screen.transcript();
+        let start = next_start(&seen, &transcript, end);
+        let part = slice(&transcript, start);
+        let erased_from = match seen_rows.get(start) {
+            Some(&row) if start < end => row,
+            _ => usize::MAX,
+        };
+        let erased = Erased::since(&judged, erased_from);
+        let step = &steps[i];
+        let (before, after) = (&befores[i], &befores[i + 1]);
+        let mut rules = Rules::new(step.kind, expected, before, &erased);
+        // Made after the view ended: may be drawn once, not required.
+        for (m, message) in expected.messages.iter().enumerate() {
+            if !after.holds(message) {
+                if !rules.optional.contains(&m) {
+                    rules.optional.push(m);
+                }
+                if let Some(slot) = rules.allowed.as_mut().and_then(|a| a.get_mut(m)) {
+                    *slot = (*slot).max(1);
+                }
+            }
+        }
+        // Taken back later in the recording: live while this view was drawn.
+        for (x, rows) in taken_back_rows.iter().enumerate() {
+            let live = rows
+                .iter()
+                .any(|(id, at)| *id <= after.max_row_id && at.is_some_and(|a| a >= i));
+            if live && !rules.taken_back_here.contains(&x) {
+                rules.taken_back_here.push(x);
+            }
+        }
+        let line = recording.events.get(step.event).map_or(1, |t| t.line);
+        judged.push(judge_by(
+            (step.kind, step.name.clone(), line),
+            &part,
+            basis,
+            &rules,
+            None,
+        ));
+        end = transcript.lines.len();
+        seen_rows = transcript.lines.iter().map(|l| l.row).collect();
+        seen = transcript.lines.into_iter().map(|l| l.text).collect();
+    }
+    Ok(Recorded {
+        cut,
+        views: judged,
+        whole_because: None,
+    })
+}
+
+/// Whether the raw history `lines` hold the classic CLI's resume notice (0.19's English one or
+/// 0.22's untranslated i18n key).
+fn resumed(lines: &[String]) -> bool {
+    lines.iter().any(|l| {
+        l.starts_with("↻ Resumed session ") || l.starts_with("cli.resume.resumed_session ")
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,215 @@
+use super::*;
+use crate::terminal::cast::{Event, Recording, Timed};
+use crate::terminal::{Screen, Size};
+
+/// A recording of a 100 × 40 terminal with `events` (`(time, event)`).
+fn recording(command: Option<&str>, events: Vec<(f64, Event)>) -> Recording {
+    Recording {
+        size: Size {
+            cols: 100,
+            rows: 40,
+        },
+        timestamp: Some(1000.0),
+        command: command.map(str::to_owned),
+        events: events
+            .into_iter()
+            .enumerate()
+            .map(|(i, (time, event))| Timed {
+                time,
+                line: i + 2,
+                event,
+            })
+            .collect(),
+    }
+}
+
+fn input(text: &str) -> Event {
+    Event::Input(text.to_owned())
+}
+
+fn output(text: &str) -> Event {
+    Event::Output(text.to_owned())
+}
+
+#[test]
+fn input_lines_are_steps_where_their_typing_began() {
+    let rec = recording(
+        None,
+        vec![
+            (0.1, output("banner\r\n")),
+            (1.0, input("What did a keeper do all day?")),
+            (1.1, input("\r")),
+            (2.0, output("reply\r\n")),
+            (3.0, input("/hist")),
+            (3.1, input("ory\r")),
+            (4.0, Event::Resize(Size { cols: 60, rows: 40 })),
+            (5.0, input("/undo 2")),
+            (5.2, input("\r")),
+        ],
+    );
+    let steps = from_input(&rec).expect("has input events");
+    let seen: Vec<(ViewKind, &str, usize, f64)> = steps
+        .iter()
+        .map(|s| (s.kind, s.name.as_str(), s.event, s.sent))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (ViewKind::Start, "launch", 0, 0.0),
+            (
+                ViewKind::Exchange,
+                "say \"What did a keeper do all …\"",
+                1,
+                1.1
+            ),
+            (ViewKind::Command, "/history", 4, 3.1),
+            (ViewKind::Exchange, "resize 60x40", 6, 4.0),
+            (ViewKind::Command, "/undo 2", 7, 5.2),
+        ]
+    );
+    assert_eq!(
+        steps[1].said.as_deref(),
+        Some("What did a keeper do all day?")
+    );
+    assert_eq!(steps[2].said, None);
+}
+
+#[test]
+fn editing_keys_paste_and_interrupts_are_read_as_a_terminal_would() {
+    let rec = recording(
+        Some("hermes --resume 20261205_1"),
+        vec![
+            // A typo mended with backspace.
+            (1.0, input("hello\u{7f}\u{7f}lo there\r")),
+            // Ctrl-C clears what was typed; an empty Enter sends nothing.
+            (2.0, input("never sent\u{3}")),
+            (2.1, input("\r")),
+            // A bracketed paste keeps its line breaks inside one message.
+            (3.0, input("\u{1b}[200~one\rtwo\u{1b}[201~\r")),
+            // A recalled line (up arrow) is a step whose text the recording does not show.
+            (4.0, input("\u{1b}[A\r")),
+            (5.0, input("/retry\r")),
+        ],
+    );
+    let steps = from_input(&rec).unwrap();
+    let seen: Vec<(ViewKind, String, Option<String>)> = steps
+        .iter()
+        .map(|s| (s.kind, s.name.clone(), s.said.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                ViewKind::Recap,
+                "launch hermes --resume 20261205_1".into(),
+                None
+            ),
+            (
+                ViewKind::Exchange,
+                "say \"hello there\"".into(),
+                Some("hello there".into())
+            ),
+            (
+                ViewKind::Exchange,
+                "say \"one two\"".into(),
+                Some("one\ntwo".into())
+            ),
+            (
+                ViewKind::Exchange,
+                "input the recording does not spell out".into(),
+                None
+            ),
+            (ViewKind::Exchange, "/retry".into(), None),
+        ]
+    );
+}
+
+#[test]
+fn a_recording_without_input_is_cut_at_the_clients_echo() {
+    let rec = recording(
+        None,
+        vec![
+            (0.1, output("banner\r\n")),
+            (1.0, output("────\r\n● What did a keeper do?\r\n────\r\n")),
+            (1.5, output("A keeper's day was long.\r\n")),
+            (
+                2.0,
+                output("⚙\u{fe0f}  /history\r\n│   ● You: What did a keeper do?\r\n"),
+            ),
+            (3.0, output("⚙\u{fe0f}  /compress\r\n")),
+        ],
+    );
+    assert_eq!(from_input(&rec), None);
+    let steps = from_markers::<Screen>(&rec);
+    let seen: Vec<(ViewKind, String, usize, Option<String>)> = steps
+        .iter()
+        .map(|s| (s.kind, s.name.clone(), s.event, s.said.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (ViewKind::Start, "launch".into(), 0, None),
+            (
+                ViewKind::Exchange,
+                "say \"What did a keeper do?\"".into(),
+                1,
+                Some("What did a keeper do?".into())
+            ),
+            (ViewKind::Command, "/history".into(), 3, None),
+            (ViewKind::Command, "/compress".into(), 4, None),
+        ]
+    );
+}
+
+#[test]
+fn the_tui_is_not_cut() {
+    let rec = recording(
+        None,
+        vec![
+            (0.1, output("\u{1b}[?2026hframe\u{1b}[?2026l")),
+            (1.0, input("hello\r")),
+        ],
+    );
+    assert_eq!(steps::<Screen>(&rec).cut, Cut::Whole);
+}
+
+fn stamp(id: i64, timestamp: f64, user_text: Option<&str>) -> Stamp {
+    Stamp {
+        id,
+        timestamp,
+        message_uid: Some(format!("uid{id}")),
+        user_text: user_text.map(str::to_owned),
+    }
+}
+
+#[test]
+fn the_clock_is_set_by_the_smallest_lag_from_a_send_to_its_user_row() {
+    let steps = vec![
+        step_of_line("first question", 1, 2.0),
+        step_of_line("/compress", 2, 3.0),
+        step_of_line("second question", 3, 4.0),
+    ];
+    // The recording started at 1000.3 on the database's clock; the first row lagged 0.5 s.
+    let stamps = vec![
+        stamp(1, 1002.8, Some("first question")),
+        stamp(2, 1002.9, None),
+        // A compaction's copy keeps its original's timestamp.
+        stamp(3, 1002.8, Some("first question")),
+        stamp(4, 1004.301, Some("second question")),
+        stamp(5, 1004.4, None),
+    ];
+    let offset = clock(&steps, &stamps, Some(1000.0)).unwrap();
+    assert!((offset - 1000.301).abs() < 1e-9, "{offset}");
+    // Sent at 1003.301: rows 1 and 2 were there. The compaction's copy (row 3) keeps its
+    // original's timestamp, so it reads as there before too — a copy is no new message either
+    // way. Row 4 was made after.
+    assert_eq!(before_at(&stamps, offset + 3.0).max_row_id, 3);
+    assert_eq!(before_at(&stamps, offset + 4.0).max_row_id, 3);
+    assert_eq!(before_at(&stamps, offset + 4.5).max_row_id, 5);
+    let uids = before_at(&stamps, offset + 4.0).uids;
+    assert!(uids.contains("uid3") && !uids.contains("uid4"));
+    // No message sent that the database holds: the header's whole second.
+    let commands = vec![step_of_line("/compress", 1, 1.0)];
+    assert_eq!(clock(&commands, &stamps, Some(1000.0)), Some(1000.0));
+    assert_eq!(clock(&commands, &stamps, None), None);
+}
