@@ -125,6 +125,8 @@ pub struct Row {
 pub struct Stamp {
     /// `messages.id`: rows get ids in the order the client writes them.
     pub id: i64,
+    /// `messages.session_id`.
+    pub session_id: String,
     /// `messages.timestamp` (unix seconds): when the message was made. A copy (a compaction's
     /// carried row, a carrier) keeps its original's, so it is never later than the write.
     pub timestamp: f64,
@@ -132,6 +134,12 @@ pub struct Stamp {
     pub message_uid: Option<String>,
     /// The content of a user row (`None` for other roles).
     pub user_text: Option<String>,
+    /// Whether it is a user row.
+    pub user: bool,
+    /// `active` (NULL as live, as [`Row::active`]).
+    pub active: bool,
+    /// `compacted` (false without the column).
+    pub compacted: bool,
 }
 
 /// Columns of `messages` without which the database is not a Hermes transcript.
@@ -446,9 +454,18 @@ impl Store {
         } else {
             "NULL"
         };
+        let col = |name: &'static str| {
+            if self.message_columns.contains(name) {
+                name
+            } else {
+                "NULL"
+            }
+        };
         let sql = format!(
-            "SELECT id, timestamp, {uid}, role, CASE WHEN role = 'user' THEN content END \
-             FROM messages ORDER BY id"
+            "SELECT id, timestamp, {uid}, role, CASE WHEN role = 'user' THEN content END, {}, {}, \
+             session_id FROM messages ORDER BY id",
+            col("active"),
+            col("compacted"),
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
         let mut cursor = stmt.query([]).map_err(|e| self.err(&e))?;
@@ -456,13 +473,40 @@ impl Store {
         while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
             stamps.push(Stamp {
                 id: int_or(r.get_ref(0), 0),
+                session_id: text(r.get_ref(7)).unwrap_or_default(),
                 timestamp: real_or(r.get_ref(1), 0.0),
                 message_uid: text(r.get_ref(2)),
                 user_text: text(r.get_ref(4))
                     .filter(|_| text(r.get_ref(3)).as_deref() == Some("user")),
+                user: text(r.get_ref(3)).as_deref() == Some("user"),
+                active: flag_or(r.get_ref(5), true),
+                compacted: flag_or(r.get_ref(6), false),
             });
         }
         Ok(stamps)
+    }
+
+    /// This database as it was before the rows `ids` were taken back: an in-memory copy with
+    /// `active = 1` on them (what a saved recording's earlier views were drawn from, see
+    /// `views/recorded.rs`). The user's file and this store's copy are untouched.
+    pub fn with_live(&self, ids: &[i64]) -> Result<Store, StoreError> {
+        let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
+        {
+            let backup =
+                rusqlite::backup::Backup::new(&self.conn, &mut conn).map_err(|e| self.err(&e))?;
+            backup
+                .run_to_completion(1024, std::time::Duration::ZERO, None)
+                .map_err(|e| self.err(&e))?;
+        }
+        for chunk in ids.chunks(IN_CHUNK) {
+            let sql = format!(
+                "UPDATE messages SET active = 1 WHERE id IN ({})",
+                vec!["?"; chunk.len()].join(",")
+            );
+            conn.execute(&sql, rusqlite::params_from_iter(chunk))
+                .map_err(|e| self.err(&e))?;
+        }
+        Store::over(&self.path, conn, None)
     }
 
     /// All message rows of the given sessions (every state), ordered by `id`.

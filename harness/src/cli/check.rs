@@ -13,7 +13,7 @@ use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::{self, Store};
 use crate::terminal::cast::Recording;
 use crate::terminal::{self, Emulator, ReflowScreen, Screen, Terminal, Transcript};
-use crate::verdict::Basis;
+use crate::verdict::{self, Basis};
 use crate::views::{self, recorded};
 
 /// What `check --help` ends with.
@@ -206,12 +206,26 @@ pub fn check(args: &CheckArgs) -> Outcome {
         None => basis,
     };
     let at = args.cast.display().to_string();
+    // An earlier view's database: the same session, with the recap's settings.
+    let read = |store: &Store| -> Result<Basis, Error> {
+        let b = Basis::read(
+            store,
+            verdict::Session::Id(&basis.session),
+            display::Surface::default(),
+        )?;
+        Ok(match &args.config {
+            Some(path) => {
+                let version = version_of(store);
+                b.with_recap(&DisplaySettings::from_config_yaml(path, version)?, version)
+            }
+            None => b,
+        })
+    };
+    let (recording, steps) = (&replayed.recording, replayed.steps);
     let recorded = match args.terminal {
-        Terminal::Vt100 => {
-            recorded::judge::<Screen>(&replayed.recording, replayed.steps, &store, &basis)
-        }
+        Terminal::Vt100 => recorded::judge::<Screen, _>(recording, steps, &store, &basis, read),
         Terminal::Reflow => {
-            recorded::judge::<ReflowScreen>(&replayed.recording, replayed.steps, &store, &basis)
+            recorded::judge::<ReflowScreen, _>(recording, steps, &store, &basis, read)
         }
     }?;
     let (check, views) = if recorded.views.is_empty() {

@@ -29,7 +29,8 @@
 //! be drawn once by each view before that step. A recording with no step after its launch is one
 //! view, judged as the whole screen always was.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use super::{judge_by, next_start, slice, Before, Erased, Judged, Rules, ViewKind};
 use crate::store::{Stamp, Store, StoreError};
@@ -359,11 +360,15 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
         let Some(said) = step.said.as_deref().map(norm).filter(|s| !s.is_empty()) else {
             continue;
         };
-        // The earliest user row made after the last one matched that holds this text (an echo
-        // may show only its start).
+        // The earliest user row that holds this text (an echo may show only its start), made
+        // after the last one matched and not before the step was sent by the header's clock
+        // (which is at most a second early).
+        let not_before = header.map_or(f64::MIN, |h| h + step.sent);
         let row = users
             .iter()
-            .filter(|(ts, text)| *ts > after && (*text == said || text.starts_with(&said)))
+            .filter(|(ts, text)| {
+                *ts > after && *ts >= not_before && (*text == said || text.starts_with(&said))
+            })
             .map(|(ts, _)| *ts)
             .min_by(f64::total_cmp);
         if let Some(ts) = row {
@@ -398,7 +403,115 @@ fn before_at(stamps: &[Stamp], at: f64) -> Before {
             .filter_map(|s| s.message_uid.clone())
             .collect(),
         taken_back_rows: HashSet::new(),
+        made: None,
     }
+}
+
+/// The rows the user took back (`/undo`, `/retry`, `/rollback` set `active = 0`, leaving
+/// `compacted = 0`): superseded rows no later row carries forward with their `message_uid` (an
+/// in-place compaction's originals are superseded too, and copied). On databases without uids
+/// every superseded row is a rewind.
+fn rewound(stamps: &[Stamp]) -> HashSet<i64> {
+    let mut later: HashSet<&str> = HashSet::new();
+    let mut out = HashSet::new();
+    for s in stamps.iter().rev() {
+        let carried = s.message_uid.as_deref().is_some_and(|u| later.contains(u));
+        if !s.active && !s.compacted && !carried {
+            out.insert(s.id);
+        }
+        if let Some(u) = s.message_uid.as_deref() {
+            later.insert(u);
+        }
+    }
+    out
+}
+
+/// Each rewound row and the step that took it back. A step that takes back (`/retry`: one
+/// turn; `/undo N`, `/rollback N`: N, default 1) rewinds the current session from its N-th last
+/// live question on, as the client does (`rewind_to_message`): walking the session's rows down
+/// from the newest one made before the step, each rewound row not yet taken back is the step's,
+/// until N questions are counted or a row still live is met. A rewound row no step took was
+/// taken back before the recording (`None`) when it was made before the first step, after it
+/// (`usize::MAX`) otherwise.
+fn taken_back_by(
+    steps: &[Step],
+    befores: &[Before],
+    stamps: &[Stamp],
+) -> Vec<(i64, Option<usize>)> {
+    let rewound = rewound(stamps);
+    // A rewound turn whose question was asked again later in its session (a `/retry`, or
+    // `/undo` and the same question) was gone before that row was made: the row that retired it.
+    let mut retired: HashMap<i64, i64> = HashMap::new();
+    let mut asking: HashMap<&str, &str> = HashMap::new();
+    let mut pending: Vec<(&str, &str, i64)> = Vec::new();
+    for r in stamps {
+        if let Some(text) = r.user_text.as_deref().map(str::trim) {
+            pending.retain(|&(session, question, id)| {
+                let asked_again = session == r.session_id && question == text;
+                if asked_again {
+                    retired.insert(id, r.id);
+                }
+                !asked_again
+            });
+            asking.insert(&r.session_id, text);
+        }
+        if rewound.contains(&r.id) {
+            if let Some(&question) = asking.get(r.session_id.as_str()) {
+                pending.push((&r.session_id, question, r.id));
+            }
+        }
+    }
+    let mut by: HashMap<i64, usize> = HashMap::new();
+    for (s, step) in steps.iter().enumerate().skip(1) {
+        if !takes_back(step) {
+            continue;
+        }
+        let turns: usize = step
+            .name
+            .split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let made: Vec<&Stamp> = stamps
+            .iter()
+            .filter(|r| r.id <= befores[s].max_row_id)
+            .collect();
+        let Some(newest) = made.last() else { continue };
+        let mut questions = 0;
+        for r in made
+            .iter()
+            .rev()
+            .filter(|r| r.session_id == newest.session_id)
+        {
+            if !rewound.contains(&r.id) {
+                break;
+            }
+            let gone = retired
+                .get(&r.id)
+                .is_some_and(|&at| at <= befores[s].max_row_id);
+            if by.contains_key(&r.id) || gone {
+                continue;
+            }
+            by.insert(r.id, s);
+            if r.user {
+                questions += 1;
+                if questions == turns {
+                    break;
+                }
+            }
+        }
+    }
+    let mut out: Vec<(i64, Option<usize>)> = rewound
+        .into_iter()
+        .map(|id| {
+            let at = by.get(&id).copied().or_else(|| {
+                (id > befores.get(1).map_or(i64::MAX, |b| b.max_row_id)).then_some(usize::MAX)
+            });
+            (id, at)
+        })
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Whether step `kind`'s command takes messages back.
@@ -411,12 +524,13 @@ fn takes_back(step: &Step) -> bool {
 /// from `store` (the final database); see the module docs. No views: judge it whole (a TUI
 /// recording, one with no step after the launch, or one whose clock cannot be set); the
 /// [`Recorded`] says why.
-pub fn judge<E: Emulator>(
+pub fn judge<E: Emulator, Er: From<StoreError>>(
     recording: &Recording,
     Steps { cut, mut steps }: Steps,
     store: &Store,
     basis: &Basis,
-) -> Result<Recorded, StoreError> {
+    read: impl Fn(&Store) -> Result<Basis, Er>,
+) -> Result<Recorded, Er> {
     let whole = |because: &'static str| Recorded {
         cut: Cut::Whole,
         views: Vec::new(),
@@ -460,28 +574,62 @@ pub fn judge<E: Emulator>(
         .map(|s| before_at(&stamps, offset + s.sent))
         .collect();
     befores.push(before_at(&stamps, f64::INFINITY));
-    let expected = &basis.expected;
-    // The step that took each row of a taken-back message back: the first `/undo`, `/retry` or
-    // `/rollback` sent after it was made; `None` when it was taken back before the recording,
-    // `usize::MAX` after it. (A taken-back message gathers every row with its text: a question
-    // asked again after `/undo` and taken back again is two rows taken back by two steps.)
-    let taken_at = |id: i64| -> Option<usize> {
-        let made_by = |b: &Before| id <= b.max_row_id;
-        (1..steps.len())
-            .find(|&s| takes_back(&steps[s]) && made_by(&befores[s]))
-            .or_else(|| (!made_by(&befores[1])).then_some(usize::MAX))
-    };
-    let taken_back_rows: Vec<Vec<(i64, Option<usize>)>> = expected
-        .taken_back
-        .iter()
-        .map(|t| t.rows.iter().map(|r| (r.id, taken_at(r.id))).collect())
-        .collect();
+    // The step that took each rewound row back; `None` when it was taken back before the
+    // recording, `usize::MAX` after it.
+    let rewound = taken_back_by(&steps, &befores, &stamps);
+    if std::env::var_os("HERMES_E2E_DEBUG_CUT").is_some() {
+        eprintln!(
+            "steps {:?}\nbefores {:?}\nrewound {:?}",
+            steps.iter().map(|s| (&s.name, s.sent)).collect::<Vec<_>>(),
+            befores.iter().map(|b| b.max_row_id).collect::<Vec<_>>(),
+            rewound
+        );
+    }
+    // The rows made and not taken back by each step (what a message without uids is held by).
     for (s, before) in befores.iter_mut().enumerate() {
-        before.taken_back_rows = taken_back_rows
+        let gone: HashSet<i64> = rewound
             .iter()
-            .flatten()
             .filter(|(_, at)| at.is_none_or(|a| a < s))
             .map(|(id, _)| *id)
+            .collect();
+        before.made = Some(
+            stamps
+                .iter()
+                .map(|r| r.id)
+                .filter(|id| *id <= before.max_row_id && !gone.contains(id))
+                .collect(),
+        );
+    }
+    // Each view's basis: the database with the rows taken back after the view live again
+    // (`None`: the final one).
+    let mut bases: Vec<Option<Rc<Basis>>> = Vec::new();
+    let mut last: Option<(Vec<i64>, Rc<Basis>)> = None;
+    for i in 0..steps.len() {
+        let ids: Vec<i64> = rewound
+            .iter()
+            .filter(|(_, at)| at.is_some_and(|a| a > i))
+            .map(|(id, _)| *id)
+            .collect();
+        if ids.is_empty() {
+            bases.push(None);
+            continue;
+        }
+        let b = match &last {
+            Some((same, b)) if *same == ids => Rc::clone(b),
+            _ => Rc::new(read(&store.with_live(&ids)?)?),
+        };
+        bases.push(Some(Rc::clone(&b)));
+        last = Some((ids, b));
+    }
+    let basis_of = |i: usize| bases[i].as_deref().unwrap_or(basis);
+    // What was taken back when each step was sent: what the view before it showed taken back.
+    for (s, before) in befores.iter_mut().enumerate() {
+        let shown = basis_of(s.saturating_sub(1).min(bases.len() - 1));
+        before.taken_back_rows = shown
+            .expected
+            .taken_back
+            .iter()
+            .flat_map(|t| t.rows.iter().map(|r| r.id))
             .collect();
     }
     // A launch without a header command is a recap when the client drew its resume notice.
@@ -506,25 +654,22 @@ pub fn judge<E: Emulator>(
         let erased = Erased::since(&judged, erased_from);
         let step = &steps[i];
         let (before, after) = (&befores[i], &befores[i + 1]);
+        let basis = basis_of(i);
+        let expected = &basis.expected;
         let mut rules = Rules::new(step.kind, expected, before, &erased);
-        // Made after the view ended: may be drawn once, not required.
-        for (m, message) in expected.messages.iter().enumerate() {
-            if !after.holds(message) {
+        // Made after the view ended: not there to draw.
+        let later: Vec<usize> = (0..expected.messages.len())
+            .filter(|&m| !after.holds(&expected.messages[m]))
+            .collect();
+        if !later.is_empty() {
+            let allowed = rules
+                .allowed
+                .get_or_insert_with(|| vec![1; expected.messages.len()]);
+            for &m in &later {
+                allowed[m] = 0;
                 if !rules.optional.contains(&m) {
                     rules.optional.push(m);
                 }
-                if let Some(slot) = rules.allowed.as_mut().and_then(|a| a.get_mut(m)) {
-                    *slot = (*slot).max(1);
-                }
-            }
-        }
-        // Taken back later in the recording: live while this view was drawn.
-        for (x, rows) in taken_back_rows.iter().enumerate() {
-            let live = rows
-                .iter()
-                .any(|(id, at)| *id <= after.max_row_id && at.is_some_and(|a| a >= i));
-            if live && !rules.taken_back_here.contains(&x) {
-                rules.taken_back_here.push(x);
             }
         }
         let line = recording.events.get(step.event).map_or(1, |t| t.line);
