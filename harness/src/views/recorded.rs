@@ -357,7 +357,13 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
     let mut after = f64::MIN;
     let mut offset: Option<f64> = None;
     for step in steps {
-        let Some(said) = step.said.as_deref().map(norm).filter(|s| !s.is_empty()) else {
+        // What the step sent as a message: a `say`, or the text of `/queue TEXT` and
+        // `/steer TEXT` (stored as a user row once the turn in flight ends).
+        let sent = step.said.clone().or_else(|| {
+            let (name, text) = step.name.split_once(' ')?;
+            matches!(name, "/queue" | "/steer").then(|| text.to_owned())
+        });
+        let Some(said) = sent.as_deref().map(norm).filter(|s| !s.is_empty()) else {
             continue;
         };
         // The earliest user row that holds this text (an echo may show only its start), made
@@ -377,7 +383,11 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
             offset = Some(offset.map_or(lag, |o: f64| o.min(lag)));
         }
     }
-    offset.or(header)
+    // The header's clock is at most a second early: a later offset means every step lagged.
+    match (offset, header) {
+        (Some(o), Some(h)) => Some(o.min(h + 1.0)),
+        (o, h) => o.or(h),
+    }
 }
 
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
@@ -585,6 +595,17 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
             rewound
         );
     }
+    // Each row's turn: the newest user row of its session at or before it.
+    let mut asking: HashMap<&str, i64> = HashMap::new();
+    let question_of: HashMap<i64, i64> = stamps
+        .iter()
+        .filter_map(|r| {
+            if r.user {
+                asking.insert(&r.session_id, r.id);
+            }
+            asking.get(r.session_id.as_str()).map(|&q| (r.id, q))
+        })
+        .collect();
     // The rows made and not taken back by each step (what a message without uids is held by).
     for (s, before) in befores.iter_mut().enumerate() {
         let gone: HashSet<i64> = rewound
@@ -657,7 +678,8 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         let basis = basis_of(i);
         let expected = &basis.expected;
         let mut rules = Rules::new(step.kind, expected, before, &erased);
-        // Made after the view ended: not there to draw.
+        // Made after the view ended: not there to draw — unless its turn's question was sent
+        // by then (a reply still streaming when the next line was typed), once.
         let later: Vec<usize> = (0..expected.messages.len())
             .filter(|&m| !after.holds(&expected.messages[m]))
             .collect();
@@ -666,7 +688,11 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
                 .allowed
                 .get_or_insert_with(|| vec![1; expected.messages.len()]);
             for &m in &later {
-                allowed[m] = 0;
+                let first = expected.messages[m].rows.iter().map(|r| r.id).min();
+                let streaming = first
+                    .and_then(|r| question_of.get(&r))
+                    .is_some_and(|&q| q <= after.max_row_id);
+                allowed[m] = usize::from(streaming);
                 if !rules.optional.contains(&m) {
                     rules.optional.push(m);
                 }
