@@ -390,6 +390,9 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
     }
 }
 
+/// How often a view may draw a reply still streaming when it ended: any number of times.
+const STREAMING: usize = 1 << 16;
+
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
 const CLOCK_SLACK: f64 = 0.001;
 
@@ -522,6 +525,12 @@ fn taken_back_by(
         .collect();
     out.sort_unstable();
     out
+}
+
+/// Whether `step` is typed while a reply streams: `/queue` and `/steer` are for that.
+fn mid_turn(step: &Step) -> bool {
+    let name = step.name.split_whitespace().next().unwrap_or("");
+    matches!(name, "/queue" | "/steer")
 }
 
 /// Whether step `kind`'s command takes messages back.
@@ -679,7 +688,9 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         let expected = &basis.expected;
         let mut rules = Rules::new(step.kind, expected, before, &erased);
         // Made after the view ended: not there to draw — unless its turn's question was sent
-        // by then (a reply still streaming when the next line was typed), once.
+        // by then (a reply still streaming when the next line was typed): a live view judged
+        // before its row was made does not judge its preview, so neither does this one. The
+        // view whose step made its row judges it.
         let later: Vec<usize> = (0..expected.messages.len())
             .filter(|&m| !after.holds(&expected.messages[m]))
             .collect();
@@ -692,9 +703,24 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
                 let streaming = first
                     .and_then(|r| question_of.get(&r))
                     .is_some_and(|&q| q <= after.max_row_id);
-                allowed[m] = usize::from(streaming);
+                allowed[m] = if streaming { STREAMING } else { 0 };
                 if !rules.optional.contains(&m) {
                     rules.optional.push(m);
+                }
+            }
+        }
+        // A line typed while a reply streams (`/queue`, `/steer`): the rest of that reply may
+        // be drawn in this view, once, as well as in the one where it began.
+        if i > 0 && mid_turn(step) {
+            let previous = &befores[i - 1];
+            for (m, message) in expected.messages.iter().enumerate() {
+                if before.holds(message) && !previous.holds(message) {
+                    if let Some(slot) = rules.allowed.as_mut().and_then(|a| a.get_mut(m)) {
+                        *slot = (*slot).max(1);
+                    }
+                    if !rules.optional.contains(&m) {
+                        rules.optional.push(m);
+                    }
                 }
             }
         }
