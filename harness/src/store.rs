@@ -486,25 +486,30 @@ impl Store {
         Ok(stamps)
     }
 
-    /// This database as it was before the rows `ids` were taken back: an in-memory copy with
-    /// `active = 1` on them (what a saved recording's earlier views were drawn from, see
-    /// `views/recorded.rs`). The user's file and this store's copy are untouched.
-    pub fn with_live(&self, ids: &[i64]) -> Result<Store, StoreError> {
+    /// This database as it was when its largest message id was `max_row_id`: an in-memory
+    /// copy without the rows made after, with `active = 1` on the rows `live` (rows taken back,
+    /// or superseded by a copy, only after then). What a saved recording's views were drawn
+    /// from (`views/recorded.rs`); the user's file and this store's copy are untouched.
+    pub fn as_of(&self, max_row_id: i64, live: &[i64]) -> Result<Store, StoreError> {
         let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
         {
-            let backup =
-                rusqlite::backup::Backup::new(&self.conn, &mut conn).map_err(|e| self.err(&e))?;
+            let backup = rusqlite::backup::Backup::new(&self.conn, &mut conn)
+                .map_err(|e| self.err(&e))?;
             backup
                 .run_to_completion(1024, std::time::Duration::ZERO, None)
                 .map_err(|e| self.err(&e))?;
         }
-        for chunk in ids.chunks(IN_CHUNK) {
-            let sql = format!(
-                "UPDATE messages SET active = 1 WHERE id IN ({})",
-                vec!["?"; chunk.len()].join(",")
-            );
-            conn.execute(&sql, rusqlite::params_from_iter(chunk))
-                .map_err(|e| self.err(&e))?;
+        conn.execute("DELETE FROM messages WHERE id > ?1", [max_row_id])
+            .map_err(|e| self.err(&e))?;
+        if self.message_columns.contains("active") {
+            for chunk in live.chunks(IN_CHUNK) {
+                let sql = format!(
+                    "UPDATE messages SET active = 1 WHERE id IN ({})",
+                    vec!["?"; chunk.len()].join(",")
+                );
+                conn.execute(&sql, rusqlite::params_from_iter(chunk))
+                    .map_err(|e| self.err(&e))?;
+            }
         }
         Store::over(&self.path, conn, None)
     }

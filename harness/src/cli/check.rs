@@ -206,27 +206,33 @@ pub fn check(args: &CheckArgs) -> Outcome {
         None => basis,
     };
     let at = args.cast.display().to_string();
-    // An earlier view's database: the same session, with the recap's settings.
-    let read = |store: &Store| -> Result<Basis, Error> {
-        let b = Basis::read(
-            store,
-            verdict::Session::Id(&basis.session),
-            display::Surface::default(),
-        )?;
-        Ok(match &args.config {
+    // A view's database: the session checked once it holds rows of its own (before that, the
+    // newest one with messages: the parent a rotation copies), with the recap's settings;
+    // `None` before any session held a message.
+    let read = |store: &Store| -> Result<Option<Basis>, Error> {
+        let own = !store.rows(std::slice::from_ref(&basis.session))?.is_empty();
+        let session = if own {
+            verdict::Session::Id(&basis.session)
+        } else {
+            verdict::Session::Latest
+        };
+        let b = match Basis::read(store, session, display::Surface::default()) {
+            Ok(b) => b,
+            Err(verdict::Error::NoSessionWithMessages { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Some(match &args.config {
             Some(path) => {
                 let version = version_of(store);
                 b.with_recap(&DisplaySettings::from_config_yaml(path, version)?, version)
             }
             None => b,
-        })
+        }))
     };
     let (recording, steps) = (&replayed.recording, replayed.steps);
     let recorded = match args.terminal {
-        Terminal::Vt100 => recorded::judge::<Screen, _>(recording, steps, &store, &basis, read),
-        Terminal::Reflow => {
-            recorded::judge::<ReflowScreen, _>(recording, steps, &store, &basis, read)
-        }
+        Terminal::Vt100 => recorded::judge::<Screen, _>(recording, steps, &store, read),
+        Terminal::Reflow => recorded::judge::<ReflowScreen, _>(recording, steps, &store, read),
     }?;
     let (check, views) = if recorded.views.is_empty() {
         (basis.check(&at, &replayed.transcript, None), Vec::new())

@@ -32,7 +32,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{judge_by, next_start, slice, Before, Erased, Judged, Rules, ViewKind};
+use super::{judge_by, next_start, slice, unjudged, Before, Erased, Judged, Rules, ViewKind};
 use crate::store::{Stamp, Store, StoreError};
 use crate::terminal::cast::{Event, Recording};
 use crate::terminal::{Emulator, Size};
@@ -390,9 +390,6 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
     }
 }
 
-/// How often a view may draw a reply still streaming when it ended: any number of times.
-const STREAMING: usize = 1 << 16;
-
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
 const CLOCK_SLACK: f64 = 0.001;
 
@@ -527,6 +524,25 @@ fn taken_back_by(
     out
 }
 
+/// For each superseded row with a `message_uid`, the first later row carrying the same uid
+/// forward (an in-place compaction's copy).
+fn first_copies(stamps: &[Stamp]) -> HashMap<i64, i64> {
+    let mut next: HashMap<&str, i64> = HashMap::new();
+    let mut out = HashMap::new();
+    for r in stamps.iter().rev() {
+        let Some(uid) = r.message_uid.as_deref() else {
+            continue;
+        };
+        if !r.active && !r.compacted {
+            if let Some(&copy) = next.get(uid) {
+                out.insert(r.id, copy);
+            }
+        }
+        next.insert(uid, r.id);
+    }
+    out
+}
+
 /// Whether `step` is typed while a reply streams: `/queue` and `/steer` are for that.
 fn mid_turn(step: &Step) -> bool {
     let name = step.name.split_whitespace().next().unwrap_or("");
@@ -547,8 +563,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     recording: &Recording,
     Steps { cut, mut steps }: Steps,
     store: &Store,
-    basis: &Basis,
-    read: impl Fn(&Store) -> Result<Basis, Er>,
+    read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
 ) -> Result<Recorded, Er> {
     let whole = |because: &'static str| Recorded {
         cut: Cut::Whole,
@@ -604,17 +619,6 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
             rewound
         );
     }
-    // Each row's turn: the newest user row of its session at or before it.
-    let mut asking: HashMap<&str, i64> = HashMap::new();
-    let question_of: HashMap<i64, i64> = stamps
-        .iter()
-        .filter_map(|r| {
-            if r.user {
-                asking.insert(&r.session_id, r.id);
-            }
-            asking.get(r.session_id.as_str()).map(|&q| (r.id, q))
-        })
-        .collect();
     // The rows made and not taken back by each step (what a message without uids is held by).
     for (s, before) in befores.iter_mut().enumerate() {
         let gone: HashSet<i64> = rewound
@@ -630,35 +634,35 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
                 .collect(),
         );
     }
-    // Each view's basis: the database with the rows taken back after the view live again
-    // (`None`: the final one).
+    // Each view's basis: the database as it was when the view ended — without the rows made
+    // after, and with the rows taken back after, or superseded only by copies made after, live
+    // again (`None`: no session held a message yet).
+    let first_copy = first_copies(&stamps);
     let mut bases: Vec<Option<Rc<Basis>>> = Vec::new();
-    let mut last: Option<(Vec<i64>, Rc<Basis>)> = None;
     for i in 0..steps.len() {
-        let ids: Vec<i64> = rewound
-            .iter()
-            .filter(|(_, at)| at.is_some_and(|a| a > i))
-            .map(|(id, _)| *id)
-            .collect();
-        if ids.is_empty() {
-            bases.push(None);
+        let max = befores[i + 1].max_row_id;
+        if i > 0 && max == befores[i].max_row_id && !takes_back(&steps[i]) {
+            // Nothing was made or taken back during this view: the database as the last left it.
+            let last = bases.last().cloned().flatten();
+            bases.push(last);
             continue;
         }
-        let b = match &last {
-            Some((same, b)) if *same == ids => Rc::clone(b),
-            _ => Rc::new(read(&store.with_live(&ids)?)?),
-        };
-        bases.push(Some(Rc::clone(&b)));
-        last = Some((ids, b));
+        let live: Vec<i64> = stamps
+            .iter()
+            .filter(|r| r.id <= max && !r.active && !r.compacted)
+            .filter(|r| match rewound.binary_search_by_key(&r.id, |(id, _)| *id) {
+                Ok(x) => rewound[x].1.is_some_and(|at| at > i),
+                Err(_) => first_copy.get(&r.id).is_some_and(|&copy| copy > max),
+            })
+            .map(|r| r.id)
+            .collect();
+        bases.push(read(&store.as_of(max, &live)?)?.map(Rc::new));
     }
-    let basis_of = |i: usize| bases[i].as_deref().unwrap_or(basis);
     // What was taken back when each step was sent: what the view before it showed taken back.
     for (s, before) in befores.iter_mut().enumerate() {
-        let shown = basis_of(s.saturating_sub(1).min(bases.len() - 1));
-        before.taken_back_rows = shown
-            .expected
-            .taken_back
+        before.taken_back_rows = bases[s.saturating_sub(1).min(bases.len() - 1)]
             .iter()
+            .flat_map(|b| &b.expected.taken_back)
             .flat_map(|t| t.rows.iter().map(|r| r.id))
             .collect();
     }
@@ -683,32 +687,17 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         };
         let erased = Erased::since(&judged, erased_from);
         let step = &steps[i];
-        let (before, after) = (&befores[i], &befores[i + 1]);
-        let basis = basis_of(i);
+        let before = &befores[i];
+        let line = recording.events.get(step.event).map_or(1, |t| t.line);
+        let Some(basis) = bases[i].as_deref() else {
+            judged.push(unjudged(step.kind, step.name.clone(), line));
+            end = transcript.lines.len();
+            seen_rows = transcript.lines.iter().map(|l| l.row).collect();
+            seen = transcript.lines.into_iter().map(|l| l.text).collect();
+            continue;
+        };
         let expected = &basis.expected;
         let mut rules = Rules::new(step.kind, expected, before, &erased);
-        // Made after the view ended: not there to draw — unless its turn's question was sent
-        // by then (a reply still streaming when the next line was typed): a live view judged
-        // before its row was made does not judge its preview, so neither does this one. The
-        // view whose step made its row judges it.
-        let later: Vec<usize> = (0..expected.messages.len())
-            .filter(|&m| !after.holds(&expected.messages[m]))
-            .collect();
-        if !later.is_empty() {
-            let allowed = rules
-                .allowed
-                .get_or_insert_with(|| vec![1; expected.messages.len()]);
-            for &m in &later {
-                let first = expected.messages[m].rows.iter().map(|r| r.id).min();
-                let streaming = first
-                    .and_then(|r| question_of.get(&r))
-                    .is_some_and(|&q| q <= after.max_row_id);
-                allowed[m] = if streaming { STREAMING } else { 0 };
-                if !rules.optional.contains(&m) {
-                    rules.optional.push(m);
-                }
-            }
-        }
         // A line typed while a reply streams (`/queue`, `/steer`): the rest of that reply may
         // be drawn in this view, once, as well as in the one where it began.
         if i > 0 && mid_turn(step) {
@@ -724,7 +713,6 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
                 }
             }
         }
-        let line = recording.events.get(step.event).map_or(1, |t| t.line);
         judged.push(judge_by(
             (step.kind, step.name.clone(), line),
             &part,
