@@ -493,8 +493,8 @@ impl Store {
     pub fn as_of(&self, max_row_id: i64, live: &[i64]) -> Result<Store, StoreError> {
         let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
         {
-            let backup = rusqlite::backup::Backup::new(&self.conn, &mut conn)
-                .map_err(|e| self.err(&e))?;
+            let backup =
+                rusqlite::backup::Backup::new(&self.conn, &mut conn).map_err(|e| self.err(&e))?;
             backup
                 .run_to_completion(1024, std::time::Duration::ZERO, None)
                 .map_err(|e| self.err(&e))?;

@@ -32,10 +32,10 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{judge_by, next_start, slice, unjudged, Before, Erased, Judged, Rules, ViewKind};
+use super::{judge_by, next_start, unjudged, Before, Erased, Judged, Rules, ViewKind};
 use crate::store::{Stamp, Store, StoreError};
 use crate::terminal::cast::{Event, Recording};
-use crate::terminal::{Emulator, Size};
+use crate::terminal::{Emulator, Size, Transcript};
 use crate::verdict::Basis;
 
 /// Where a recording's views were cut.
@@ -281,11 +281,18 @@ fn echo(line: &str) -> Option<(bool, &str)> {
 }
 
 /// The steps of `recording` from the client's echo of each line sent, replayed into `E`: a step
-/// starts at the output event that drew a new echo.
+/// starts with the burst of output that drew a new echo (the client answers Enter at once; the
+/// burst is the run of output events each within [`BURST`] of the last). An echo is new when
+/// it is not one the history already held: the echoes are matched in order with the last
+/// ones seen (a longest common subsequence), so a clear and repaint (`/redraw`) that draws the
+/// same echoes again starts nothing, and the same question asked again does.
 pub fn from_markers<E: Emulator>(recording: &Recording) -> Vec<Step> {
     let mut steps = vec![launch(recording)];
     let mut screen: E = recording.screen();
-    let mut echoes = 0;
+    let mut known: Vec<(bool, String)> = Vec::new();
+    // Where the current burst of output began.
+    let mut burst = 0;
+    let mut last_output = f64::NEG_INFINITY;
     for (i, timed) in recording.events.iter().enumerate() {
         recording.play(&mut screen, i..i + 1);
         let data = match &timed.event {
@@ -296,25 +303,64 @@ pub fn from_markers<E: Emulator>(recording: &Recording) -> Vec<Step> {
             }
             _ => continue,
         };
-        if data.contains('●') || data.contains('⚙') {
-            {
-                let lines = screen.history_lines();
-                let found: Vec<(bool, String)> = lines
-                    .iter()
-                    .filter_map(|l| echo(l).map(|(c, t)| (c, t.to_owned())))
-                    .collect();
-                for (command, text) in found.iter().skip(echoes) {
-                    steps.push(if *command {
-                        step_of_line(text, i, timed.time)
-                    } else {
-                        say(text, i, timed.time)
-                    });
-                }
-                echoes = echoes.max(found.len());
-            }
+        if timed.time - last_output > BURST {
+            burst = i;
         }
+        last_output = timed.time;
+        if !(data.contains('●') || data.contains('⚙')) {
+            continue;
+        }
+        let found: Vec<(bool, String)> = screen
+            .history_lines()
+            .iter()
+            .filter_map(|l| echo(l).map(|(c, t)| (c, t.to_owned())))
+            .collect();
+        // The step starts with the burst, but after the step before it.
+        let start = burst.max(steps.last().map_or(0, |s| s.event + 1)).min(i);
+        let sent = recording.events[start].time;
+        for (command, text) in unmatched(&known, &found) {
+            steps.push(if command {
+                step_of_line(&text, start, sent)
+            } else {
+                say(&text, start, sent)
+            });
+        }
+        known = found;
     }
     steps
+}
+
+/// How close output events follow each other within one burst (the client's answer to a key).
+const BURST: f64 = 0.05;
+
+/// The items of `now` that a longest common subsequence with `before` leaves unmatched, in order.
+fn unmatched<T: PartialEq + Clone>(before: &[T], now: &[T]) -> Vec<T> {
+    let (n, m) = (before.len(), now.len());
+    // lcs[a][b]: the longest common subsequence of before[a..] and now[b..].
+    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
+    for a in (0..n).rev() {
+        for b in (0..m).rev() {
+            lcs[a][b] = if before[a] == now[b] {
+                lcs[a + 1][b + 1] + 1
+            } else {
+                lcs[a + 1][b].max(lcs[a][b + 1])
+            };
+        }
+    }
+    let (mut a, mut b) = (0, 0);
+    let mut out = Vec::new();
+    while b < m {
+        if a < n && before[a] == now[b] {
+            a += 1;
+            b += 1;
+        } else if a < n && lcs[a + 1][b] >= lcs[a][b + 1] {
+            a += 1;
+        } else {
+            out.push(now[b].clone());
+            b += 1;
+        }
+    }
+    out
 }
 
 /// Whether `recording` is of the Ink TUI: it draws inside synchronized updates.
@@ -611,14 +657,6 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     // The step that took each rewound row back; `None` when it was taken back before the
     // recording, `usize::MAX` after it.
     let rewound = taken_back_by(&steps, &befores, &stamps);
-    if std::env::var_os("HERMES_E2E_DEBUG_CUT").is_some() {
-        eprintln!(
-            "steps {:?}\nbefores {:?}\nrewound {:?}",
-            steps.iter().map(|s| (&s.name, s.sent)).collect::<Vec<_>>(),
-            befores.iter().map(|b| b.max_row_id).collect::<Vec<_>>(),
-            rewound
-        );
-    }
     // The rows made and not taken back by each step (what a message without uids is held by).
     for (s, before) in befores.iter_mut().enumerate() {
         let gone: HashSet<i64> = rewound
@@ -650,10 +688,12 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         let live: Vec<i64> = stamps
             .iter()
             .filter(|r| r.id <= max && !r.active && !r.compacted)
-            .filter(|r| match rewound.binary_search_by_key(&r.id, |(id, _)| *id) {
-                Ok(x) => rewound[x].1.is_some_and(|at| at > i),
-                Err(_) => first_copy.get(&r.id).is_some_and(|&copy| copy > max),
-            })
+            .filter(
+                |r| match rewound.binary_search_by_key(&r.id, |(id, _)| *id) {
+                    Ok(x) => rewound[x].1.is_some_and(|at| at > i),
+                    Err(_) => first_copy.get(&r.id).is_some_and(|&copy| copy > max),
+                },
+            )
             .map(|r| r.id)
             .collect();
         bases.push(read(&store.as_of(max, &live)?)?.map(Rc::new));
@@ -666,44 +706,121 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
             .flat_map(|t| t.rows.iter().map(|r| r.id))
             .collect();
     }
-    // A launch without a header command is a recap when the client drew its resume notice.
+    // Each view is judged once the next one's start is known: cut at the client's echo, the
+    // next step's typing is drawn before its echo, and on a live screen it is the next view's.
+    let trim = cut == Cut::ClientMarkers;
     let mut screen: E = recording.screen();
     let mut played = 0;
     let mut judged: Vec<Judged> = Vec::new();
     let (mut seen, mut seen_rows, mut end) = (Vec::<String>::new(), Vec::<usize>::new(), 0);
-    for i in 0..steps.len() {
-        let stop = steps.get(i + 1).map_or(recording.events.len(), |n| n.event);
-        recording.play(&mut screen, played..stop.max(played));
-        played = stop.max(played);
-        if i == 0 && recording.command.is_none() && resumed(&screen.history_lines()) {
-            steps[0].kind = ViewKind::Recap;
+    let mut pending: Option<Pending> = None;
+    for i in 0..=steps.len() {
+        let transcript = if i < steps.len() {
+            let stop = steps.get(i + 1).map_or(recording.events.len(), |n| n.event);
+            recording.play(&mut screen, played..stop.max(played));
+            played = stop.max(played);
+            if i == 0 && recording.command.is_none() && resumed(&screen.history_lines()) {
+                steps[0].kind = ViewKind::Recap;
+            }
+            Some(screen.transcript())
+        } else {
+            None
+        };
+        let start = transcript
+            .as_ref()
+            .map_or(end, |t| next_start(&seen, t, end));
+        if let Some(p) = pending.take() {
+            // Cut at the echo, the view's lines the next step rewrote that show what it sent
+            // are its typing, not this view's drawing.
+            let typed = steps
+                .get(p.index + 1)
+                .filter(|_| trim)
+                .map(|n| n.said.clone().unwrap_or_else(|| n.name.clone()));
+            let part = Transcript {
+                lines: p.transcript.lines[p.start..]
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, l)| {
+                        let text = l.text.trim();
+                        let rewritten = p.start + k >= start;
+                        !(rewritten
+                            && !text.is_empty()
+                            && typed.as_deref().is_some_and(|t| t.contains(text)))
+                    })
+                    .map(|(_, l)| l.clone())
+                    .collect(),
+            };
+            let erased = Erased::since(&judged, p.erased_from);
+            let view = View {
+                step: &steps[p.index],
+                line: recording
+                    .events
+                    .get(steps[p.index].event)
+                    .map_or(1, |t| t.line),
+                before: &befores[p.index],
+                previous: p.index.checked_sub(1).map(|x| &befores[x]),
+            };
+            judged.push(view.judge(&part, bases[p.index].as_deref(), &erased));
         }
-        let transcript = screen.transcript();
-        let start = next_start(&seen, &transcript, end);
-        let part = slice(&transcript, start);
+        let Some(transcript) = transcript else { break };
         let erased_from = match seen_rows.get(start) {
             Some(&row) if start < end => row,
             _ => usize::MAX,
         };
-        let erased = Erased::since(&judged, erased_from);
-        let step = &steps[i];
-        let before = &befores[i];
-        let line = recording.events.get(step.event).map_or(1, |t| t.line);
-        let Some(basis) = bases[i].as_deref() else {
-            judged.push(unjudged(step.kind, step.name.clone(), line));
-            end = transcript.lines.len();
-            seen_rows = transcript.lines.iter().map(|l| l.row).collect();
-            seen = transcript.lines.into_iter().map(|l| l.text).collect();
-            continue;
+        end = transcript.lines.len();
+        seen_rows = transcript.lines.iter().map(|l| l.row).collect();
+        seen = transcript.lines.iter().map(|l| l.text.clone()).collect();
+        pending = Some(Pending {
+            index: i,
+            transcript,
+            start,
+            erased_from,
+        });
+    }
+    Ok(Recorded {
+        cut,
+        views: judged,
+        whole_because: None,
+    })
+}
+
+/// A view whose lines are drawn, waiting for the next view's start.
+struct Pending {
+    /// Its step's index.
+    index: usize,
+    /// The screen when its step was done.
+    transcript: Transcript,
+    /// Its first line.
+    start: usize,
+    /// The first history row an earlier view drew that the client rewrote (`usize::MAX`: none).
+    erased_from: usize,
+}
+
+/// A view of a recording, ready to judge.
+struct View<'a> {
+    step: &'a Step,
+    line: usize,
+    /// The database when its step was sent.
+    before: &'a Before,
+    /// The database when the step before it was sent.
+    previous: Option<&'a Before>,
+}
+
+impl View<'_> {
+    /// Judges the view's lines `part` against `basis` (the database when the view ended; `None`
+    /// when no session held a message), drawn over the lines `erased`.
+    fn judge(&self, part: &Transcript, basis: Option<&Basis>, erased: &Erased) -> Judged {
+        let (kind, name) = (self.step.kind, self.step.name.clone());
+        let Some(basis) = basis else {
+            return unjudged(kind, name, self.line);
         };
         let expected = &basis.expected;
-        let mut rules = Rules::new(step.kind, expected, before, &erased);
+        let mut rules = Rules::new(kind, expected, self.before, erased);
         // A line typed while a reply streams (`/queue`, `/steer`): the rest of that reply may
         // be drawn in this view, once, as well as in the one where it began.
-        if i > 0 && mid_turn(step) {
-            let previous = &befores[i - 1];
+        if let Some(previous) = self.previous.filter(|_| mid_turn(self.step)) {
             for (m, message) in expected.messages.iter().enumerate() {
-                if before.holds(message) && !previous.holds(message) {
+                if self.before.holds(message) && !previous.holds(message) {
                     if let Some(slot) = rules.allowed.as_mut().and_then(|a| a.get_mut(m)) {
                         *slot = (*slot).max(1);
                     }
@@ -713,22 +830,8 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
                 }
             }
         }
-        judged.push(judge_by(
-            (step.kind, step.name.clone(), line),
-            &part,
-            basis,
-            &rules,
-            None,
-        ));
-        end = transcript.lines.len();
-        seen_rows = transcript.lines.iter().map(|l| l.row).collect();
-        seen = transcript.lines.into_iter().map(|l| l.text).collect();
+        judge_by((kind, name, self.line), part, basis, &rules, None)
     }
-    Ok(Recorded {
-        cut,
-        views: judged,
-        whole_because: None,
-    })
 }
 
 /// Whether the raw history `lines` hold the classic CLI's resume notice (0.19's English one or
