@@ -1053,3 +1053,67 @@ fn json_ranges_and_carriers_have_one_shape_and_transcript_notes_i18n_keys() {
         "{err}"
     );
 }
+
+/// `check --cast` says where it cut the recording into views: a resume with nothing sent after
+/// it is one view; a live recording without input events is cut at the client's echo of each
+/// line sent (a step each, named as the line); the TUI is one view.
+#[test]
+fn check_says_where_it_cut_the_recording() {
+    let check = |dir: &str, cast: &str| {
+        let cast = fixture(&format!("{dir}/{cast}"));
+        let db = fixture(&format!("{dir}/state.db"));
+        let (cast, db) = (cast.to_str().unwrap(), db.to_str().unwrap());
+        let text = run(&["check", "--cast", cast, "--db", db]);
+        let json = run(&["check", "--cast", cast, "--db", db, "--json"]);
+        let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let last = String::from_utf8_lossy(&text.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        (last, json)
+    };
+    let (last, json) = check("iot-0.22.2.post1-rotating-resume", "resume.cast");
+    assert_eq!(
+        last,
+        "views: one, the whole recording (nothing was sent after the launch)"
+    );
+    assert_eq!(json["cut"], "whole");
+    assert_eq!(json["views"], serde_json::json!([]));
+    // The findings are the whole recording's, as they always were.
+    assert_eq!(json["findings"]["words_rendered_more_than_once"], 169);
+
+    let (last, json) = check("iot-0.22.2.post1-auto-threshold-resume", "session-1.cast");
+    assert_eq!(
+        last,
+        "views: 9, cut at the client's echo of each line sent (the recording has no input events)"
+    );
+    assert_eq!(json["cut"], "client_markers");
+    let views: Vec<(String, String)> = json["views"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let s = |k: &str| v[k].as_str().unwrap().to_owned();
+            (s("kind"), s("step"))
+        })
+        .collect();
+    assert_eq!(views.len(), 9);
+    assert_eq!(views[0], ("start".into(), "launch".into()));
+    assert_eq!(
+        views[1],
+        (
+            "exchange".into(),
+            "say \"What did a lighthouse keeper do …\"".into()
+        )
+    );
+    assert_eq!(views[8], ("command".into(), "/quit".into()));
+
+    let (last, json) = check("0.19.0-tui-inplace-resume", "session-2.cast");
+    assert_eq!(
+        last,
+        "views: one, the whole recording (the Ink TUI repaints its whole frame)"
+    );
+    assert_eq!(json["cut"], "whole");
+}

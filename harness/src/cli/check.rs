@@ -421,16 +421,21 @@ fn replay(
 
 fn replayed<E: Emulator>(cast: &Path, history: bool, transcript: bool) -> Result<Replayed, Error> {
     let recording = Recording::read(cast)?;
-    let mut screen: E = recording.screen();
-    recording.play(&mut screen, 0..recording.events.len());
-    let steps = if transcript {
+    let (steps, replayed) = if transcript {
         recorded::steps::<E>(&recording)
     } else {
-        recorded::Steps {
+        let steps = recorded::Steps {
             cut: recorded::Cut::Whole,
             steps: Vec::new(),
-        }
+        };
+        (steps, None)
     };
+    // Cutting at the client's echo replayed the recording already.
+    let screen = replayed.unwrap_or_else(|| {
+        let mut screen: E = recording.screen();
+        recording.play(&mut screen, 0..recording.events.len());
+        screen
+    });
     Ok(Replayed {
         history: if history {
             screen.history_lines()

@@ -91,18 +91,28 @@ pub struct Recorded {
 impl Recorded {
     /// One line saying how the recording was cut, for `check`'s output.
     pub fn note(&self) -> String {
+        let resizes = self
+            .views
+            .iter()
+            .filter(|v| v.step.starts_with("resize "))
+            .count();
+        let and_resizes = match resizes {
+            0 => String::new(),
+            1 => " and at an idle resize".to_owned(),
+            n => format!(" and at {n} idle resizes"),
+        };
         match self.cut {
             Cut::InputEvents => format!(
-                "views: {} cut at the lines sent (the recording's input events)",
+                "views: {}, cut at each line sent (the recording's input events){and_resizes}",
                 self.views.len()
             ),
             Cut::ClientMarkers => format!(
-                "views: {} cut at the client's echo of each message and command (the recording \
-                 has no input events)",
+                "views: {}, cut at the client's echo of each line sent (the recording has no \
+                 input events){and_resizes}",
                 self.views.len()
             ),
             Cut::Whole => format!(
-                "views: the recording judged whole ({})",
+                "views: one, the whole recording ({})",
                 self.whole_because.unwrap_or("one view")
             ),
         }
@@ -286,7 +296,9 @@ fn echo(line: &str) -> Option<(bool, &str)> {
 /// it is not one the history already held: the echoes are matched in order with the last
 /// ones seen (a longest common subsequence), so a clear and repaint (`/redraw`) that draws the
 /// same echoes again starts nothing, and the same question asked again does.
-pub fn from_markers<E: Emulator>(recording: &Recording) -> Vec<Step> {
+///
+/// Also returns the screen the whole recording drew (it was replayed once for this).
+pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
     let mut steps = vec![launch(recording)];
     let mut screen: E = recording.screen();
     let mut known: Vec<(bool, String)> = Vec::new();
@@ -327,7 +339,7 @@ pub fn from_markers<E: Emulator>(recording: &Recording) -> Vec<Step> {
         }
         known = found;
     }
-    steps
+    (steps, screen)
 }
 
 /// How close output events follow each other within one burst (the client's answer to a key).
@@ -372,23 +384,31 @@ fn is_tui(recording: &Recording) -> bool {
 }
 
 /// The steps of `recording`, from its input events where it has them, else from the client's
-/// echo (replayed into `E`).
-pub fn steps<E: Emulator>(recording: &Recording) -> Steps {
+/// echo (replayed into `E`: the screen the whole recording drew is returned then).
+pub fn steps<E: Emulator>(recording: &Recording) -> (Steps, Option<E>) {
     if is_tui(recording) {
-        return Steps {
+        let steps = Steps {
             cut: Cut::Whole,
             steps: vec![launch(recording)],
         };
+        return (steps, None);
     }
     match from_input(recording) {
-        Some(steps) => Steps {
-            cut: Cut::InputEvents,
-            steps,
-        },
-        None => Steps {
-            cut: Cut::ClientMarkers,
-            steps: from_markers::<E>(recording),
-        },
+        Some(steps) => {
+            let steps = Steps {
+                cut: Cut::InputEvents,
+                steps,
+            };
+            (steps, None)
+        }
+        None => {
+            let (steps, screen) = from_markers::<E>(recording);
+            let steps = Steps {
+                cut: Cut::ClientMarkers,
+                steps,
+            };
+            (steps, Some(screen))
+        }
     }
 }
 
@@ -617,7 +637,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         whole_because: Some(because),
     };
     if cut == Cut::Whole {
-        return Ok(whole("the Ink TUI repaints its whole frame: one view"));
+        return Ok(whole("the Ink TUI repaints its whole frame"));
     }
     let stamps = store.stamps()?;
     let Some(offset) = clock(&steps, &stamps, recording.timestamp) else {
@@ -646,7 +666,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     let mut busy = busy.into_iter();
     steps.retain(|_| !busy.next().unwrap_or(false));
     if steps.len() == 1 {
-        return Ok(whole("nothing was sent after the launch: one view"));
+        return Ok(whole("nothing was sent after the launch"));
     }
     // What the database held as each step was sent, and after the last one.
     let mut befores: Vec<Before> = steps

