@@ -28,8 +28,9 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::store::Store;
-use hermes_e2e::terminal::cast;
+use hermes_e2e::terminal::{cast, Screen};
 use hermes_e2e::testing::client::stored::SCHEMA_0_22;
+use hermes_e2e::testing::views::recorded;
 use hermes_e2e::{Basis, Session};
 use rusqlite::Connection;
 
@@ -86,14 +87,15 @@ fn conversation_db(path: &Path, texts: &[String]) {
     tx.commit().unwrap();
 }
 
-/// The asciicast a 200×50 terminal would have recorded of `texts`, each drawn once after a role
-/// marker; returns the recording's path and its output bytes.
+/// The asciicast a 200×50 terminal would have recorded of `texts` in a resume recap: each drawn
+/// once in a panel, after a role marker; returns its output bytes.
 fn conversation_cast(path: &Path, texts: &[String]) -> Vec<u8> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     writeln!(f, r#"{{"version": 2, "width": 200, "height": 50}}"#).unwrap();
     let mut bytes = Vec::new();
     for (i, t) in texts.iter().enumerate() {
-        let line = format!("{}{t}\r\n", if i % 2 == 0 { "● " } else { "◆ " });
+        // A resume recap's panel (what `check --cast` is mostly given): a border, a label.
+        let line = format!("│ {}{t}\r\n", if i % 2 == 0 { "● " } else { "◆ " });
         let event = serde_json::json!([0.001 * (i + 1) as f64, "o", line]);
         writeln!(f, "{event}").unwrap();
         bytes.extend_from_slice(line.as_bytes());
@@ -129,7 +131,11 @@ fn million_words(c: &mut Criterion) {
                     let store = Store::open(&db).unwrap();
                     Basis::read(&store, Session::Latest, Surface::default()).unwrap()
                 });
-                let transcript = cast::replay(&recording).unwrap().transcript();
+                // Where `check` cuts the recording into views: none sent, so it is one.
+                let read_cast = cast::Recording::read(&recording).unwrap();
+                let (steps, screen) = recorded::steps::<Screen>(&read_cast);
+                assert_eq!(steps.steps.len(), 1);
+                let transcript = screen.unwrap().transcript();
                 (transcript, read.join().unwrap())
             });
             black_box(basis.check("bench", &transcript, None))

@@ -48,3 +48,8 @@ pub mod triage {
 pub mod words {
     pub use crate::words::count;
 }
+
+/// A saved recording cut into views (`check --cast`).
+pub mod views {
+    pub use crate::views::recorded;
+}

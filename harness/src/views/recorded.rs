@@ -1,33 +1,38 @@
 //! A saved recording cut into views (`check --cast`): the steps come from the recording itself,
-//! and what `state.db` held at each step from the rows' timestamps.
+//! and what `state.db` held at each step from the rows' timestamps. `docs/views.md` ("Saved
+//! recordings") has the rules and what they were measured against.
 //!
-//! **Where the views start.** From the recording's input events (`i`, what `asciinema rec
+//! **Where the views start.** At the recording's input events (`i`, what `asciinema rec
 //! --stdin` and the harness record) when it has them: each line the user typed and sent starts a
 //! view (a slash command by its name, as [`ViewKind::of_command`] says; anything else is a
-//! `say`), at the event where its typing began. Without input events, from the classic CLI's own
-//! echo of what was sent: the `● TEXT` line it prints for a message, the `⚙️  /COMMAND` line for a
-//! command. Either way each resize (`r`) starts a view, and the launch's view is a recap when the
-//! header's `command` resumes (`--resume`, `-c`) or, without one, when the client drew its
-//! resume notice (`↻ Resumed session …`, `cli.resume.resumed_session …`) before the first step.
-//! The Ink TUI (it repaints its whole frame inside synchronized updates, `CSI ? 2026 h`) is not
-//! cut: it is judged whole, as a live check of it is.
+//! `say`), at the event where its typing began ([`from_input`]). Without input events, at the
+//! classic CLI's own echo of what was sent — the `● TEXT` line it prints for a message, the
+//! `⚙️  /COMMAND` line for a command — from the burst of output that drew it ([`from_markers`]).
+//! A resize (`r`) starts a view when the client was idle — no row was made after it before the
+//! next line was sent — and belongs to the view it came in otherwise (a drag while a reply
+//! streams is part of that reply's view). The launch's view is a recap when the header's
+//! `command` resumes (`--resume`, `-c`) or, without one, when the client drew its resume notice
+//! (`↻ Resumed session …`, `cli.resume.resumed_session …`) before the first step. The Ink TUI
+//! (it repaints its whole frame inside synchronized updates, `CSI ? 2026 h`) is not cut: it is
+//! judged whole, as a live check of it is; so is a recording with nothing sent after its launch.
 //!
-//! **What the database held.** A recording carries only the final `state.db`. A row's
-//! `timestamp` is when its message was made, never later than its write (a copy keeps its
-//! original's), and rows get ids in write order; so the rows written before a step was sent are
-//! those below the first row made at or after it. The recording's clock is set against the
-//! database's by the steps that sent a message: the user row holding each one's text was made
-//! right after it was sent, so the offset is the smallest `row timestamp − send time` over them.
-//! Without one, the header's `timestamp` (whole seconds) sets it.
+//! **When each step was sent, on the database's clock.** A recording carries only the final
+//! `state.db`. A row's `timestamp` is when its message was made, never later than its write (a
+//! copy keeps its original's), and rows get ids in write order; so the rows made before a step
+//! was sent are those below the first row whose timestamp is not earlier (`Before`). The
+//! recording's clock is set against the database's by the steps that sent a message (a `say`,
+//! `/queue TEXT`, `/steer TEXT`): the user row holding the text was made once the step was sent,
+//! so the offset is the smallest `row timestamp − send time` over them, and at most a second past
+//! the header's `timestamp` (whole seconds, and never late). Without one, the header's
+//! `timestamp` sets it.
 //!
-//! **What each view is judged against.** The final database's projection, with the view's
-//! [`Rules`] from the step's kind and the database when the step was sent ([`Before`]), and two
-//! allowances for what the final database no longer shows as it was then: a message made after
-//! the view ended may be drawn once and is not required (a `/retry` that re-sent the same words
-//! makes a message the earlier view drew from the rows it took back); a message taken back later
-//! in the recording — by the first `/undo`, `/retry` or `/rollback` sent after it was made — may
-//! be drawn once by each view before that step. A recording with no step after its launch is one
-//! view, judged as the whole screen always was.
+//! **The database each view was drawn from.** An in-memory copy as of the view's end
+//! ([`Store::as_of`]): without the rows made after it, and with the rows taken back after it —
+//! or superseded only by copies made after it — live again. `/retry`, `/undo N` and
+//! `/rollback N` take back the questions they name from the end of the current session, as the
+//! client's `rewind_to_message` does (`taken_back_by`). Each view is then judged by its kind's
+//! [`Rules`]; a line typed while a reply streams (`/queue`, `/steer`) may draw the rest of that
+//! reply once more.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -292,7 +297,7 @@ fn echo(line: &str) -> Option<(bool, &str)> {
 
 /// The steps of `recording` from the client's echo of each line sent, replayed into `E`: a step
 /// starts with the burst of output that drew a new echo (the client answers Enter at once; the
-/// burst is the run of output events each within [`BURST`] of the last). An echo is new when
+/// burst is the run of output events each within `BURST` (50 ms) of the last). An echo is new when
 /// it is not one the history already held: the echoes are matched in order with the last
 /// ones seen (a longest common subsequence), so a clear and repaint (`/redraw`) that draws the
 /// same echoes again starts nothing, and the same question asked again does.
@@ -319,7 +324,10 @@ pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
             burst = i;
         }
         last_output = timed.time;
-        if !(data.contains('●') || data.contains('⚙')) {
+        // An echo this event drew is on the screen now: only then is the history read.
+        if !(data.contains('●') || data.contains('⚙'))
+            || !screen.viewport_rows().iter().any(|r| echo(r).is_some())
+        {
             continue;
         }
         let found: Vec<(bool, String)> = screen
