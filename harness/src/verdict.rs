@@ -200,21 +200,10 @@ impl Basis {
         said: Option<&Said>,
         rules: &Rules,
     ) -> Check {
-        // A recap view's own allowances (a saved recording's, `views/recorded.rs`) add to what
-        // the recap's display settings keep off it.
-        let merged: Vec<usize>;
-        let optional = if !rules.recap {
-            &rules.optional
-        } else if rules.optional.is_empty() {
+        let optional = if rules.recap {
             &self.optional
         } else {
-            merged = self
-                .optional
-                .iter()
-                .chain(&rules.optional)
-                .copied()
-                .collect();
-            &merged
+            &rules.optional
         };
         oracle::check_prepared(
             at,

@@ -109,11 +109,6 @@ pub struct Before {
     pub uids: HashSet<String>,
     /// The rows of the messages taken back by then.
     pub taken_back_rows: HashSet<i64>,
-    /// On a saved recording ([`recorded`]), the rows made by then and not taken back: a message
-    /// without uids was there when one of its rows is one of them (a 0.19 compaction's later
-    /// copy is the row it shows in the final database). `None` on a live screen, where the row
-    /// it shows decides.
-    pub made: Option<HashSet<i64>>,
 }
 
 impl Before {
@@ -128,7 +123,6 @@ impl Before {
                 .flat_map(|b| &b.expected.taken_back)
                 .flat_map(|t| t.rows.iter().map(|r| r.id))
                 .collect(),
-            made: None,
         })
     }
 
@@ -139,10 +133,7 @@ impl Before {
     /// new.
     fn holds(&self, message: &LogicalMessage) -> bool {
         if message.rows.iter().all(|r| r.message_uid.is_none()) {
-            return match &self.made {
-                Some(made) => message.rows.iter().any(|r| made.contains(&r.id)),
-                None => message.shown <= self.max_row_id,
-            };
+            return message.shown <= self.max_row_id;
         }
         message
             .rows

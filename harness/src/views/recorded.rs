@@ -324,10 +324,9 @@ pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
             burst = i;
         }
         last_output = timed.time;
-        // An echo this event drew is on the screen now: only then is the history read.
-        if !(data.contains('●') || data.contains('⚙'))
-            || !screen.viewport_rows().iter().any(|r| echo(r).is_some())
-        {
+        // An echo this event drew starts a line, and is on the screen now: only then is the
+        // history read.
+        if !may_echo(data) || !screen.viewport_rows().iter().any(|r| echo(r).is_some()) {
             continue;
         }
         let found: Vec<(bool, String)> = screen
@@ -348,6 +347,23 @@ pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
         known = found;
     }
     (steps, screen)
+}
+
+/// Whether output `data` may draw an echo: a `⚙`, or a `●` with nothing but escape sequences
+/// and blanks between it and the start of the data or of a line (a recap panel's `│ ● You:` and
+/// a `●` within a line are not).
+fn may_echo(data: &str) -> bool {
+    use std::sync::OnceLock;
+    static TAIL: OnceLock<regex::Regex> = OnceLock::new();
+    let tail = TAIL.get_or_init(|| {
+        regex::Regex::new(r"(?:\x1b\[[0-9;?]*[ -/]*[@-~]|[ \t])*\z").expect("valid regex")
+    });
+    data.contains('⚙')
+        || data.match_indices('●').any(|(at, _)| {
+            let before = &data[..at];
+            let start = tail.find(before).map_or(at, |m| m.start());
+            matches!(before[..start].chars().last(), None | Some('\n' | '\r'))
+        })
 }
 
 /// How close output events follow each other within one burst (the client's answer to a key).
@@ -487,7 +503,6 @@ fn before_at(stamps: &[Stamp], at: f64) -> Before {
             .filter_map(|s| s.message_uid.clone())
             .collect(),
         taken_back_rows: HashSet::new(),
-        made: None,
     }
 }
 
@@ -685,21 +700,6 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     // The step that took each rewound row back; `None` when it was taken back before the
     // recording, `usize::MAX` after it.
     let rewound = taken_back_by(&steps, &befores, &stamps);
-    // The rows made and not taken back by each step (what a message without uids is held by).
-    for (s, before) in befores.iter_mut().enumerate() {
-        let gone: HashSet<i64> = rewound
-            .iter()
-            .filter(|(_, at)| at.is_none_or(|a| a < s))
-            .map(|(id, _)| *id)
-            .collect();
-        before.made = Some(
-            stamps
-                .iter()
-                .map(|r| r.id)
-                .filter(|id| *id <= before.max_row_id && !gone.contains(id))
-                .collect(),
-        );
-    }
     // Each view's basis: the database as it was when the view ended — without the rows made
     // after, and with the rows taken back after, or superseded only by copies made after, live
     // again (`None`: no session held a message yet).
