@@ -1,6 +1,7 @@
 //! Benchmarks at scale (issue 15): a 1,000,000-word check end to end against bare vt100 parsing of
 //! the same bytes, the display projection of a 100,000-message conversation with 50 compactions,
-//! and `inspect` of one very large message.
+//! a live recording cut into views against the same judged whole, and `inspect` of one very
+//! large message.
 //!
 //! `cargo bench -p hermes-e2e --bench scale` (≈ 3 minutes). The inputs are generated here, in the
 //! test tree, deterministically: a conversation of 10,000 messages of 100 words in the 0.22 schema
@@ -183,6 +184,96 @@ fn hundred_thousand_messages(c: &mut Criterion) {
     g.finish();
 }
 
+/// `check --cast` of a live recording of 200 turns (400 messages of 100 words) with its input
+/// events: 201 views, each judged against the database as of its end (a copy and a projection
+/// each), against the same recording judged whole.
+fn live_recording_views(c: &mut Criterion) {
+    const TURNS: usize = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let mut words = Words(0x51ed_270b_1f6c_9e33);
+    let texts: Vec<String> = (0..2 * TURNS).map(|_| words.text(100)).collect();
+    // Turn `t` is sent at 1 + t seconds; its question is made 10 ms later, its reply 100 ms.
+    let db = dir.path().join("state.db");
+    {
+        let mut conn = Connection::open(&db).unwrap();
+        conn.execute_batch(SCHEMA_0_22).unwrap();
+        conn.execute(
+            "INSERT INTO sessions (id, source, started_at) VALUES ('s1', 'cli', 1000.0)",
+            [],
+        )
+        .unwrap();
+        let tx = conn.transaction().unwrap();
+        for (i, t) in texts.iter().enumerate() {
+            let (role, at) = if i % 2 == 0 {
+                ("user", 0.01)
+            } else {
+                ("assistant", 0.1)
+            };
+            tx.execute(
+                "INSERT INTO messages (session_id, role, content, timestamp, active, message_uid) \
+                 VALUES ('s1', ?1, ?2, ?3, 1, ?4)",
+                rusqlite::params![role, t, 1001.0 + (i / 2) as f64 + at, format!("uid{i}")],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let recording = dir.path().join("live.cast");
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&recording).unwrap());
+        writeln!(
+            f,
+            r#"{{"version": 2, "width": 200, "height": 50, "timestamp": 1000}}"#
+        )
+        .unwrap();
+        for (t, pair) in texts.chunks(2).enumerate() {
+            let sent = 1.0 + t as f64;
+            let events = [
+                (sent - 0.2, "i", pair[0].clone()),
+                (sent, "i", "\r".to_owned()),
+                (sent + 0.01, "o", format!("● {}\r\n", pair[0])),
+                (sent + 0.1, "o", format!("{}\r\n", pair[1])),
+            ];
+            for (at, kind, data) in events {
+                writeln!(f, "{}", serde_json::json!([at, kind, data])).unwrap();
+            }
+        }
+    }
+    let judge = |cut: bool| {
+        let store = Store::open(&db).unwrap();
+        let read = cast::Recording::read(&recording).unwrap();
+        let (steps, _) = recorded::steps::<Screen>(&read);
+        let basis = || Basis::read(&store, Session::Latest, Surface::default()).unwrap();
+        if cut {
+            let got = recorded::judge::<Screen, hermes_e2e::store::StoreError>(
+                &read,
+                steps,
+                &store,
+                // No basis before the first message is stored.
+                |s| Ok(Basis::read(s, Session::Latest, Surface::default()).ok()),
+            )
+            .unwrap();
+            assert_eq!(got.views.len(), TURNS + 1);
+            black_box(got.views.len())
+        } else {
+            let mut screen: Screen = read.screen();
+            read.play(&mut screen, 0..read.events.len());
+            black_box(basis().check("bench", &screen.transcript(), None));
+            0
+        }
+    };
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(TURNS as u64));
+    g.bench_function("check_cast_live_200_turns_views", |b| {
+        b.iter(|| judge(true))
+    });
+    g.bench_function("check_cast_live_200_turns_whole", |b| {
+        b.iter(|| judge(false))
+    });
+    g.finish();
+}
+
 /// `inspect` of a database holding one message of `HERMES_E2E_BENCH_MESSAGE_MB` MB.
 fn one_large_message(c: &mut Criterion) {
     let mb: usize = std::env::var("HERMES_E2E_BENCH_MESSAGE_MB")
@@ -217,6 +308,7 @@ fn one_large_message(c: &mut Criterion) {
 criterion_group!(
     benches,
     million_words,
+    live_recording_views,
     hundred_thousand_messages,
     one_large_message
 );

@@ -316,7 +316,9 @@ fn the_clock_is_set_by_the_smallest_lag_from_a_send_to_its_user_row() {
 
 #[test]
 fn an_echo_starts_a_line_and_a_recap_label_does_not() {
-    assert!(may_echo("\u{1b}[?2004l\u{1b}[0 q\u{1b}[0m\u{1b}[0;38;5;214;1m●\u{1b}[0m hi"));
+    assert!(may_echo(
+        "\u{1b}[?2004l\u{1b}[0 q\u{1b}[0m\u{1b}[0;38;5;214;1m●\u{1b}[0m hi"
+    ));
     assert!(may_echo("reply\r\n● hi"));
     assert!(may_echo("⚙\u{fe0f}  /compress"));
     assert!(!may_echo("│   ● You: hi"));
