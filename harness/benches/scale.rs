@@ -66,8 +66,13 @@ impl Words {
 }
 
 /// A database of one session with `messages` messages of `words` words, alternating user and
-/// assistant, in the 0.22 schema.
+/// assistant, in the 0.22 schema; message `i` made at `1000 + i` seconds.
 fn conversation_db(path: &Path, texts: &[String]) {
+    conversation_db_at(path, texts, |i| 1000.0 + i as f64);
+}
+
+/// [`conversation_db`] with message `i` made at `made(i)`.
+fn conversation_db_at(path: &Path, texts: &[String], made: impl Fn(usize) -> f64) {
     let mut db = Connection::open(path).unwrap();
     db.execute_batch(SCHEMA_0_22).unwrap();
     db.execute(
@@ -81,7 +86,7 @@ fn conversation_db(path: &Path, texts: &[String]) {
         tx.execute(
             "INSERT INTO messages (session_id, role, content, timestamp, active, message_uid) \
              VALUES ('s1', ?1, ?2, ?3, 1, ?4)",
-            rusqlite::params![role, t, 1000.0 + i as f64, format!("uid{i}")],
+            rusqlite::params![role, t, made(i), format!("uid{i}")],
         )
         .unwrap();
     }
@@ -194,30 +199,9 @@ fn live_recording_views(c: &mut Criterion) {
     let texts: Vec<String> = (0..2 * TURNS).map(|_| words.text(100)).collect();
     // Turn `t` is sent at 1 + t seconds; its question is made 10 ms later, its reply 100 ms.
     let db = dir.path().join("state.db");
-    {
-        let mut conn = Connection::open(&db).unwrap();
-        conn.execute_batch(SCHEMA_0_22).unwrap();
-        conn.execute(
-            "INSERT INTO sessions (id, source, started_at) VALUES ('s1', 'cli', 1000.0)",
-            [],
-        )
-        .unwrap();
-        let tx = conn.transaction().unwrap();
-        for (i, t) in texts.iter().enumerate() {
-            let (role, at) = if i % 2 == 0 {
-                ("user", 0.01)
-            } else {
-                ("assistant", 0.1)
-            };
-            tx.execute(
-                "INSERT INTO messages (session_id, role, content, timestamp, active, message_uid) \
-                 VALUES ('s1', ?1, ?2, ?3, 1, ?4)",
-                rusqlite::params![role, t, 1001.0 + (i / 2) as f64 + at, format!("uid{i}")],
-            )
-            .unwrap();
-        }
-        tx.commit().unwrap();
-    }
+    conversation_db_at(&db, &texts, |i| {
+        1001.0 + (i / 2) as f64 + if i % 2 == 0 { 0.01 } else { 0.1 }
+    });
     let recording = dir.path().join("live.cast");
     {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&recording).unwrap());

@@ -325,6 +325,13 @@ fn optional_range<S: serde::Serializer>(
     }
 }
 
+/// The name a report gives a `say` of `text`: its first six words (`say "What did a …"`).
+pub fn say_name(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let cut = if words.len() > 6 { " …" } else { "" };
+    format!("say \"{}{cut}\"", words[..words.len().min(6)].join(" "))
+}
+
 /// The lines of `transcript` from `start` on (a view's part of the screen).
 pub fn slice(transcript: &Transcript, start: usize) -> Transcript {
     Transcript {

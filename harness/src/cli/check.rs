@@ -197,14 +197,19 @@ pub fn check(args: &CheckArgs) -> Outcome {
     });
     let replayed = replayed?;
     let (store, basis) = read?;
-    let basis = match &args.config {
+    // The display settings the client's resume recap was drawn under, when given.
+    let recap = match &args.config {
         Some(path) => {
             let version = version_of(&store);
-            let settings = DisplaySettings::from_config_yaml(path, version)?;
-            basis.with_recap(&settings, version)
+            Some((DisplaySettings::from_config_yaml(path, version)?, version))
         }
+        None => None,
+    };
+    let with_recap = |basis: Basis| match &recap {
+        Some((settings, version)) => basis.with_recap(settings, *version),
         None => basis,
     };
+    let basis = with_recap(basis);
     let at = args.cast.display().to_string();
     // A view's database: the session checked once it holds rows of its own (before that, the
     // newest one with messages: the parent a rotation copies), with the recap's settings;
@@ -221,13 +226,7 @@ pub fn check(args: &CheckArgs) -> Outcome {
             Err(verdict::Error::NoSessionWithMessages { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        Ok(Some(match &args.config {
-            Some(path) => {
-                let version = version_of(store);
-                b.with_recap(&DisplaySettings::from_config_yaml(path, version)?, version)
-            }
-            None => b,
-        }))
+        Ok(Some(with_recap(b)))
     };
     let (recording, steps) = (&replayed.recording, replayed.steps);
     let recorded = match args.terminal {

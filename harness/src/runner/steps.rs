@@ -631,12 +631,7 @@ fn view_of(step: &Step) -> Option<(ViewKind, String)> {
                 named.collect::<Vec<_>>().join(" "),
             ))
         }
-        Action::Say { text, .. } => {
-            let words: Vec<&str> = text.split_whitespace().collect();
-            let cut = if words.len() > 6 { " …" } else { "" };
-            let quoted = words[..words.len().min(6)].join(" ");
-            Some((ViewKind::Exchange, format!("say \"{quoted}{cut}\"")))
-        }
+        Action::Say { text, .. } => Some((ViewKind::Exchange, views::say_name(text))),
         Action::Command { text, .. } => Some((ViewKind::of_command(text), text.clone())),
         Action::Resume(id) => Some((ViewKind::Recap, format!("/resume {id}"))),
         Action::Resize { rows, cols } => {

@@ -37,7 +37,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{judge_by, next_start, unjudged, Before, Erased, Judged, Rules, ViewKind};
+use super::{judge_by, next_start, say_name, unjudged, Before, Erased, Judged, Rules, ViewKind};
 use crate::store::{Stamp, Store, StoreError};
 use crate::terminal::cast::{Event, Recording};
 use crate::terminal::{Emulator, Size, Transcript};
@@ -124,13 +124,6 @@ impl Recorded {
     }
 }
 
-/// The name a report gives a `say` of `text`: its first six words.
-pub fn say_name(text: &str) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let cut = if words.len() > 6 { " …" } else { "" };
-    format!("say \"{}{cut}\"", words[..words.len().min(6)].join(" "))
-}
-
 /// A line of input the user sent: a step.
 fn step_of_line(text: &str, event: usize, sent: f64) -> Step {
     let text = text.trim();
@@ -172,8 +165,8 @@ fn resize(size: Size, event: usize, sent: f64) -> Step {
     }
 }
 
-/// The launch's step: a recap when the header's command resumes, else a start (refined from the
-/// screen by [`launch_kind`]).
+/// The launch's step: a recap when the header's command resumes, else a start (a recap when the
+/// client drew its resume notice, [`judge`] finds).
 fn launch(recording: &Recording) -> Step {
     let kind = recording.command.as_deref().map_or(ViewKind::Start, |c| {
         let args: Vec<String> = c.split_whitespace().map(str::to_owned).collect();
@@ -370,7 +363,18 @@ fn may_echo(data: &str) -> bool {
 const BURST: f64 = 0.05;
 
 /// The items of `now` that a longest common subsequence with `before` leaves unmatched, in order.
+/// The common head and tail are matched first (an echo added at the end leaves one item to
+/// compare), so the table is as large as the part that changed.
 fn unmatched<T: PartialEq + Clone>(before: &[T], now: &[T]) -> Vec<T> {
+    let head = before.iter().zip(now).take_while(|(a, b)| a == b).count();
+    let (before, now) = (&before[head..], &now[head..]);
+    let tail = before
+        .iter()
+        .rev()
+        .zip(now.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (before, now) = (&before[..before.len() - tail], &now[..now.len() - tail]);
     let (n, m) = (before.len(), now.len());
     // lcs[a][b]: the longest common subsequence of before[a..] and now[b..].
     let mut lcs = vec![vec![0usize; m + 1]; n + 1];
