@@ -701,35 +701,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         .map(|s| before_at(&stamps, offset + s.sent))
         .collect();
     befores.push(before_at(&stamps, f64::INFINITY));
-    // The step that took each rewound row back; `None` when it was taken back before the
-    // recording, `usize::MAX` after it.
-    let rewound = taken_back_by(&steps, &befores, &stamps);
-    // Each view's basis: the database as it was when the view ended — without the rows made
-    // after, and with the rows taken back after, or superseded only by copies made after, live
-    // again (`None`: no session held a message yet).
-    let first_copy = first_copies(&stamps);
-    let mut bases: Vec<Option<Rc<Basis>>> = Vec::new();
-    for i in 0..steps.len() {
-        let max = befores[i + 1].max_row_id;
-        if i > 0 && max == befores[i].max_row_id && !takes_back(&steps[i]) {
-            // Nothing was made or taken back during this view: the database as the last left it.
-            let last = bases.last().cloned().flatten();
-            bases.push(last);
-            continue;
-        }
-        let live: Vec<i64> = stamps
-            .iter()
-            .filter(|r| r.id <= max && !r.active && !r.compacted)
-            .filter(
-                |r| match rewound.binary_search_by_key(&r.id, |(id, _)| *id) {
-                    Ok(x) => rewound[x].1.is_some_and(|at| at > i),
-                    Err(_) => first_copy.get(&r.id).is_some_and(|&copy| copy > max),
-                },
-            )
-            .map(|r| r.id)
-            .collect();
-        bases.push(read(&store.as_of(max, &live)?)?.map(Rc::new));
-    }
+    let bases = databases(&steps, &befores, &stamps, store, &read)?;
     // What was taken back when each step was sent: what the view before it showed taken back.
     for (s, before) in befores.iter_mut().enumerate() {
         before.taken_back_rows = bases[s.saturating_sub(1).min(bases.len() - 1)]
@@ -814,6 +786,43 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         views: judged,
         whole_because: None,
     })
+}
+
+/// Each view's basis: the database as it was when the view ended — without the rows made
+/// after, and with the rows taken back after (`taken_back_by`), or superseded only by copies made
+/// after, live again; read by `read` (`None`: no session held a message yet). A view during
+/// which nothing was made or taken back shares the one before it.
+fn databases<Er: From<StoreError>>(
+    steps: &[Step],
+    befores: &[Before],
+    stamps: &[Stamp],
+    store: &Store,
+    read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
+) -> Result<Vec<Option<Rc<Basis>>>, Er> {
+    let rewound = taken_back_by(steps, befores, stamps);
+    let first_copy = first_copies(stamps);
+    let mut bases: Vec<Option<Rc<Basis>>> = Vec::new();
+    for i in 0..steps.len() {
+        let max = befores[i + 1].max_row_id;
+        if i > 0 && max == befores[i].max_row_id && !takes_back(&steps[i]) {
+            let last = bases.last().cloned().flatten();
+            bases.push(last);
+            continue;
+        }
+        let live: Vec<i64> = stamps
+            .iter()
+            .filter(|r| r.id <= max && !r.active && !r.compacted)
+            .filter(
+                |r| match rewound.binary_search_by_key(&r.id, |(id, _)| *id) {
+                    Ok(x) => rewound[x].1.is_some_and(|at| at > i),
+                    Err(_) => first_copy.get(&r.id).is_some_and(|&copy| copy > max),
+                },
+            )
+            .map(|r| r.id)
+            .collect();
+        bases.push(read(&store.as_of(max, &live)?)?.map(Rc::new));
+    }
+    Ok(bases)
 }
 
 /// A view whose lines are drawn, waiting for the next view's start.
