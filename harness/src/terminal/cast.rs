@@ -4,7 +4,8 @@
 //! one named after each `check` step, so a replay can stop where the check read the screen).
 //!
 //! The driver writes one per client process with [`Writer`] (`asciinema play` replays it);
-//! [`replay`] feeds one back into a [`Screen`] (`check --cast`, the fixtures, the benchmarks).
+//! [`Recording::read`] reads one whole, events and all (`check --cast` cuts it into views at its
+//! input events), and [`replay`] feeds one back into a [`Screen`] (the fixtures, the benchmarks).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -154,7 +155,7 @@ pub enum Event {
     Resize(Size),
     /// A marker (`m`), with its label.
     Marker(String),
-    /// An event of a kind this harness does not read (kept so that event indexes match lines).
+    /// An event of a kind this harness does not read.
     Other,
 }
 
