@@ -325,3 +325,103 @@ fn an_echo_starts_a_line_and_a_recap_label_does_not() {
     assert!(!may_echo("a bullet ● within a line"));
     assert!(!may_echo("no echo"));
 }
+
+/// A recording of a live session and its final database (a test double of the client: rows and
+/// output written here): two questions, then `/retry` of the second, which the fake reply
+/// answers with the same words. With `twice`, the `/retry`'s reply is drawn twice.
+fn retried(twice: bool) -> (Recording, crate::store::testdb::TestDb) {
+    use crate::store::testdb::{Msg, TestDb};
+    use crate::store::Schema;
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("s1", None, 1000.0, None);
+    let a1 = "A keeper trimmed the wick and polished the lens every morning before breakfast";
+    let a2 = "The logbooks and the lamp changer are what the exhibit should show first";
+    let rows = [
+        ("user", "What did a keeper do?", 1001.11, 1, "u1"),
+        ("assistant", a1, 1001.2, 1, "r1"),
+        ("user", "Which records should it show?", 1002.11, 0, "u2"),
+        ("assistant", a2, 1002.2, 0, "r2"),
+        ("user", "Which records should it show?", 1003.11, 1, "u3"),
+        ("assistant", a2, 1003.2, 1, "r3"),
+    ];
+    for (role, text, ts, active, uid) in rows {
+        let mut m = Msg::new("s1", role, text);
+        m.ts = Some(ts);
+        m.active = active;
+        m.uid = Some(uid.to_owned());
+        db.msg(&m);
+    }
+    let reply = |text: &str| output(&format!("\r\n{text}\r\n\r\n"));
+    let mut events = vec![
+        (0.1, output("Welcome to Hermes Agent!\r\n")),
+        (1.0, input("What did a keeper do?")),
+        (1.1, input("\r")),
+        (1.105, output("● What did a keeper do?\r\n")),
+        (1.2, reply(a1)),
+        (2.0, input("Which records should it show?")),
+        (2.1, input("\r")),
+        (2.105, output("● Which records should it show?\r\n")),
+        (2.2, reply(a2)),
+        (3.0, input("/retry")),
+        (3.1, input("\r")),
+        (
+            3.105,
+            output("⚙\u{fe0f}  /retry\r\n● Which records should it show?\r\n"),
+        ),
+        (3.2, reply(a2)),
+    ];
+    if twice {
+        events.push((3.3, reply(a2)));
+    }
+    (recording(None, events), db)
+}
+
+/// The recording of [`retried`] judged as views against its database: (cut, each view's
+/// findings).
+fn judged(
+    recording: &Recording,
+    db: &crate::store::testdb::TestDb,
+) -> (Cut, Vec<crate::oracle::Findings>) {
+    use crate::verdict::Session;
+    let store = db.open();
+    let (steps, _) = steps::<Screen>(recording);
+    let got = judge::<Screen, StoreError>(recording, steps, &store, |s| {
+        Ok(Basis::read(s, Session::Latest, crate::display::Surface::default()).ok())
+    })
+    .unwrap();
+    (
+        got.cut,
+        got.views.iter().map(|v| v.check.findings).collect(),
+    )
+}
+
+#[test]
+fn an_exchange_drawn_before_a_retry_is_not_a_repeat_and_a_reply_drawn_twice_is() {
+    let (rec, db) = retried(false);
+    // Judged whole, the exchange the user retried reads as drawn twice.
+    let store = db.open();
+    let basis = Basis::read(
+        &store,
+        crate::verdict::Session::Latest,
+        crate::display::Surface::default(),
+    )
+    .unwrap();
+    let mut screen: Screen = rec.screen();
+    rec.play(&mut screen, 0..rec.events.len());
+    let whole = basis.check("whole", &screen.transcript(), None);
+    assert!(whole.findings.words_rendered_more_than_once > 0);
+    // As views — the launch, two exchanges and the retry — nothing is wrong: the earlier view
+    // drew the rows the retry took back while they were live.
+    let none = crate::oracle::Findings::default();
+    assert_eq!(judged(&rec, &db), (Cut::InputEvents, vec![none; 4]));
+    // The retry's reply drawn twice is found in the retry's view, at its size (13 words).
+    let (rec, db) = retried(true);
+    let twice = crate::oracle::Findings {
+        words_rendered_more_than_once: 13,
+        ..none
+    };
+    assert_eq!(
+        judged(&rec, &db),
+        (Cut::InputEvents, vec![none, none, none, twice])
+    );
+}
