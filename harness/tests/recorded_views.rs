@@ -3,7 +3,7 @@
 //! give the numbers of that process's last live check — cut at the recording's input events, and
 //! cut at the client's echo once the input events are taken out. The scenarios: `/retry` before
 //! and after rotating `/compress` and after `--resume`; `/undo` and the question asked again;
-//! `/queue` while a reply streams; `/redraw` (a clear and repaint). About 45 s.
+//! `/queue` while a reply streams; `/redraw` (a clear and repaint). About 55 s.
 
 use std::path::Path;
 use std::process::Command;
