@@ -208,6 +208,59 @@ pub fn copy_database(from: &Path, to: &Path) -> Result<bool, StoreError> {
     Ok(has_sibling)
 }
 
+/// Writes `to`: one self-contained SQLite file holding everything a reader of `from` sees,
+/// the rows still only in its write-ahead log (`-wal`) or hot journal included, in rollback
+/// (`DELETE`) journal mode so it opens read-only with no siblings beside it.
+///
+/// Every database the harness hands to a person is written this way (the run's kept
+/// `state.db`, a `record` fixture, a `minimize` fixture, a `check` report's copy): a file copy
+/// of the main file alone loses what the client has not checkpointed — the 0.19 Ink TUI keeps
+/// every row in the WAL while it runs. `from` and its siblings are copied to a private
+/// directory first and replayed there (SQLite's recovery writes), so the client's own files are
+/// only ever read; the copy is then written out with the online-backup API. An existing `to`
+/// and its siblings are replaced. Errors name the file that failed.
+pub fn snapshot_database(from: &Path, to: &Path) -> Result<(), StoreError> {
+    let io_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StoreError::Io { path, source }
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("hermes-e2e-snapshot-")
+        .tempdir()
+        .map_err(io_err(from))?;
+    let copy = dir.path().join("state.db");
+    copy_database(from, &copy)?;
+    let source =
+        open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| sqlite_err(from, &e))?;
+    for path in std::iter::once(to.to_path_buf()).chain(SIBLING_SUFFIXES.iter().map(|s| {
+        let mut p = to.as_os_str().to_owned();
+        p.push(s);
+        PathBuf::from(p)
+    })) {
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(&path)(e)),
+        }
+    }
+    let mut dest = Connection::open(to).map_err(|e| sqlite_err(to, &e))?;
+    rusqlite::backup::Backup::new(&source, &mut dest)
+        .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
+        .map_err(|e| sqlite_err(from, &e))?;
+    // The backup copies page 1 as the source has it, WAL flag included: switch the copy to a
+    // rollback journal so it needs no `-wal`/`-shm` to be read.
+    let mode: String = dest
+        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
+        .map_err(|e| sqlite_err(to, &e))?;
+    if !mode.eq_ignore_ascii_case("delete") {
+        return Err(StoreError::Sqlite {
+            path: to.to_path_buf(),
+            message: format!("journal mode is `{mode}` after the snapshot; expected `delete`"),
+        });
+    }
+    dest.close().map_err(|(_, e)| sqlite_err(to, &e))
+}
+
 impl Store {
     /// Copies `path` (and `-wal`/`-shm` if present) to a private directory and opens the copy
     /// read-only; detects the schema. Errors name `path` and say what was expected.

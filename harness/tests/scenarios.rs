@@ -242,6 +242,7 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
     if !result.passed {
         return Err(failure(&result).into());
     }
+    kept_database_is_whole(&result)?;
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(snapshot_dir());
     settings.set_prepend_module_to_snapshot(false);
@@ -263,6 +264,52 @@ fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
             );
         }
     });
+    Ok(())
+}
+
+/// The run's kept `state.db` — the file a maintainer attaches to a bug report — opens read-only
+/// with nothing beside it and holds every row of the client's own database read with its
+/// write-ahead log. The 0.19 Ink TUI never checkpoints while it runs, and the TUI scenarios end
+/// with the client still running: a copy of the main file alone would hold no `messages` table.
+fn kept_database_is_whole(result: &runner::ScenarioResult) -> Result<(), Failed> {
+    use rusqlite::{Connection, OpenFlags};
+    const ROWS: &str = "SELECT id, session_id, role, content FROM messages ORDER BY id";
+    type Rows = Vec<(i64, String, String, Option<String>)>;
+    fn rows(conn: &Connection) -> rusqlite::Result<Rows> {
+        let mut stmt = conn.prepare(ROWS)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+        rows.collect()
+    }
+    let kept = result.kept.join("state.db");
+    let client_db = result.kept.join("home").join("state.db");
+    if !client_db.is_file() {
+        return Ok(()); // the client never made its database (a launch that failed by design)
+    }
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let sibling = result.kept.join(format!("state.db{suffix}"));
+        if sibling.exists() {
+            return Err(format!("`{}` is kept beside the snapshot", sibling.display()).into());
+        }
+    }
+    let read_kept = Connection::open_with_flags(&kept, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| rows(&c))
+        .map_err(|e| format!("the kept `{}` does not read alone: {e}", kept.display()))?;
+    // The client's database as SQLite reads it, its WAL replayed: from a private copy.
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let copy = dir.path().join("state.db");
+    hermes_e2e::store::copy_database(&client_db, &copy).map_err(|e| e.to_string())?;
+    let read_client = Connection::open(&copy)
+        .and_then(|c| rows(&c))
+        .map_err(|e| format!("`{}`: {e}", client_db.display()))?;
+    if read_kept != read_client {
+        return Err(format!(
+            "the kept `{}` holds {} messages, the client's database with its WAL {}",
+            kept.display(),
+            read_kept.len(),
+            read_client.len()
+        )
+        .into());
+    }
     Ok(())
 }
 

@@ -375,7 +375,7 @@ fn write_report(
         path: cast.clone(),
         source,
     })?;
-    store::copy_database(&args.db, &kept.path().join("state.db"))?;
+    store::snapshot_database(&args.db, &kept.path().join("state.db"))?;
     let mut scenario = ScenarioResult::new(
         format!("check {}", args.cast.display()),
         args.cast.clone(),

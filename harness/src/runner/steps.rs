@@ -605,7 +605,8 @@ impl<'a> Run<'a> {
     }
 
     /// Stops the client and keeps what a maintainer needs to look at a failure without
-    /// rerunning: the provider log and a copy of `state.db`.
+    /// rerunning: the provider log and a snapshot of `state.db` with what its write-ahead log
+    /// holds ([`crate::store::snapshot_database`]: one file that opens without siblings).
     fn keep(mut self) -> Result<(), Error> {
         drop(self.driver.take());
         let log = self.dir.join("provider.jsonl");
@@ -613,8 +614,7 @@ impl<'a> Run<'a> {
         logged.map_err(|source| Error::Write { path: log, source })?;
         let db = self.home.join("state.db");
         if db.is_file() {
-            let copied = std::fs::copy(&db, self.dir.join("state.db"));
-            copied.map_err(|source| Error::Copy { path: db, source })?;
+            crate::store::snapshot_database(&db, &self.dir.join("state.db"))?;
         }
         Ok(())
     }

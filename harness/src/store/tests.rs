@@ -399,3 +399,74 @@ fn rows_are_ordered_by_id_across_sessions_and_chunks() {
     assert!(rows.windows(2).all(|w| w[0].id < w[1].id));
     assert!(store.rows(&[]).unwrap().is_empty());
 }
+
+#[test]
+fn snapshot_keeps_what_only_the_wal_holds_and_needs_no_siblings() {
+    // As the 0.19 Ink TUI leaves it while running: the schema and every row only in the `-wal`,
+    // the main file a bare header. A file copy of the main file alone has no `messages` table.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("state.db");
+    let c = Connection::open(&p).unwrap();
+    c.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0;").unwrap();
+    c.execute_batch(testdb::SCHEMA_0_22).unwrap();
+    c.execute(
+        "INSERT INTO sessions (id, source, started_at) VALUES ('w', 'cli', 5.0)",
+        [],
+    )
+    .unwrap();
+    for i in 0..6 {
+        c.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('w', 'user', ?1, ?2)",
+            rusqlite::params![format!("row {i}"), 6.0 + f64::from(i)],
+        )
+        .unwrap();
+    }
+    let wal = dir.path().join("state.db-wal");
+    let shm = dir.path().join("state.db-shm");
+    let before = [&p, &wal, &shm].map(|f| file_bytes(f));
+
+    let out = tempfile::tempdir().unwrap();
+    let kept = out.path().join("state.db");
+    std::fs::write(&kept, b"an older kept file, replaced").unwrap();
+    snapshot_database(&p, &kept).unwrap();
+
+    // The client's files are only read, the writer still holding them.
+    assert_eq!([&p, &wal, &shm].map(|f| file_bytes(f)), before);
+    // One file, rollback journal (header bytes 18 and 19 are 1), nothing beside it.
+    let bytes = file_bytes(&kept);
+    assert_eq!(&bytes[..16], SQLITE_MAGIC);
+    assert_eq!((bytes[18], bytes[19]), (1, 1));
+    let names: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["state.db"]);
+    // It opens read-only as it is, and holds every row.
+    let ro = Connection::open_with_flags(&kept, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let n: i64 = ro
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 6);
+    drop(ro);
+    assert_eq!(
+        Store::open(&kept)
+            .unwrap()
+            .rows(&["w".to_string()])
+            .unwrap()
+            .len(),
+        6
+    );
+    drop(c);
+}
+
+#[test]
+fn snapshot_of_a_file_that_is_not_sqlite_names_it() {
+    let (dir, p) = sqlite_file("state.db", "");
+    std::fs::write(&p, b"not a database at all, just some text here").unwrap();
+    let err = snapshot_database(&p, &dir.path().join("kept.db"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&p.display().to_string()), "{err}");
+}

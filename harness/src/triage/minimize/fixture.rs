@@ -27,8 +27,7 @@ pub fn write(outcome: &Outcome, repro_args: &str) -> Result<(), Error> {
         move |source| Error::Io { path, source }
     };
     std::fs::create_dir_all(dest).map_err(io(dest))?;
-    super::model::remove_database(&dest.join("state.db"));
-    crate::store::copy_database(&outcome.minimized, &dest.join("state.db"))?;
+    crate::store::snapshot_database(&outcome.minimized, &dest.join("state.db"))?;
     let mut files = vec!["PROVENANCE.md".to_owned(), "state.db".to_owned()];
     for (from, to) in CASTS {
         let from = outcome.result.kept.join(from);
