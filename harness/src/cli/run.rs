@@ -147,6 +147,22 @@ fn load_scenarios(args: &RunArgs, root: &Path) -> Result<Vec<Scenario>, Error> {
     Ok(loaded)
 }
 
+/// The flags of `args` that change a scenario before it runs (`--size`, `--ui`, `--terminal`),
+/// as the rerun line repeats them.
+fn changing_flags(args: &RunArgs) -> Vec<String> {
+    let mut flags = Vec::new();
+    if let Some(size) = args.size {
+        flags.push(format!("--size {size}"));
+    }
+    if let Some(ui) = args.ui {
+        flags.push(format!("--ui {}", ui.name()));
+    }
+    if let Some(terminal) = args.terminal {
+        flags.push(format!("--terminal {}", terminal.name()));
+    }
+    flags
+}
+
 /// Runs `loaded` on `jobs` threads and prints each verdict, in the scenarios' order, as soon as
 /// it and those before it are done; the results in that order. When stdout is closed (its
 /// reader went away) no further scenario starts; the ones running finish (their clients
@@ -197,6 +213,7 @@ fn run_all(
                     out_root: out_root.to_owned(),
                     progress: board.progress(worker),
                     expect_correct: args.expect_correct,
+                    flags: changing_flags(args),
                 };
                 let result = runner::run(s, &options);
                 board.set(worker, None);

@@ -143,7 +143,7 @@ fn a_frame_left_open_is_read_after_the_sync_timeout() {
 #[test]
 fn a_wait_done_ends_on_its_signal_or_on_quiet_output() {
     let dir = tempfile::tempdir().unwrap();
-    let has = |s: &Screen, t: &str| s.viewport_rows().iter().any(|r| r.contains(t));
+    let has = |s: &Shown<'_>, t: &str| s.viewport_rows().iter().any(|r| r.contains(t));
     // Waits for `done` after `ready`, falling back to 200 ms of quiet output.
     let wait = |script: &str| {
         let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
