@@ -92,8 +92,8 @@ mod expect;
 mod include;
 
 pub use compose::{EditKey, Line};
-pub use discover::discover;
 use discover::scenario_name;
+pub use discover::{discover, unique_names};
 use include::expand_includes;
 
 pub use during::{count_word, During, DuringAction, Key, Trigger};
@@ -144,7 +144,8 @@ pub enum ScenarioError {
 /// A validated scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    /// Test name: the path below `scenarios/` without extension, e.g. `compress/rotating_resume`.
+    /// Test name: the path below `scenarios/` without extension, e.g. `compress/rotating_resume`;
+    /// a file outside `scenarios/`: its file stem ([`unique_names`] where two collide).
     pub name: String,
     /// The file it was read from.
     pub path: PathBuf,

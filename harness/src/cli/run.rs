@@ -144,6 +144,8 @@ fn load_scenarios(args: &RunArgs, root: &Path) -> Result<Vec<Scenario>, Error> {
         }
         loaded.push(s)
     }
+    // Files outside `scenarios/` are named by their stem: two with one stem get a suffix.
+    scenario::unique_names(&mut loaded);
     Ok(loaded)
 }
 

@@ -1,5 +1,42 @@
 use super::session::on_path;
-use super::slug;
+use super::{rerun_line, slug, RunOptions};
+use crate::scenario::Scenario;
+
+#[test]
+fn the_rerun_line_repeats_every_flag_that_changed_the_run() {
+    let text = "# pins nothing\n[scenario]\nsize = { rows = 40, cols = 100 }\n\n[[step]]\nlaunch = []\n\n[[step]]\ncheck = \"end\"\nexpect = {}\n";
+    let s = Scenario::parse(
+        text,
+        std::path::Path::new("scenarios/x/y.toml"),
+        "x/y".into(),
+    )
+    .unwrap();
+    let plain = rerun_line(&s, &RunOptions::default());
+    assert_eq!(
+        plain,
+        "cargo run -p hermes-e2e -- run scenarios/x/y.toml   (or: cargo test --test scenarios -- x/y --exact)"
+    );
+    let options = RunOptions {
+        client: Some("hermes-agent==0.19.0".into()),
+        flags: vec!["--size 80x24".into(), "--terminal reflow".into()],
+        expect_correct: true,
+        ..RunOptions::default()
+    };
+    assert_eq!(
+        rerun_line(&s, &options),
+        "cargo run -p hermes-e2e -- run scenarios/x/y.toml --client hermes-agent==0.19.0 \
+         --size 80x24 --terminal reflow --expect-correct"
+    );
+    // A flag alone: no `cargo test` alternative, which would drop it.
+    let reflow = RunOptions {
+        flags: vec!["--terminal reflow".into()],
+        ..RunOptions::default()
+    };
+    assert_eq!(
+        rerun_line(&s, &reflow),
+        "cargo run -p hermes-e2e -- run scenarios/x/y.toml --terminal reflow"
+    );
+}
 
 #[test]
 fn on_path_looks_only_in_the_client_environment() {
