@@ -49,6 +49,11 @@
 //! [[step]]
 //! resize = "80x24"               # COLSxROWS: the terminal is resized mid-run
 //! [[step]]
+//! type = "unsent draft"          # typed into the composer without Enter (see `scenario/compose.rs`)
+//! # keys = ["ctrl-w"]            # optional: editing keys after the text
+//! [[step]]
+//! settle = 500                   # quiet output for 500 ms (a wait with the step's deadline)
+//! [[step]]
 //! quit = true
 //! [[step]]
 //! launch = []                    # a fresh client …
