@@ -123,8 +123,8 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
 }
 
 /// The command that reruns `scenario` as `options` ran it: every flag that changed the run
-/// (`--client`, [`RunOptions::flags`], `--expect-correct`) repeated; with none, the `cargo test`
-/// trial that runs the same file is offered too.
+/// (`--client`, [`RunOptions::flags`], `--expect-correct`) repeated; with none, for a bundled
+/// scenario (under `scenarios/`), the `cargo test` trial that runs the same file is offered too.
 pub fn rerun_line(scenario: &Scenario, options: &RunOptions) -> String {
     let mut line = format!("cargo run -p hermes-e2e -- run {}", scenario.path.display());
     if let Some(spec) = &options.client {
@@ -137,7 +137,11 @@ pub fn rerun_line(scenario: &Scenario, options: &RunOptions) -> String {
     if options.expect_correct {
         line.push_str(" --expect-correct");
     }
-    if options.client.is_none() && options.flags.is_empty() && !options.expect_correct {
+    let bundled = std::fs::canonicalize(&scenario.path)
+        .ok()
+        .zip(std::fs::canonicalize(workspace_root().join("scenarios")).ok())
+        .is_some_and(|(file, root)| file.starts_with(root));
+    if bundled && options.client.is_none() && options.flags.is_empty() && !options.expect_correct {
         line.push_str(&format!(
             "   (or: cargo test --test scenarios -- {} --exact)",
             scenario.name

@@ -11,10 +11,21 @@ fn the_rerun_line_repeats_every_flag_that_changed_the_run() {
         "x/y".into(),
     )
     .unwrap();
-    let plain = rerun_line(&s, &RunOptions::default());
+    // A file that is not under the workspace's `scenarios/` (this one does not exist): no
+    // `cargo test` trial runs it, so none is offered.
     assert_eq!(
-        plain,
-        "cargo run -p hermes-e2e -- run scenarios/x/y.toml   (or: cargo test --test scenarios -- x/y --exact)"
+        rerun_line(&s, &RunOptions::default()),
+        "cargo run -p hermes-e2e -- run scenarios/x/y.toml"
+    );
+    let bundled = super::workspace_root().join("scenarios/markdown/final_response_raw.toml");
+    let b = Scenario::parse(text, &bundled, "markdown/final_response_raw".into()).unwrap();
+    assert_eq!(
+        rerun_line(&b, &RunOptions::default()),
+        format!(
+            "cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- \
+             markdown/final_response_raw --exact)",
+            bundled.display()
+        )
     );
     let options = RunOptions {
         client: Some("hermes-agent==0.19.0".into()),
