@@ -35,7 +35,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use crate::client::profile::SETTLE;
-use crate::client::{is_idle, BeforeEnter, Ui};
+use crate::client::{composer_text, is_idle, BeforeEnter, Ui};
 use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
 use crate::terminal::{
@@ -59,8 +59,9 @@ pub struct Launch {
     pub cast: PathBuf,
     /// The interface `program` starts (what its idle prompt looks like).
     pub ui: Ui,
-    /// The emulator whose history [`Driver::transcript`] reads (both are fed; the waits, the
-    /// idle rule and the picture always read vt100's screen).
+    /// The emulator the run selected: its screen is what every wait reads ([`Shown`]) and its
+    /// history what [`Driver::transcript`] gives (both are fed; the picture and the window title
+    /// are vt100's).
     pub terminal: Terminal,
     /// The client's release, when its spec names one: which of its own signals say a step is
     /// done ([`Ui::command_settle`]). `None` (an executable path): the safe, slower waits.
@@ -150,6 +151,41 @@ pub struct Driver {
     /// The part of `waited` spent holding Enter back by the client's clock rules (see
     /// [`Driver::take_clock_rule_wait`]).
     held: Duration,
+    /// What the harness typed into the composer without Enter (a scenario's `type` step) and
+    /// left there: the idle prompt may hold exactly this ([`Driver::draft`]).
+    draft: String,
+}
+
+/// What a wait reads: the screen of the emulator the run selected ([`Launch::terminal`]) — its
+/// visible rows and its history — and the window title (vt100's: both emulators see the same
+/// title sequences).
+pub struct Shown<'a> {
+    vt100: &'a Screen,
+    reflow: &'a ReflowScreen,
+    terminal: Terminal,
+}
+
+impl Shown<'_> {
+    /// The selected emulator's visible rows, trailing blanks trimmed.
+    pub fn viewport_rows(&self) -> Vec<String> {
+        match self.terminal {
+            Terminal::Vt100 => self.vt100.viewport_rows(),
+            Terminal::Reflow => self.reflow.viewport_rows(),
+        }
+    }
+
+    /// The selected emulator's whole history, soft-wrapped rows joined.
+    pub fn history_lines(&self) -> Vec<String> {
+        match self.terminal {
+            Terminal::Vt100 => self.vt100.history_lines(),
+            Terminal::Reflow => self.reflow.history_lines(),
+        }
+    }
+
+    /// The window title the client set last.
+    pub fn title(&self) -> &str {
+        self.vt100.title()
+    }
 }
 
 /// How long a synchronized update (DEC mode 2026) may stay open before the screen is read
@@ -229,6 +265,7 @@ impl Driver {
             turn_ended: None,
             waited: Duration::ZERO,
             held: Duration::ZERO,
+            draft: String::new(),
         })
     }
 
@@ -258,9 +295,35 @@ impl Driver {
         !self.screen.in_frame() || self.last_byte.elapsed() >= SYNC_TIMEOUT
     }
 
-    /// The emulated screen.
+    /// The vt100 screen (the picture a check keeps); waits read [`Driver::shown`].
     pub fn screen(&self) -> &Screen {
         &self.screen
+    }
+
+    /// The screen of the emulator the run selected, as the waits read it.
+    pub fn shown(&self) -> Shown<'_> {
+        Shown {
+            vt100: &self.screen,
+            reflow: &self.reflow,
+            terminal: self.terminal,
+        }
+    }
+
+    /// What the harness typed into the composer without Enter and left there ("" for none).
+    pub fn draft(&self) -> &str {
+        &self.draft
+    }
+
+    /// Notes what the composer holds now that the harness typed (a `type` step): the idle
+    /// waits accept a composer holding exactly this ([`ready`]).
+    pub fn set_draft(&mut self, draft: &str) {
+        self.draft = draft.to_owned();
+    }
+
+    /// Whether the client is idle: [`is_idle`], or — after a `type` step — a classic composer
+    /// holding exactly what the harness typed.
+    pub fn idle_now(&self) -> bool {
+        ready(self.ui, &self.draft, &self.shown())
     }
 
     /// The transcript of the chosen [`Terminal`], and a note saying how the other emulator's
@@ -300,9 +363,18 @@ impl Driver {
         })
     }
 
-    /// The visible screen as text, for error messages.
+    /// The visible screen of the selected emulator as text, for error messages: a first line
+    /// names the emulator and says what the composer holds (and what the harness typed into
+    /// it, if anything), then the rows.
     pub fn screen_text(&self) -> String {
-        self.screen.viewport_rows().join("\n")
+        let shown = self.shown();
+        let rows = shown.viewport_rows();
+        format!(
+            "[{} terminal; {}]\n{}",
+            self.terminal.name(),
+            composer_note(self.ui, &rows, &self.draft),
+            rows.join("\n")
+        )
     }
 
     /// Waits up to `timeout` for output, then reads everything available into the screen and the
@@ -433,7 +505,7 @@ impl Driver {
         &mut self,
         what: &str,
         deadline: Duration,
-        mut cond: impl FnMut(&Screen) -> bool,
+        mut cond: impl FnMut(&Shown<'_>) -> bool,
     ) -> Result<(), DriverError> {
         self.wait_until_printed(what, deadline, self.printed_mark(), |s, _| cond(s))
     }
@@ -445,7 +517,7 @@ impl Driver {
         what: &str,
         deadline: Duration,
         mark: usize,
-        mut cond: impl FnMut(&Screen, &str) -> bool,
+        mut cond: impl FnMut(&Shown<'_>, &str) -> bool,
     ) -> Result<(), DriverError> {
         self.wait_look(what, deadline, mark, Duration::MAX, |s, printed| {
             if cond(s, printed) {
@@ -465,8 +537,8 @@ impl Driver {
         what: &str,
         deadline: Duration,
         quiet: Duration,
-        mut ready: impl FnMut(&Screen) -> bool,
-        mut done: impl FnMut(&Screen) -> bool,
+        mut ready: impl FnMut(&Shown<'_>) -> bool,
+        mut done: impl FnMut(&Shown<'_>) -> bool,
     ) -> Result<Ending, DriverError> {
         self.wait_look(what, deadline, self.printed_mark(), quiet, |s, _| {
             if !ready(s) {
@@ -490,12 +562,12 @@ impl Driver {
         deadline: Duration,
         mark: usize,
         quiet: Duration,
-        mut look: impl FnMut(&Screen, &str) -> Look,
+        mut look: impl FnMut(&Shown<'_>, &str) -> Look,
     ) -> Result<Ending, DriverError> {
         let start = Instant::now();
         loop {
             let seen = if self.frame_complete() {
-                look(&self.screen, self.printed.since(mark))
+                look(&self.shown(), self.printed.since(mark))
             } else {
                 Look::No
             };
@@ -526,7 +598,7 @@ impl Driver {
             }
             if !self.pump(slice)? {
                 // The client closed the PTY: what it drew last decides.
-                if look(&self.screen, self.printed.since(mark)) == Look::Done {
+                if look(&self.shown(), self.printed.since(mark)) == Look::Done {
                     self.charge_wait(start);
                     return Ok(Ending::Signal);
                 }
@@ -540,19 +612,34 @@ impl Driver {
         }
     }
 
-    /// Waits until the prompt is idle and `text` (compared without whitespace, punctuation or
-    /// box-drawing, so wrapping and panels don't matter) is visible.
-    pub fn wait_idle_with(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
-        let needle = squash(text);
-        let what = if needle.is_empty() {
+    /// What an idle wait waits for, as its timeout says it: the idle prompt, with what the
+    /// harness typed into the composer if anything.
+    pub fn idle_what(&self) -> String {
+        if self.draft.is_empty() {
             "the idle prompt".to_owned()
         } else {
-            format!("the idle prompt with `{}` on screen", excerpt(text))
+            format!(
+                "the idle prompt with the composer holding exactly `{}` (typed by the harness, \
+                 not sent)",
+                excerpt(&self.draft)
+            )
+        }
+    }
+
+    /// Waits until the prompt is idle ([`ready`]: holding exactly what the harness typed, if
+    /// anything) and `text` (compared without whitespace, punctuation or box-drawing, so
+    /// wrapping and panels don't matter) is visible.
+    pub fn wait_idle_with(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
+        let needle = squash(text);
+        let prompt = self.idle_what();
+        let what = if needle.is_empty() {
+            prompt
+        } else {
+            format!("{prompt} with `{}` on screen", excerpt(text))
         };
-        let ui = self.ui;
+        let (ui, draft) = (self.ui, self.draft.clone());
         self.wait_until(&what, deadline, |s| {
-            is_idle(ui, &s.viewport_rows(), s.title())
-                && squash(&s.viewport_rows().join("")).contains(&needle)
+            ready(ui, &draft, s) && squash(&s.viewport_rows().join("")).contains(&needle)
         })
     }
 
@@ -589,16 +676,12 @@ impl Driver {
         };
         loop {
             let left = deadline.saturating_sub(start.elapsed());
-            let ui = self.ui;
-            self.wait_until(what, left, |s| is_idle(ui, &s.viewport_rows(), s.title()))
+            let (ui, draft) = (self.ui, self.draft.clone());
+            self.wait_until(what, left, |s| ready(ui, &draft, s))
                 .map_err(whole)?;
             let left = deadline.saturating_sub(start.elapsed());
             self.wait_quiet(quiet, left).map_err(whole)?;
-            if is_idle(
-                self.ui,
-                &self.screen().viewport_rows(),
-                self.screen().title(),
-            ) {
+            if self.idle_now() {
                 return Ok(());
             }
         }
@@ -623,8 +706,8 @@ impl Driver {
         // `/history` is typed, a question asked again after `/undo`), and taking them for the
         // echo sent Enter before the client had the line (it was lost, or taken as a paste).
         let (needle, last) = (squash(text), visible(echo_end(text)));
-        let drawings = |s: &Screen| squash(&s.history_lines().concat()).matches(&needle).count();
-        let before = drawings(&self.screen);
+        let drawings = |s: &Shown<'_>| squash(&s.history_lines().concat()).matches(&needle).count();
+        let before = drawings(&self.shown());
         self.type_raw(text.as_bytes())?;
         self.wait_until(&format!("the echo of `{}`", excerpt(text)), left(), |s| {
             drawings(s) > before && visible(&s.viewport_rows().concat()).contains(&last)
@@ -842,6 +925,35 @@ impl Printed {
                 }
             }
         }
+    }
+}
+
+/// Whether `shown` is idle for a client whose composer should hold `draft` (what the harness
+/// typed without Enter): with no draft, [`is_idle`]; with one, the classic CLI's composer holds
+/// exactly the draft ([`composer_text`], whitespace aside) — the TUI's composer is not read, so
+/// its ready status bar counts.
+pub fn ready(ui: Ui, draft: &str, shown: &Shown<'_>) -> bool {
+    let rows = shown.viewport_rows();
+    if draft.is_empty() || ui == Ui::Tui {
+        return is_idle(ui, &rows, shown.title());
+    }
+    let bare = |s: &str| s.split_whitespace().collect::<String>();
+    composer_text(ui, &rows).is_some_and(|held| bare(&held) == bare(draft))
+}
+
+/// What a timeout says about the composer: what it holds on `rows`, and what the harness typed
+/// into it without Enter (`draft`), if anything.
+fn composer_note(ui: Ui, rows: &[String], draft: &str) -> String {
+    let held = match composer_text(ui, rows) {
+        Some(t) if t.trim().is_empty() => "the composer is empty".to_owned(),
+        Some(t) => format!("the composer holds `{}`", excerpt(t.trim())),
+        None if ui == Ui::Tui => "the composer is not read (TUI)".to_owned(),
+        None => "no composer on screen".to_owned(),
+    };
+    if draft.is_empty() {
+        format!("{held}; the harness typed nothing into it")
+    } else {
+        format!("{held}; the harness typed `{}` into it", excerpt(draft))
     }
 }
 

@@ -49,6 +49,11 @@
 //! [[step]]
 //! resize = "80x24"               # COLSxROWS: the terminal is resized mid-run
 //! [[step]]
+//! type = "unsent draft"          # typed into the composer without Enter (see `scenario/compose.rs`)
+//! # keys = ["ctrl-w"]            # optional: editing keys after the text
+//! [[step]]
+//! settle = 500                   # quiet output for 500 ms (a wait with the step's deadline)
+//! [[step]]
 //! quit = true
 //! [[step]]
 //! launch = []                    # a fresh client …
@@ -85,13 +90,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod compose;
 mod discover;
 mod during;
 mod expect;
 mod include;
 
-pub use discover::discover;
+pub use compose::{EditKey, Line};
 use discover::scenario_name;
+pub use discover::{discover, unique_names};
 use include::expand_includes;
 
 pub use during::{count_word, During, DuringAction, Key, Trigger};
@@ -142,7 +149,8 @@ pub enum ScenarioError {
 /// A validated scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    /// Test name: the path below `scenarios/` without extension, e.g. `compress/rotating_resume`.
+    /// Test name: the path below `scenarios/` without extension, e.g. `compress/rotating_resume`;
+    /// a file outside `scenarios/`: its file stem ([`unique_names`] where two collide).
     pub name: String,
     /// The file it was read from.
     pub path: PathBuf,
@@ -243,6 +251,25 @@ pub enum Action {
     /// (every file under it, JSONL reduced to its message contents; else its stdout) instead of the
     /// screen, on the export surface (tool traffic shown).
     Export(Vec<String>),
+    /// Type text into the composer without Enter, then press editing keys (`type = "…"`,
+    /// `keys = [...]`, see `scenario/compose.rs`): after the text and after each key, wait
+    /// until the composer holds exactly what the harness's model of the line says; the idle
+    /// waits of the next steps accept a composer holding exactly the last of them (the draft).
+    Type {
+        /// The text typed (may be empty when the step only presses keys).
+        text: String,
+        /// What the composer holds after the text.
+        typed: String,
+        /// The keys pressed after the text, each with what the composer holds after it.
+        keys: Vec<(EditKey, String)>,
+    },
+    /// Wait until the client's output has been quiet for this long (`settle = MS`): the client
+    /// done redrawing before a check. A wait on the output, with the step's deadline, not a
+    /// sleep: output keeps restarting it.
+    Settle {
+        /// The quiet time, milliseconds.
+        quiet_ms: u64,
+    },
     /// Resize the terminal (the client gets SIGWINCH and redraws), then wait for the idle prompt.
     Resize {
         /// New rows.
@@ -287,6 +314,8 @@ impl RawStep {
             self.resize.is_some(),
             self.quit.is_some(),
             self.check.is_some(),
+            self.type_.is_some(),
+            self.settle.is_some(),
         ]
         .iter()
         .filter(|a| **a)
@@ -366,6 +395,10 @@ struct RawStep {
     export: Option<Vec<String>>,
     client: Option<String>,
     quit: Option<bool>,
+    #[serde(rename = "type")]
+    type_: Option<String>,
+    keys: Option<Vec<EditKey>>,
+    settle: Option<u64>,
     check: Option<String>,
     expect: Option<RawExpectation>,
     known_bug: Option<String>,
@@ -564,13 +597,15 @@ fn steps(
 ) -> Result<Vec<Step>, ScenarioError> {
     let mut steps = Vec::with_capacity(expanded.len());
     let mut launched = false;
+    // What the harness left in the composer (`type` steps), carried from step to step.
+    let mut composer = Line::default();
     for (line, s) in expanded {
         let line = *line;
         if s.actions() != 1 {
             return Err(invalid(
                 line,
                 "a step must have exactly one of `include`, `launch`, `say`, `command`, \
-                 `resume`, `resize`, `export`, `quit`, `check`"
+                 `resume`, `resize`, `type`, `settle`, `export`, `quit`, `check`"
                     .into(),
             ));
         }
@@ -598,9 +633,32 @@ fn steps(
         stray("expect", s.expect.is_none() || s.check.is_some())?;
         stray("known_bug", s.known_bug.is_none() || s.check.is_some())?;
         stray("client", s.client.is_none() || s.launch.is_some())?;
+        stray("keys", s.keys.is_none() || s.type_.is_some())?;
         // Included steps have replaced their `include`: what is left is in no include.
         stray("steps", s.steps.is_none())?;
-        let action = action(line, s, invalid)?;
+        let action = match &s.type_ {
+            Some(text) => type_action(line, text, s.keys.as_deref(), &mut composer, invalid)?,
+            None => action(line, s, invalid)?,
+        };
+        let sends_a_line = matches!(
+            action,
+            Action::Say { .. } | Action::Command { .. } | Action::Resume(_)
+        );
+        if sends_a_line && !composer.text().is_empty() {
+            return Err(invalid(
+                line,
+                format!(
+                    "the composer still holds `{}` from a `type` step: this step would send it \
+                     in front of its own line; clear it first (`type = \"\"` with \
+                     `keys = [\"ctrl-e\", \"ctrl-u\"]`)",
+                    composer.text()
+                ),
+            ));
+        }
+        if matches!(action, Action::Quit | Action::Launch { .. }) {
+            // `quit` clears the draft before `/quit`; a new client starts with an empty composer.
+            composer = Line::default();
+        }
         launched |= matches!(action, Action::Launch { .. });
         if !launched {
             return Err(invalid(line, "the first step must be `launch`".into()));
@@ -610,7 +668,7 @@ fn steps(
             Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
             Action::Command { .. } => 90,
             Action::Resume(_) => 60,
-            Action::Resize { .. } => 30,
+            Action::Resize { .. } | Action::Type { .. } | Action::Settle { .. } => 30,
             Action::Export(_) => 60,
         };
         steps.push(Step {
@@ -688,6 +746,17 @@ fn action(
         Action::Export(args.clone())
     } else if let Some(size) = &s.resize {
         resize_action(line, size, invalid)?
+    } else if let Some(ms) = s.settle {
+        if !(50..=10_000).contains(&ms) {
+            return Err(invalid(
+                line,
+                format!(
+                    "`settle = {ms}`: the quiet time is milliseconds, 50..=10000 (the step's \
+                     `deadline_secs` bounds the wait)"
+                ),
+            ));
+        }
+        Action::Settle { quiet_ms: ms }
     } else if s.quit == Some(true) {
         Action::Quit
     } else if s.quit == Some(false) {
@@ -771,6 +840,47 @@ fn say_action(
         tool_calls,
         stream,
         during,
+    })
+}
+
+/// A `type` step: the text typed at the cursor of `composer` and the keys pressed after it,
+/// each with what the composer holds afterwards.
+fn type_action(
+    line: usize,
+    text: &str,
+    keys: Option<&[EditKey]>,
+    composer: &mut Line,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Action, ScenarioError> {
+    let keys = keys.unwrap_or_default();
+    if text.is_empty() && keys.is_empty() {
+        return Err(invalid(
+            line,
+            "`type = \"\"` needs `keys = [...]`: a step that types nothing and presses nothing"
+                .into(),
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return Err(invalid(
+            line,
+            "`type` is text without Enter or control characters (a `say` or `command` step \
+             sends a line; editing keys go in `keys`)"
+                .into(),
+        ));
+    }
+    composer.insert(text);
+    let typed = composer.text();
+    let keys = keys
+        .iter()
+        .map(|&k| {
+            composer.press(k);
+            (k, composer.text())
+        })
+        .collect();
+    Ok(Action::Type {
+        text: text.to_owned(),
+        typed,
+        keys,
     })
 }
 

@@ -214,3 +214,49 @@ fn bless_takes_no_overrides_and_no_expect_correct() {
         assert!(err.contains("cannot be used with"), "{extra:?}: {err}");
     }
 }
+
+/// A pin that becomes non-zero on a check with no known bug: `--bless` writes the numbers, the
+/// compact causes and `known_bug = "TODO: …"`, and says so. On `v0_19/draft_while_resized`
+/// (hermes-agent 0.19.0 replays the history on each resize) with its pins taken back to 0.
+#[test]
+fn bless_of_a_pin_that_becomes_non_zero_writes_a_todo_known_bug() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    for file in [
+        "v0_19/draft_while_resized.toml",
+        "conversations/lighthouse.steps.toml",
+    ] {
+        let to = dir.path().join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(scenarios().join(file), to).unwrap();
+    }
+    let path = dir.path().join("v0_19/draft_while_resized.toml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let expect = regex::Regex::new(r"(?m)^expect = \{.*\}\nknown_bug = .*\n").unwrap();
+    let zeroed = expect
+        .replace(&original, "expect = { prompt_rows = 5 }\n")
+        .into_owned();
+    assert!(!zeroed.contains("known_bug"), "{zeroed}");
+    std::fs::write(&path, &zeroed).unwrap();
+
+    let o = run(
+        &["--bless", path.to_str().unwrap()],
+        &dir.path().join("out"),
+    );
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    let blessed = std::fs::read_to_string(&path).unwrap();
+    let pinned = regex::Regex::new(
+        r"(?m)^expect = \{ words_rendered_more_than_once = [1-9]\d*, causes = \{ display = [1-9]\d* \}, prompt_rows = 5 \}\nknown_bug = .TODO: ",
+    )
+    .unwrap();
+    assert!(pinned.is_match(&blessed), "{blessed}\n{out}");
+    assert!(out.contains("    known_bug: (none) → \"TODO: "), "{out}");
+    assert!(
+        out.contains("bless: 1 check(s) now pin a non-zero number with no known bug"),
+        "{out}"
+    );
+    // The blessed file loads and holds: a second run passes.
+    let o = run(&[path.to_str().unwrap()], &dir.path().join("out"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+}

@@ -1117,3 +1117,42 @@ fn check_says_where_it_cut_the_recording() {
     );
     assert_eq!(json["cut"], "whole");
 }
+
+/// A failed run's report repeats every flag that changed the run in its `rerun:` line, names the
+/// emulator above the last screen, and keeps a scenario from outside `scenarios/` under its file
+/// stem. The client is the `/bin/false` test double: it exits at once.
+#[test]
+fn a_failed_run_reruns_with_its_flags_and_names_its_emulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("quick.toml");
+    std::fs::write(
+        &scenario,
+        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
+         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(BIN)
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--terminal",
+            "reflow",
+            "--size",
+            "90x30",
+            "--out",
+        ])
+        .arg(&out)
+        .env("HERMES_E2E_CLIENT", "/bin/false")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let text = stdout(&o);
+    let rerun = format!(
+        "rerun:    cargo run -p hermes-e2e -- run {} --size 90x30 --terminal reflow\n",
+        scenario.display()
+    );
+    assert!(text.contains(&rerun), "{text}");
+    assert!(text.contains("[reflow terminal; "), "{text}");
+    assert!(out.join("quick@90x30@reflow").is_dir(), "{text}");
+}

@@ -36,6 +36,7 @@ pub fn record(args: RecordArgs) -> Outcome {
             std::sync::Arc::new(move |line: &str| progress.show(line)) as runner::Progress
         }),
         expect_correct: false,
+        flags: Vec::new(),
     };
     let recorded = runner::record(&s, &options, &args.out);
     progress.clear();

@@ -144,7 +144,25 @@ fn load_scenarios(args: &RunArgs, root: &Path) -> Result<Vec<Scenario>, Error> {
         }
         loaded.push(s)
     }
+    // Files outside `scenarios/` are named by their stem: two with one stem get a suffix.
+    scenario::unique_names(&mut loaded);
     Ok(loaded)
+}
+
+/// The flags of `args` that change a scenario before it runs (`--size`, `--ui`, `--terminal`),
+/// as the rerun line repeats them.
+fn changing_flags(args: &RunArgs) -> Vec<String> {
+    let mut flags = Vec::new();
+    if let Some(size) = args.size {
+        flags.push(format!("--size {size}"));
+    }
+    if let Some(ui) = args.ui {
+        flags.push(format!("--ui {}", ui.name()));
+    }
+    if let Some(terminal) = args.terminal {
+        flags.push(format!("--terminal {}", terminal.name()));
+    }
+    flags
 }
 
 /// Runs `loaded` on `jobs` threads and prints each verdict, in the scenarios' order, as soon as
@@ -197,6 +215,7 @@ fn run_all(
                     out_root: out_root.to_owned(),
                     progress: board.progress(worker),
                     expect_correct: args.expect_correct,
+                    flags: changing_flags(args),
                 };
                 let result = runner::run(s, &options);
                 board.set(worker, None);

@@ -34,7 +34,7 @@ pub mod recap;
 pub mod stored;
 
 pub use profile::{
-    composer_holds, is_busy, is_idle, reply_closed, BeforeEnter, Ui, COMMAND_SETTLE,
+    composer_holds, composer_text, is_busy, is_idle, reply_closed, BeforeEnter, Ui, COMMAND_SETTLE,
 };
 
 /// Client specs this harness knows how to provision from PyPI.

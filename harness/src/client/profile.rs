@@ -281,6 +281,23 @@ pub fn composer_holds(ui: Ui, rows: &[String], text: &str) -> bool {
         && classic_composers(rows).any(|(_, rest)| squash(&rest).contains(&wanted))
 }
 
+/// What the classic CLI's composer holds: the text after the prompt of the lowest composer on
+/// screen, its wrapped rows joined (`Some("")` for an empty one; `None` when no composer is on
+/// screen, and always for the TUI, whose composer is not read). A placeholder the idle composer
+/// shows counts as empty.
+pub fn composer_text(ui: Ui, rows: &[String]) -> Option<String> {
+    if ui != Ui::Classic {
+        return None;
+    }
+    let (_, rest) = classic_composers(rows).last()?;
+    let bare: String = rest.split_whitespace().collect();
+    Some(if is_idle_placeholder(&bare) {
+        String::new()
+    } else {
+        rest.trim().to_owned()
+    })
+}
+
 /// Every place the classic CLI's composer may be on screen: a row below a horizontal rule whose
 /// text (with the rows it wraps onto, up to the lower rule or the blank rows of a short terminal)
 /// starts with the prompt. Yields `((first row, rows), text after the prompt)`.

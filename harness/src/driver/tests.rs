@@ -143,7 +143,7 @@ fn a_frame_left_open_is_read_after_the_sync_timeout() {
 #[test]
 fn a_wait_done_ends_on_its_signal_or_on_quiet_output() {
     let dir = tempfile::tempdir().unwrap();
-    let has = |s: &Screen, t: &str| s.viewport_rows().iter().any(|r| r.contains(t));
+    let has = |s: &Shown<'_>, t: &str| s.viewport_rows().iter().any(|r| r.contains(t));
     // Waits for `done` after `ready`, falling back to 200 ms of quiet output.
     let wait = |script: &str| {
         let mut d = Driver::spawn(&shell(script, dir.path())).unwrap();
@@ -163,4 +163,100 @@ fn a_wait_done_ends_on_its_signal_or_on_quiet_output() {
     let (ending, took, waited) = wait("echo ready; read x");
     assert_eq!(ending, Ending::Quiet);
     assert!(took >= Duration::from_millis(200) && waited >= Duration::from_millis(200));
+}
+
+/// A shell drawing the classic CLI's composer between its two rules, holding `held`.
+fn composer_script(held: &str) -> String {
+    let rule = "─".repeat(40);
+    format!("printf '%s\\n❯ {held}\\n%s\\n' '{rule}' '{rule}'; read x")
+}
+
+#[test]
+fn an_idle_timeout_says_what_the_composer_holds_and_what_was_awaited() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(&shell(&composer_script("unsent draft"), dir.path())).unwrap();
+    // Text the harness did not type: the prompt is not idle, and the timeout says why.
+    let err = d
+        .wait_idle_with("", Duration::from_millis(600))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("waiting for the idle prompt\n"), "{err}");
+    assert!(
+        err.contains(
+            "[vt100 terminal; the composer holds `unsent draft`; the harness typed nothing into it]"
+        ),
+        "{err}"
+    );
+    // Typed by the harness (a `type` step): the same composer is idle.
+    d.set_draft("unsent draft");
+    d.wait_idle_with("", Duration::from_secs(5)).unwrap();
+    // Not exactly what it typed: not idle, and both texts are named.
+    d.set_draft("unsent");
+    let err = d
+        .wait_idle_with("", Duration::from_millis(600))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the idle prompt with the composer holding exactly `unsent` (typed by the harness, not sent)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the composer holds `unsent draft`; the harness typed `unsent` into it"),
+        "{err}"
+    );
+}
+
+#[test]
+fn waits_read_the_emulator_the_run_selected() {
+    // A 100-character line soft-wrapped at 80 columns, then the terminal widened to 120: the
+    // reflowing terminal re-wraps it onto one row; vt100 keeps the two rows it had.
+    let line: String = (0..20)
+        .map(|i| format!("w{i:03}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let script = format!("printf '%s\\n' '{line}'; read x");
+    let wait = |terminal: crate::terminal::Terminal| {
+        let dir = tempfile::tempdir().unwrap();
+        let launch = Launch {
+            terminal,
+            ..shell(&script, dir.path())
+        };
+        let mut d = Driver::spawn(&launch).unwrap();
+        d.wait_until("the line drawn", Duration::from_secs(10), |s| {
+            s.viewport_rows().concat().contains("w019")
+        })
+        .unwrap();
+        d.resize(crate::terminal::Size {
+            cols: 120,
+            rows: 24,
+        })
+        .unwrap();
+        d.wait_until(
+            "the line whole on one row",
+            Duration::from_millis(600),
+            |s| s.viewport_rows().iter().any(|r| r.contains(&line)),
+        )
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(wait(crate::terminal::Terminal::Reflow), Ok(()));
+    let err = wait(crate::terminal::Terminal::Vt100).unwrap_err();
+    assert!(err.contains("[vt100 terminal; "), "{err}");
+}
+
+#[test]
+fn the_last_screen_of_a_reflow_run_names_its_emulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = Launch {
+        terminal: crate::terminal::Terminal::Reflow,
+        ..shell(&composer_script(""), dir.path())
+    };
+    let mut d = Driver::spawn(&launch).unwrap();
+    d.wait_idle_with("", Duration::from_secs(5)).unwrap();
+    assert!(
+        d.screen_text().starts_with(
+            "[reflow terminal; the composer is empty; the harness typed nothing into it]\n"
+        ),
+        "{}",
+        d.screen_text()
+    );
 }

@@ -17,10 +17,9 @@ use super::session::{reply_tail, Deadline};
 use crate::client::chrome::PROMPT;
 use crate::client::profile::ENTER_PAUSE;
 use crate::client::{is_idle, COMMAND_SETTLE};
-use crate::driver::{squash, Driver, DriverError};
+use crate::driver::{squash, Driver, DriverError, Shown};
 use crate::provider::Provider;
 use crate::scenario::{count_word, During, DuringAction, Key, Trigger};
-use crate::terminal::Screen;
 
 /// How long one read of the client's output may wait while a trigger is pending: short, so that
 /// an `after_ms` trigger fires within a few milliseconds of its time.
@@ -39,7 +38,7 @@ pub(super) fn say_during(
     let before: Vec<usize> = during
         .iter()
         .map(|entry| match &entry.trigger {
-            Trigger::AfterWord(word) => words_on_screen(d.screen(), word),
+            Trigger::AfterWord(word) => words_on_screen(&d.shown(), word),
             Trigger::AfterMs(_) => 0,
         })
         .collect();
@@ -135,7 +134,7 @@ fn wait_trigger(
 ) -> Result<(), Error> {
     loop {
         let fired = match &pending.entry.trigger {
-            Trigger::AfterWord(word) => words_on_screen(d.screen(), word) > pending.before,
+            Trigger::AfterWord(word) => words_on_screen(&d.shown(), word) > pending.before,
             Trigger::AfterMs(ms) => provider
                 .and_then(|p| p.chat_received_since(pending.mark))
                 .is_some_and(|t| t.elapsed() >= Duration::from_millis(*ms)),
@@ -234,7 +233,7 @@ fn wait_end(d: &mut Driver, end: &End, draft: Option<&str>, clock: &Deadline) ->
         })
         .map_err(io)?;
         d.wait_quiet(COMMAND_SETTLE, clock.left()).map_err(io)?;
-        if holds_draft(&d.screen().viewport_rows(), &draft) {
+        if holds_draft(&d.shown().viewport_rows(), &draft) {
             return Ok(());
         }
     }
@@ -251,12 +250,12 @@ fn holds_draft(rows: &[String], draft: &str) -> bool {
 
 /// Whether the end of a reply (`tail`, squashed) is on screen and the client idle.
 fn reply_drawn(d: &Driver, tail: &str) -> bool {
-    let rows = d.screen().viewport_rows();
-    is_idle(d.ui(), &rows, d.screen().title()) && squash(&rows.join("")).contains(tail)
+    let rows = d.shown().viewport_rows();
+    is_idle(d.ui(), &rows, d.shown().title()) && squash(&rows.join("")).contains(tail)
 }
 
 /// How often `word` is drawn on the screen (the whole history and the viewport), as a word.
-fn words_on_screen(screen: &Screen, word: &str) -> usize {
+fn words_on_screen(screen: &Shown<'_>, word: &str) -> usize {
     screen
         .history_lines()
         .iter()

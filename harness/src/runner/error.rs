@@ -90,6 +90,12 @@ pub enum Error {
     /// A step that needs a client before any `launch`.
     #[error("no client running: add a `launch` step first")]
     NotRunning,
+    /// A `type` step on the Ink TUI, whose composer the harness does not read.
+    #[error(
+        "a `type` step reads the classic CLI's composer; the TUI's is not read (run this \
+         scenario with `ui = \"classic\"`)"
+    )]
+    TypeOnTui,
     /// A `quit` step with no client.
     #[error("`quit` with no client running")]
     QuitNotRunning,

@@ -50,6 +50,10 @@ pub struct RunOptions {
     /// Every check expects a correct display instead of its pins (`--expect-correct`,
     /// [`Scenario::expecting_correct`]): for a client build that should have no defect.
     pub expect_correct: bool,
+    /// The command-line flags that changed the scenarios before they were run (`--size
+    /// 80x24`, `--ui tui`, `--terminal reflow`, each as its words): the rerun line repeats them
+    /// ([`rerun_line`]).
+    pub flags: Vec<String>,
 }
 
 /// A progress callback (see [`RunOptions::progress`]).
@@ -62,6 +66,7 @@ impl std::fmt::Debug for RunOptions {
             .field("out_root", &self.out_root)
             .field("progress", &self.progress.is_some())
             .field("expect_correct", &self.expect_correct)
+            .field("flags", &self.flags)
             .finish()
     }
 }
@@ -70,11 +75,11 @@ impl std::fmt::Debug for RunOptions {
 pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
     let started = Instant::now();
     let correct;
-    let (scenario, flag) = if options.expect_correct {
+    let scenario = if options.expect_correct {
         correct = scenario.expecting_correct();
-        (&correct, " --expect-correct")
+        &correct
     } else {
-        (scenario, "")
+        scenario
     };
     let dir = options.out_root.join(&scenario.name);
     let mut result = ScenarioResult::new(
@@ -85,21 +90,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
             .clone()
             .unwrap_or_else(|| scenario.client.clone()),
         dir.clone(),
-        match &options.client {
-            Some(spec) => format!(
-                "cargo run -p hermes-e2e -- run {} --client {spec}{flag}",
-                scenario.path.display()
-            ),
-            None if options.expect_correct => format!(
-                "cargo run -p hermes-e2e -- run {}{flag}",
-                scenario.path.display()
-            ),
-            None => format!(
-                "cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- {} --exact)",
-                scenario.path.display(),
-                scenario.name
-            ),
-        },
+        rerun_line(scenario, options),
     );
     // Every run works in a private directory and publishes it at the end, so two runs of one
     // scenario at once (two terminals, `cargo test` beside `run`) never share a client home or a
@@ -129,6 +120,34 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
         && !result.checks.is_empty()
         && result.checks.iter().all(|c| c.mismatches.is_empty());
     result
+}
+
+/// The command that reruns `scenario` as `options` ran it: every flag that changed the run
+/// (`--client`, [`RunOptions::flags`], `--expect-correct`) repeated; with none, for a bundled
+/// scenario (under `scenarios/`), the `cargo test` trial that runs the same file is offered too.
+pub fn rerun_line(scenario: &Scenario, options: &RunOptions) -> String {
+    let mut line = format!("cargo run -p hermes-e2e -- run {}", scenario.path.display());
+    if let Some(spec) = &options.client {
+        line.push_str(&format!(" --client {spec}"));
+    }
+    for flag in &options.flags {
+        line.push(' ');
+        line.push_str(flag);
+    }
+    if options.expect_correct {
+        line.push_str(" --expect-correct");
+    }
+    let bundled = std::fs::canonicalize(&scenario.path)
+        .ok()
+        .zip(std::fs::canonicalize(workspace_root().join("scenarios")).ok())
+        .is_some_and(|(file, root)| file.starts_with(root));
+    if bundled && options.client.is_none() && options.flags.is_empty() && !options.expect_correct {
+        line.push_str(&format!(
+            "   (or: cargo test --test scenarios -- {} --exact)",
+            scenario.name
+        ));
+    }
+    line
 }
 
 /// A directory no other run uses: `OUT/.runs/<pid>-<n>/<scenario>`. It ends in the scenario's

@@ -10,9 +10,9 @@ use super::error::Error;
 use crate::client::profile::COMMAND_RUNNING_HINT;
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
-use crate::driver::{self, Driver, DriverError, Launch};
+use crate::driver::{self, Driver, DriverError, Launch, Shown};
 use crate::scenario::During;
-use crate::terminal::{Screen, Size};
+use crate::terminal::Size;
 
 /// The deadline of one step: every wait of the step shares it.
 pub(super) struct Deadline {
@@ -173,14 +173,14 @@ pub(super) fn say(
     // proves nothing about this one. The TUI redraws its transcript; for it the end on screen
     // counts, unless the same reply is on screen already (a retried turn): then it must be
     // printed after Enter.
-    let drawn = |s: &Screen| {
+    let drawn = |s: &Shown<'_>| {
         driver::squash(&s.history_lines().concat())
             .matches(&tail)
             .count()
     };
-    let before = drawn(d.screen());
+    let before = drawn(&d.shown());
     let shown_before = matches!(ui, Ui::Tui)
-        && driver::squash(&d.screen().viewport_rows().join("")).contains(&tail);
+        && driver::squash(&d.shown().viewport_rows().join("")).contains(&tail);
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     let mark = d.printed_mark();
@@ -237,7 +237,7 @@ pub(super) fn command(
     // (a second `/rollback 1`) would otherwise satisfy the wait before the client has read Enter
     // (measured: a check then read the database before the second rollback).
     let echoes = |lines: &[String]| lines.iter().filter(|l| l.contains(text)).count();
-    let echoes_before = echoes(&d.screen().history_lines());
+    let echoes_before = echoes(&d.shown().history_lines());
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     // Everything printed from here on is the client's answer to Enter.
@@ -298,7 +298,7 @@ pub(super) fn command(
         // before the text is put back must not be taken for a lost one.)
         d.wait_quiet(COMMAND_SETTLE, clock.left())
             .map_err(|e| clock.error(e))?;
-        if crate::client::composer_holds(ui, &d.screen().viewport_rows(), back) {
+        if crate::client::composer_holds(ui, &d.shown().viewport_rows(), back) {
             clear_composer(d, back, clock)?;
         }
     }
@@ -331,7 +331,7 @@ fn clear_composer(d: &mut Driver, back: &str, clock: &Deadline) -> Result<(), Er
         match cleared {
             Err(DriverError::Timeout { .. })
                 if left > CLEAR_AGAIN
-                    && crate::client::composer_holds(ui, &d.screen().viewport_rows(), back) => {}
+                    && crate::client::composer_holds(ui, &d.shown().viewport_rows(), back) => {}
             other => return other.map_err(|e| clock.error(e)),
         }
     }
@@ -349,9 +349,60 @@ pub(super) fn resize(d: &mut Driver, size: Size, clock: &Deadline) -> Result<(),
         .map_err(|e| clock.error(e))
 }
 
+/// Types text into the composer without Enter, waits until the composer holds exactly `typed`,
+/// then presses each key and waits until it holds exactly what the key leaves; the last of
+/// them is the draft the next idle waits accept ([`Driver::set_draft`]). Only the classic CLI's
+/// composer is read: on the TUI the step is an error.
+pub(super) fn type_draft(
+    d: &mut Driver,
+    text: &str,
+    typed: &str,
+    keys: &[(crate::scenario::EditKey, String)],
+    clock: &Deadline,
+) -> Result<(), Error> {
+    if d.ui() == Ui::Tui {
+        return Err(Error::TypeOnTui);
+    }
+    let ui = d.ui();
+    let wait_for = |d: &mut Driver, after: &str, held: &str| {
+        let what = if held.is_empty() {
+            format!("the composer empty after {after}")
+        } else {
+            format!("the composer holding exactly `{held}` after {after}")
+        };
+        d.wait_until(&what, clock.left(), |s| driver::ready(ui, held, s))
+            .map_err(|e| clock.error(e))
+    };
+    if !text.is_empty() {
+        d.type_raw(text.as_bytes()).map_err(|e| clock.error(e))?;
+        wait_for(d, &format!("typing `{text}`"), typed)?;
+    }
+    for (key, held) in keys {
+        d.type_raw(key.bytes()).map_err(|e| clock.error(e))?;
+        wait_for(d, &format!("pressing {}", key.name()), held)?;
+    }
+    let draft = keys.last().map_or(typed, |(_, held)| held.as_str());
+    d.set_draft(draft);
+    Ok(())
+}
+
+/// Waits until the client's output has been quiet for `quiet` (a `settle` step), within the
+/// step's deadline.
+pub(super) fn settle(d: &mut Driver, quiet: Duration, clock: &Deadline) -> Result<(), Error> {
+    d.wait_quiet(quiet, clock.left())
+        .map_err(|e| clock.error(e))
+}
+
 /// Types `/quit`, waits for the client to exit and closes its recording. The caller drops the
-/// driver after reading its timings.
+/// driver after reading its timings. Text a `type` step left in the composer is cleared first
+/// (Ctrl-E, Ctrl-U), so the line sent is `/quit` alone.
 pub(super) fn quit(d: &mut Driver, clock: &Deadline) -> Result<(), Error> {
+    if !d.draft().is_empty() {
+        d.type_raw(b"\x05\x15").map_err(|e| clock.error(e))?;
+        d.set_draft("");
+        d.wait_idle_with("", clock.left())
+            .map_err(|e| clock.error(e))?;
+    }
     d.type_line("/quit", clock.whole())
         .map_err(|e| clock.error(e))?;
     d.wait_exit(clock.left()).map_err(|e| clock.error(e))?;

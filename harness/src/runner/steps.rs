@@ -319,6 +319,12 @@ impl<'a> Run<'a> {
                 };
                 session::resize(self.running()?, size, clock)
             }
+            Action::Type { text, typed, keys } => {
+                session::type_draft(self.running()?, text, typed, keys, clock)
+            }
+            Action::Settle { quiet_ms } => {
+                session::settle(self.running()?, Duration::from_millis(*quiet_ms), clock)
+            }
             Action::Quit => {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
@@ -637,7 +643,11 @@ fn view_of(step: &Step) -> Option<(ViewKind, String)> {
         Action::Resize { rows, cols } => {
             Some((ViewKind::Exchange, format!("resize {cols}x{rows}")))
         }
-        Action::Quit | Action::Check { .. } | Action::Export(_) => None,
+        Action::Quit
+        | Action::Check { .. }
+        | Action::Export(_)
+        | Action::Type { .. }
+        | Action::Settle { .. } => None,
     }
 }
 
@@ -649,6 +659,8 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Command { .. } => "command",
         Action::Resume(_) => "resume",
         Action::Resize { .. } => "resize",
+        Action::Type { .. } => "type",
+        Action::Settle { .. } => "settle",
         Action::Export(_) => "export",
         Action::Quit => "quit",
         Action::Check { .. } => "check",

@@ -1,5 +1,107 @@
 use super::session::on_path;
-use super::slug;
+use super::{rerun_line, slug, RunOptions};
+use crate::scenario::Scenario;
+
+#[test]
+fn the_rerun_line_repeats_every_flag_that_changed_the_run() {
+    let text = "# pins nothing\n[scenario]\nsize = { rows = 40, cols = 100 }\n\n[[step]]\nlaunch = []\n\n[[step]]\ncheck = \"end\"\nexpect = {}\n";
+    let s = Scenario::parse(
+        text,
+        std::path::Path::new("scenarios/x/y.toml"),
+        "x/y".into(),
+    )
+    .unwrap();
+    // A file that is not under the workspace's `scenarios/` (this one does not exist): no
+    // `cargo test` trial runs it, so none is offered.
+    assert_eq!(
+        rerun_line(&s, &RunOptions::default()),
+        "cargo run -p hermes-e2e -- run scenarios/x/y.toml"
+    );
+    let bundled = super::workspace_root().join("scenarios/markdown/final_response_raw.toml");
+    let b = Scenario::parse(text, &bundled, "markdown/final_response_raw".into()).unwrap();
+    assert_eq!(
+        rerun_line(&b, &RunOptions::default()),
+        format!(
+            "cargo run -p hermes-e2e -- run {}   (or: cargo test --test scenarios -- \
+             markdown/final_response_raw --exact)",
+            bundled.display()
+        )
+    );
+    let options = RunOptions {
+        client: Some("hermes-agent==0.19.0".into()),
+        flags: vec!["--size 80x24".into(), "--terminal reflow".into()],
+        expect_correct: true,
+        ..RunOptions::default()
+    };
+    assert_eq!(
+        rerun_line(&s, &options),
+        "cargo run -p hermes-e2e -- run scenarios/x/y.toml --client hermes-agent==0.19.0 \
+         --size 80x24 --terminal reflow --expect-correct"
+    );
+    // A flag alone: no `cargo test` alternative, which would drop it.
+    let reflow = RunOptions {
+        flags: vec!["--terminal reflow".into()],
+        ..RunOptions::default()
+    };
+    assert_eq!(
+        rerun_line(&b, &reflow),
+        format!(
+            "cargo run -p hermes-e2e -- run {} --terminal reflow",
+            bundled.display()
+        )
+    );
+}
+
+/// A `type` step against a composer drawn by a shell (a test double): the PTY's own line
+/// discipline echoes the text after the prompt and applies Ctrl-W and backspace, as the client's
+/// composer does; the step waits for the modelled text after each key and leaves the draft for
+/// the idle waits. On the TUI the step is refused.
+#[test]
+fn a_type_step_waits_for_the_modelled_composer_and_leaves_its_draft() {
+    use super::session::{type_draft, Deadline};
+    use crate::driver::Driver;
+    use crate::scenario::EditKey;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let rule = "─".repeat(40);
+    // The rules above and below, the cursor back after the prompt, then a read in cooked mode.
+    let script = format!("stty echo icanon iexten echoe; printf '%s\\n\\n%s\\033[1A\\r❯ ' '{rule}' '{rule}'; read x; sleep 30");
+    let mut d = Driver::spawn(&crate::driver::tests::shell(&script, dir.path())).unwrap();
+    d.wait_idle_with("", Duration::from_secs(10)).unwrap();
+    let clock = Deadline::new(Duration::from_secs(10));
+    let keys = [
+        (EditKey::CtrlW, "unsent ".to_owned()),
+        (EditKey::Backspace, "unsent".to_owned()),
+    ];
+    type_draft(&mut d, "unsent draft", "unsent draft", &keys, &clock).unwrap();
+    assert_eq!(d.draft(), "unsent");
+    d.wait_idle_with("", Duration::from_secs(5)).unwrap();
+    // A key the composer does not apply as modelled: the wait names the text it expected.
+    let clock = Deadline::new(Duration::from_millis(800));
+    let wrong = [(EditKey::Left, "unsen".to_owned())];
+    let err = type_draft(&mut d, "", "unsent", &wrong, &clock)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the composer holding exactly `unsen` after pressing left"),
+        "{err}"
+    );
+    let tui = crate::driver::Launch {
+        ui: crate::client::Ui::Tui,
+        ..crate::driver::tests::shell("sleep 30", dir.path())
+    };
+    let mut t = Driver::spawn(&tui).unwrap();
+    let err = type_draft(
+        &mut t,
+        "x",
+        "x",
+        &[],
+        &Deadline::new(Duration::from_secs(1)),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("the TUI's is not read"), "{err}");
+}
 
 #[test]
 fn on_path_looks_only_in_the_client_environment() {

@@ -3,19 +3,54 @@
 use super::*;
 
 /// A scenario's name: its path below `root` without extension (`compress/rotating_resume`). A file
-/// outside `root` is named by its path without the root directory and `..` (`tmp/x/probe` for
-/// `/tmp/x/probe.toml`): the name is joined to the output directory, so it must never be absolute
-/// or climb out of it.
+/// outside `root` is named by its file stem (`probe` for `/tmp/x/probe.toml`; [`unique_names`]
+/// adds a suffix where two collide): the name is joined to the output directory, so its
+/// artefacts go to `OUT/probe/`, never to an absolute path or out of the directory. Both paths
+/// are compared canonical where they exist, so `./scenarios/a/b.toml` is below `scenarios`.
 pub(super) fn scenario_name(path: &Path, root: &Path) -> String {
-    let relative = path.strip_prefix(root).unwrap_or(path).with_extension("");
-    relative
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    let inside = path
+        .strip_prefix(root)
+        .ok()
+        .map(Path::to_owned)
+        .or_else(|| {
+            canonical(path)
+                .strip_prefix(canonical(root))
+                .ok()
+                .map(Path::to_owned)
+        });
+    let relative = match inside {
+        Some(relative) => relative.with_extension(""),
+        None => PathBuf::from(path.file_stem().unwrap_or_default()),
+    };
+    let name = relative
         .components()
         .filter_map(|c| match c {
             std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
             _ => None,
         })
         .collect::<Vec<_>>()
-        .join("/")
+        .join("/");
+    if name.is_empty() {
+        "scenario".to_owned()
+    } else {
+        name
+    }
+}
+
+/// Makes the names of scenarios run together unique: the second and later of a name (two
+/// files outside `scenarios/` with one stem) get `-2`, `-3`, … in the order given.
+pub fn unique_names(scenarios: &mut [Scenario]) {
+    let mut taken = std::collections::BTreeSet::new();
+    for s in scenarios.iter_mut() {
+        let mut name = s.name.clone();
+        let mut n = 1;
+        while !taken.insert(name.clone()) {
+            n += 1;
+            name = format!("{}-{n}", s.name);
+        }
+        s.name = name;
+    }
 }
 
 /// Finds scenario files: each path is a file or a directory searched recursively for `*.toml`.

@@ -143,6 +143,10 @@ pub struct Expectation {
     pub findings: Findings,
     /// Expected causes of the repeats, in screen order (`display`, `data`, `both`); empty = none.
     pub causes: Vec<Cause>,
+    /// Whether `causes` was written in the compact form, as a count per cause (`causes = {
+    /// display = 11 }`): then only how many repeats have each cause is compared, not their
+    /// order ([`Expectation::causes_hold`]).
+    pub causes_counted: bool,
     /// Row counts pinned (each only where named).
     pub rows: RowPins,
     /// Findings (and `causes`) not compared: measured, reported, but varying with timing.
@@ -182,7 +186,7 @@ impl Expectation {
             }
         }
         let causes: Vec<Cause> = found.repeats.iter().map(|r| r.cause).collect();
-        if causes != self.causes && !self.unpinned.contains(&"causes") {
+        if !self.causes_hold(&causes) && !self.unpinned.contains(&"causes") {
             let names =
                 |causes: &[Cause]| -> Vec<&str> { causes.iter().map(|&c| c.name()).collect() };
             out.push(format!(
@@ -192,6 +196,17 @@ impl Expectation {
             ));
         }
         out
+    }
+
+    /// Whether the measured causes `got` (in screen order) are the pinned ones: the same list,
+    /// or, for the compact form ([`Expectation::causes_counted`]), as many of each cause.
+    pub fn causes_hold(&self, got: &[Cause]) -> bool {
+        if !self.causes_counted {
+            return got == self.causes.as_slice();
+        }
+        let count =
+            |causes: &[Cause]| Cause::ALL.map(|c| causes.iter().filter(|&&x| x == c).count());
+        count(got) == count(&self.causes)
     }
 
     /// The [`known_bug`](Expectation::known_bug) when the check's numbers say it is fixed: every
@@ -246,6 +261,7 @@ impl Expectation {
         Expectation {
             findings: Findings::default(),
             causes: Vec::new(),
+            causes_counted: false,
             rows: RowPins {
                 stale_preview_rows: bound(self.rows.stale_preview_rows),
                 prompt_rows: bound(self.rows.prompt_rows),
@@ -273,13 +289,28 @@ pub(super) struct RawExpectation {
     #[serde(default)]
     taken_back_shown: usize,
     #[serde(default)]
-    causes: Vec<String>,
+    causes: RawCauses,
     #[serde(default)]
     unpinned: Vec<String>,
     stale_preview_rows: Option<RowPin>,
     prompt_rows: Option<RowPin>,
     max_blank_run: Option<RowPin>,
     questions_not_once: Option<RowPin>,
+}
+
+/// `causes` as written: a list in screen order (`["display", "data"]`) or the compact form, a
+/// count per cause (`{ display = 11 }`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawCauses {
+    List(Vec<String>),
+    Counts(std::collections::BTreeMap<String, usize>),
+}
+
+impl Default for RawCauses {
+    fn default() -> RawCauses {
+        RawCauses::List(Vec::new())
+    }
 }
 
 /// Why an `expect` table is not an expectation.
@@ -311,16 +342,23 @@ impl std::str::FromStr for Expectation {
 impl RawExpectation {
     /// The expectation, or what in it is not one.
     pub(super) fn typed(&self) -> Result<Expectation, ExpectationError> {
-        let causes = self
-            .causes
-            .iter()
-            .map(|cause| {
-                Cause::ALL
-                    .into_iter()
-                    .find(|c| c.name() == cause)
-                    .ok_or_else(|| ExpectationError::Cause(cause.clone()))
-            })
-            .collect::<Result<_, _>>()?;
+        let cause = |name: &String| {
+            Cause::ALL
+                .into_iter()
+                .find(|c| c.name() == name)
+                .ok_or_else(|| ExpectationError::Cause(name.clone()))
+        };
+        let (causes, causes_counted) = match &self.causes {
+            RawCauses::List(names) => (names.iter().map(cause).collect::<Result<_, _>>()?, false),
+            RawCauses::Counts(counts) => {
+                let mut causes = Vec::new();
+                for (name, &n) in counts {
+                    causes.extend(std::iter::repeat_n(cause(name)?, n));
+                }
+                causes.sort_by_key(|c| Cause::ALL.iter().position(|x| x == c));
+                (causes, true)
+            }
+        };
         let unpinned = self
             .unpinned
             .iter()
@@ -340,6 +378,7 @@ impl RawExpectation {
                 taken_back_shown: self.taken_back_shown,
             },
             causes,
+            causes_counted,
             rows: RowPins {
                 stale_preview_rows: self.stale_preview_rows,
                 prompt_rows: self.prompt_rows,

@@ -40,11 +40,17 @@ fn names_stay_inside_the_output_directory() {
         scenario_name(Path::new("/work/scenarios/compress/a.toml"), root),
         "compress/a"
     );
-    assert_eq!(
-        scenario_name(Path::new("/tmp/x/probe.toml"), root),
-        "tmp/x/probe"
-    );
-    assert_eq!(scenario_name(Path::new("../up/b.toml"), root), "up/b");
+    // Outside the root: the file stem, whatever the path.
+    assert_eq!(scenario_name(Path::new("/tmp/x/probe.toml"), root), "probe");
+    assert_eq!(scenario_name(Path::new("../up/b.toml"), root), "b");
+    // Two with one stem run together: the second gets a suffix.
+    let mut two = vec![parse(OK).unwrap(), parse(OK).unwrap(), parse(OK).unwrap()];
+    two[0].name = "probe".into();
+    two[1].name = "probe".into();
+    two[2].name = "probe-2".into();
+    unique_names(&mut two);
+    let names: Vec<&str> = two.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["probe", "probe-2", "probe-2-2"]);
 }
 
 #[test]
@@ -657,4 +663,61 @@ fn a_correct_display_is_every_finding_zero_and_the_row_pins_as_bounds() {
         Action::Check { expect, .. } if expect.findings == Findings::default()
     ));
     assert_eq!(corrected.steps[1], scenario.steps[1]);
+}
+
+#[test]
+fn type_steps_model_the_composer_and_a_draft_blocks_a_line() {
+    let text = OK.replace(
+        "[[step]]\ncheck",
+        "[[step]]\ntype = \"unsent draft\"\nkeys = [\"ctrl-w\", \"backspace\"]\n\n\
+         [[step]]\ntype = \"ed\"\n\n[[step]]\nresize = \"80x30\"\n\n[[step]]\nsettle = 400\n\n[[step]]\ncheck",
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(
+        s.steps[2].action,
+        Action::Type {
+            text: "unsent draft".into(),
+            typed: "unsent draft".into(),
+            keys: vec![
+                (EditKey::CtrlW, "unsent ".into()),
+                (EditKey::Backspace, "unsent".into())
+            ],
+        }
+    );
+    let Action::Type { typed, .. } = &s.steps[3].action else {
+        panic!("{:?}", s.steps[3]);
+    };
+    assert_eq!(typed, "unsented");
+    assert_eq!(s.steps[5].action, Action::Settle { quiet_ms: 400 });
+    // A line sent over the draft is refused, with the way out.
+    let over = text.replace(
+        "[[step]]\ncheck",
+        "[[step]]\ncommand = \"/help\"\nwait_for = \"x\"\n\n[[step]]\ncheck",
+    );
+    let err = error_in(&over);
+    assert!(
+        err.contains("still holds `unsented`") && err.contains("ctrl-u"),
+        "{err}"
+    );
+    // Cleared first, it is accepted; a quit clears it too.
+    let cleared = over.replace(
+        "[[step]]\ncommand",
+        "[[step]]\ntype = \"\"\nkeys = [\"ctrl-e\", \"ctrl-u\"]\n\n[[step]]\ncommand",
+    );
+    parse(&cleared).unwrap();
+    let err = error_in(&OK.replace(
+        "[[step]]\ncheck",
+        "[[step]]\ntype = \"a\\n\"\n\n[[step]]\ncheck",
+    ));
+    assert!(err.contains("without Enter"), "{err}");
+    let err = error_in(&OK.replace(
+        "[[step]]\ncheck",
+        "[[step]]\nsettle = 20\n\n[[step]]\ncheck",
+    ));
+    assert!(err.contains("50..=10000"), "{err}");
+    let err = error_in(&OK.replace(
+        "[[step]]\ncheck",
+        "[[step]]\nresize = \"80x30\"\nkeys = [\"left\"]\n\n[[step]]\ncheck",
+    ));
+    assert!(err.contains("`keys` does not belong"), "{err}");
 }

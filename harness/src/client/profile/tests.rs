@@ -249,3 +249,29 @@ fn the_recorded_stuck_status_bar_is_idle() {
     assert!(super::is_idle(Ui::Tui, &rows, screen.title()));
     assert!(!super::is_idle(Ui::Tui, &rows, ""));
 }
+
+#[test]
+fn the_composer_text_is_what_follows_the_lowest_prompt() {
+    use super::composer_text;
+    let rule = "─".repeat(30);
+    let rows = |held: &str| -> Vec<String> {
+        vec![
+            "earlier output".into(),
+            rule.clone(),
+            format!("❯ {held}"),
+            rule.clone(),
+        ]
+    };
+    assert_eq!(
+        composer_text(Ui::Classic, &rows("unsent draft")).as_deref(),
+        Some("unsent draft")
+    );
+    assert_eq!(composer_text(Ui::Classic, &rows("")).as_deref(), Some(""));
+    // An idle placeholder is an empty composer.
+    assert_eq!(
+        composer_text(Ui::Classic, &rows("Find and fix a failing test")).as_deref(),
+        Some("")
+    );
+    assert_eq!(composer_text(Ui::Classic, &["no prompt".to_string()]), None);
+    assert_eq!(composer_text(Ui::Tui, &rows("x")), None);
+}

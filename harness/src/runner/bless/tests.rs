@@ -218,7 +218,7 @@ fn findings_that_become_zero_are_removed_and_new_ones_added_beside_the_findings(
         scenario_text(
             "{ internal_text_shown = 502 }",
             "{ words_rendered_more_than_once = 12, missing_messages = 2, causes = [\"data\", \"display\"], prompt_rows = 1, max_blank_run = { at_most = 2 } }",
-        )
+        ) + &format!("known_bug = {UNEXPLAINED:?}\n")
     );
     assert!(
         out.contains("    words_rendered_more_than_once: 169 → 0\n"),
@@ -368,7 +368,8 @@ fn two_scenarios_that_disagree_on_a_shared_check_leave_it_alone() {
     assert!(settled, "{out}");
     assert_eq!(
         std::fs::read_to_string(&shared_path).unwrap(),
-        "[[step]]\ncheck = \"shared\"\nexpect = { words_rendered_more_than_once = 3, causes = [\"display\"] }\n"
+        "[[step]]\ncheck = \"shared\"\nexpect = { words_rendered_more_than_once = 3, causes = { display = 1 } }\n\
+         known_bug = \"TODO: name the client defect these numbers pin, with its upstream reference\"\n"
     );
 }
 
@@ -515,4 +516,92 @@ fn paths_are_shown_with_their_dot_dots_resolved() {
     );
     assert_eq!(normalised(Path::new("../a/./b")), Path::new("../a/b"));
     assert_eq!(normalised(Path::new("/x/../y")), Path::new("/y"));
+}
+
+#[test]
+fn a_pin_that_becomes_non_zero_gets_a_todo_known_bug_and_compact_causes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &scenario_text("{}", "{}"));
+    let run = run_of(
+        &path,
+        &[
+            // The first check names a known bug already: no TODO beside it.
+            measured(
+                words(5),
+                &[Cause::Display, Cause::Display],
+                Some(RowCounts::default()),
+            ),
+            measured(words(11), &[Cause::Display; 11], Some(RowCounts::default())),
+        ],
+    );
+    let (out, settled) = bless_runs(&[run]);
+    assert!(settled, "{out}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text,
+        scenario_text(
+            "{ words_rendered_more_than_once = 5, causes = { display = 2 } }",
+            "{ words_rendered_more_than_once = 11, causes = { display = 11 } }",
+        ) + &format!("known_bug = {UNEXPLAINED:?}\n")
+    );
+    assert_eq!(text.matches("TODO").count(), 1, "{text}");
+    assert!(
+        out.contains(&format!("    known_bug: (none) → {UNEXPLAINED:?}\n")),
+        "{out}"
+    );
+    assert!(out.contains("    causes: [] → { display = 11 }\n"), "{out}");
+    assert!(out.contains("bless: 1 check(s) now pin a non-zero number with no known bug"));
+    // The file reads back: the compact causes are eleven `display` repeats, in any order.
+    let again = run_of(&path, &[clean(), clean()]);
+    let second = &again.checks[1].expected;
+    assert!(second.causes_counted);
+    assert_eq!(second.causes, [Cause::Display; 11]);
+    assert_eq!(second.known_bug.as_deref(), Some(UNEXPLAINED));
+    // Blessed again with the same numbers: nothing to rewrite.
+    let same = run_of(
+        &path,
+        &[
+            measured(words(5), &[Cause::Display; 2], Some(RowCounts::default())),
+            measured(words(11), &[Cause::Display; 11], Some(RowCounts::default())),
+        ],
+    );
+    let (out, settled) = bless_runs(&[same]);
+    assert!(
+        settled && out.contains("bless: 0 check(s) rewritten"),
+        "{out}"
+    );
+}
+
+#[test]
+fn compact_causes_compare_counts_and_mixed_causes_keep_the_list() {
+    let e: Expectation = "causes = { data = 1, display = 2 }".parse().unwrap();
+    assert!(e.causes_counted);
+    assert!(e.causes_hold(&[Cause::Display, Cause::Data, Cause::Display]));
+    assert!(!e.causes_hold(&[Cause::Display, Cause::Data]));
+    let list: Expectation = "causes = [\"display\", \"data\"]".parse().unwrap();
+    assert!(!list.causes_counted);
+    assert!(!list.causes_hold(&[Cause::Data, Cause::Display]));
+    assert!("causes = { displayed = 1 }".parse::<Expectation>().is_err());
+    // Mixed causes measured on a list pin are written as a list, in screen order.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "s.toml",
+        &scenario_text(
+            "{ words_rendered_more_than_once = 5, causes = [\"display\"] }",
+            "{}",
+        ),
+    );
+    let run = run_of(
+        &path,
+        &[
+            measured(words(5), &[Cause::Data, Cause::Display], None),
+            clean(),
+        ],
+    );
+    let (out, _) = bless_runs(&[run]);
+    assert!(
+        out.contains("    causes: [\"display\"] → [\"data\", \"display\"]\n"),
+        "{out}"
+    );
 }
