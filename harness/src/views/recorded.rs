@@ -42,6 +42,9 @@ use crate::store::{Stamp, Store, StoreError};
 use crate::terminal::cast::{Event, Recording};
 use crate::terminal::{Emulator, Size, Transcript};
 use crate::verdict::Basis;
+use keys::Key;
+
+mod keys;
 
 /// Where a recording's views were cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -186,15 +189,29 @@ fn launch(recording: &Recording) -> Step {
 }
 
 /// The steps of `recording` from its input events (`None` when it has none): each line sent
-/// starts a view where its typing began.
+/// starts a view where its typing began. The terminal's replies to the client's queries, which a
+/// recorder capturing input writes as input too, are not typing ([`keys`]).
 pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
-    if !recording
-        .events
-        .iter()
-        .any(|t| matches!(t.event, Event::Input(_)))
-    {
+    // Every input event, joined (a reply may be split across two), and where each one starts.
+    let mut input = String::new();
+    let mut starts: Vec<(usize, usize)> = Vec::new();
+    for (i, timed) in recording.events.iter().enumerate() {
+        if let Event::Input(keys) = &timed.event {
+            starts.push((input.len(), i));
+            input.push_str(keys);
+        }
+    }
+    if starts.is_empty() {
         return None;
     }
+    let event_at = |offset: usize| {
+        let k = starts.partition_point(|&(at, _)| at <= offset);
+        starts[k.saturating_sub(1)].1
+    };
+    let mut keys = keys::keys(&input)
+        .into_iter()
+        .map(|(key, at)| (key, event_at(at)))
+        .peekable();
     let mut steps = vec![launch(recording)];
     let mut line = String::new();
     // Where the line being typed began, and whether keys were pressed that the recording does
@@ -203,73 +220,54 @@ pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
     let mut unspelled = false;
     let mut pasting = false;
     for (i, timed) in recording.events.iter().enumerate() {
-        match &timed.event {
-            Event::Input(keys) => {
-                let mut chars = keys.chars().peekable();
-                while let Some(c) = chars.next() {
-                    match c {
-                        '\u{1b}' => {
-                            // An escape sequence: a paste bracket, or a key the text does not show.
-                            let mut seq = String::new();
-                            if let Some(&next) = chars.peek() {
-                                if next == '[' || next == 'O' {
-                                    seq.push(next);
-                                    chars.next();
-                                    while let Some(&p) = chars.peek() {
-                                        chars.next();
-                                        seq.push(p);
-                                        if p.is_ascii_alphabetic() || p == '~' {
-                                            break;
-                                        }
-                                    }
-                                } else {
-                                    chars.next();
-                                }
-                            }
-                            match seq.as_str() {
-                                "[200~" => pasting = true,
-                                "[201~" => pasting = false,
-                                _ => unspelled = true,
-                            }
-                            began.get_or_insert(i);
-                        }
-                        '\r' | '\n' if pasting => line.push('\n'),
-                        '\r' | '\n' => {
-                            if !line.trim().is_empty() {
-                                steps.push(step_of_line(&line, began.unwrap_or(i), timed.time));
-                            } else if unspelled {
-                                steps.push(Step {
-                                    kind: ViewKind::Exchange,
-                                    name: "input the recording does not spell out".to_owned(),
-                                    event: began.unwrap_or(i),
-                                    sent: timed.time,
-                                    said: None,
-                                    resize: false,
-                                });
-                            }
-                            line.clear();
-                            began = None;
-                            unspelled = false;
-                        }
-                        '\u{7f}' | '\u{8}' => {
-                            line.pop();
-                        }
-                        // Ctrl-C: an interrupt, or the line cleared.
-                        '\u{3}' => {
-                            line.clear();
-                            began = None;
-                            unspelled = false;
-                        }
-                        c if c.is_control() => {}
-                        c => {
-                            began.get_or_insert(i);
-                            line.push(c);
-                        }
+        if let Event::Resize(size) = &timed.event {
+            steps.push(resize(*size, i, timed.time));
+            continue;
+        }
+        while let Some((key, _)) = keys.next_if(|&(_, at)| at == i) {
+            match key {
+                Key::Reply | Key::Ignored => {}
+                Key::PasteStart => pasting = true,
+                Key::PasteEnd => pasting = false,
+                Key::Unspelled => {
+                    unspelled = true;
+                    began.get_or_insert(i);
+                }
+                Key::Enter if pasting => {
+                    began.get_or_insert(i);
+                    line.push('\n');
+                }
+                Key::Enter => {
+                    if !line.trim().is_empty() {
+                        steps.push(step_of_line(&line, began.unwrap_or(i), timed.time));
+                    } else if unspelled {
+                        steps.push(Step {
+                            kind: ViewKind::Exchange,
+                            name: "input the recording does not spell out".to_owned(),
+                            event: began.unwrap_or(i),
+                            sent: timed.time,
+                            said: None,
+                            resize: false,
+                        });
                     }
+                    line.clear();
+                    began = None;
+                    unspelled = false;
+                }
+                Key::Backspace => {
+                    line.pop();
+                }
+                // Ctrl-C: an interrupt, or the line cleared.
+                Key::Interrupt => {
+                    line.clear();
+                    began = None;
+                    unspelled = false;
+                }
+                Key::Char(c) => {
+                    began.get_or_insert(i);
+                    line.push(c);
                 }
             }
-            Event::Resize(size) => steps.push(resize(*size, i, timed.time)),
-            Event::Output(_) | Event::Marker(_) | Event::Other => {}
         }
     }
     Some(steps)
@@ -723,7 +721,9 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
             let stop = steps.get(i + 1).map_or(recording.events.len(), |n| n.event);
             recording.play(&mut screen, played..stop.max(played));
             played = stop.max(played);
-            if i == 0 && recording.command.is_none() && resumed(&screen.history_lines()) {
+            // The header's command (when it has one: asciinema 2.4 writes none even with `-c`)
+            // may not say it resumed (a shell, an alias): the client's own notice does.
+            if i == 0 && steps[0].kind == ViewKind::Start && resumed(&screen.history_lines()) {
                 steps[0].kind = ViewKind::Recap;
             }
             Some(screen.transcript())

@@ -5,6 +5,7 @@ use crate::terminal::{Screen, Size};
 /// A recording of a 100 × 40 terminal with `events` (`(time, event)`).
 fn recording(command: Option<&str>, events: Vec<(f64, Event)>) -> Recording {
     Recording {
+        format: crate::terminal::cast::Format::V2,
         size: Size {
             cols: 100,
             rows: 40,
@@ -424,4 +425,48 @@ fn an_exchange_drawn_before_a_retry_is_not_a_repeat_and_a_reply_drawn_twice_is()
         judged(&rec, &db),
         (Cut::InputEvents, vec![none, none, none, twice])
     );
+}
+
+#[test]
+fn terminal_replies_start_no_step_and_a_split_reply_is_still_one() {
+    // `asciinema rec --stdin` of a resume: the client's queries are answered at once (device
+    // attributes, the background colour, split over two events), the recap is drawn, then the
+    // user types `/history`.
+    let rec = recording(
+        None,
+        vec![
+            (0.010, output("\u{1b}]11;?\u{1b}\\\u{1b}[c")),
+            (0.011, input("\u{1b}[?1;2c\u{1b}]11;rgb:1e1e/")),
+            (0.012, input("1e1e/1e1e\u{1b}\\\u{1b}[I")),
+            (0.5, output("↻ Resumed session 20261205_1\r\n")),
+            (2.0, input("\u{1b}[200~\u{1b}[201~")),
+            (3.0, input("/history")),
+            (3.2, input("\r")),
+        ],
+    );
+    let steps = from_input(&rec).unwrap();
+    let seen: Vec<(&str, usize, f64)> = steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.event, s.sent))
+        .collect();
+    assert_eq!(seen, vec![("launch", 0, 0.0), ("/history", 5, 3.2)]);
+}
+
+#[test]
+fn a_resume_notice_makes_the_launch_a_recap_whatever_the_header_command() {
+    for command in [None, Some("/bin/bash")] {
+        let rec = recording(
+            command,
+            vec![
+                (0.5, output("↻ Resumed session 20261205_1\r\n")),
+                (3.0, input("/history\r")),
+            ],
+        );
+        let steps = from_input(&rec).unwrap();
+        // `judge` reads the notice; the launch is a start until then.
+        assert_eq!(steps[0].kind, ViewKind::Start, "{command:?}");
+        let mut screen: Screen = rec.screen();
+        rec.play(&mut screen, 0..1);
+        assert!(resumed(&screen.history_lines()), "{command:?}");
+    }
 }
