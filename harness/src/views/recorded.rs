@@ -38,6 +38,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::{judge_by, next_start, say_name, unjudged, Before, Erased, Judged, Rules, ViewKind};
+use crate::oracle::Said;
 use crate::store::{Stamp, Store, StoreError};
 use crate::terminal::cast::{Event, Recording};
 use crate::terminal::{Emulator, Size, Transcript};
@@ -311,7 +312,8 @@ pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
             }
             _ => continue,
         };
-        if timed.time - last_output > BURST {
+        // A screen has no timing: each line is its own event, and the echo's starts its step.
+        if timed.time - last_output > BURST || !recording.timed() {
             burst = i;
         }
         last_output = timed.time;
@@ -482,6 +484,56 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
     }
 }
 
+/// Places the steps of a screen without timing on the database's clock (sets each step's
+/// `sent` to database seconds): a `say` when the first user row holding its text (after the
+/// last one matched) was made; the launch and every command just before the next `say`, or
+/// after the last row when none follows. A command that writes rows (`/retry`, `/undo`,
+/// `/compress`, …) could not be told from the step before it, and a `say` the database does not
+/// hold cannot be placed: the screen is judged whole then, and the error says why.
+fn place(steps: &mut [Step], stamps: &[Stamp]) -> Result<(), &'static str> {
+    let norm = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut after = f64::MIN;
+    for step in steps.iter_mut().filter(|s| s.said.is_some()) {
+        let said = norm(step.said.as_deref().unwrap_or(""));
+        let row = stamps
+            .iter()
+            .filter(|s| s.timestamp > after)
+            .find(|s| {
+                s.user_text
+                    .as_deref()
+                    .is_some_and(|t| !said.is_empty() && norm(t).starts_with(&said))
+            })
+            .ok_or(
+                "a message the screen shows sent is not in the database, and a screen has no \
+                 timing to place its steps otherwise",
+            )?;
+        after = row.timestamp;
+        step.sent = row.timestamp;
+    }
+    let mut next = f64::INFINITY;
+    for step in steps.iter_mut().rev() {
+        if step.said.is_some() {
+            next = step.sent;
+            continue;
+        }
+        let name = step.name.split_whitespace().next().unwrap_or("");
+        let writes = takes_back(step)
+            || mid_turn(step)
+            || matches!(
+                name,
+                "/compress" | "/branch" | "/new" | "/resume" | "/clear" | "/reset" | "/fork"
+            );
+        if writes {
+            return Err(
+                "a screen has no timing, and the rows a command such as `/retry`, \
+                        `/undo` or `/compress` wrote cannot be told from the step's before it",
+            );
+        }
+        step.sent = next;
+    }
+    Ok(())
+}
+
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
 const CLOCK_SLACK: f64 = 0.001;
 
@@ -647,7 +699,9 @@ fn takes_back(step: &Step) -> bool {
 }
 
 /// Judges `recording` (replayed into `E`), cut at its `steps`, as views against `basis`, read
-/// from `store` (the final database); see the module docs. No views: judge it whole (a TUI
+/// from `store` (the final database), with what the provider log says was `said` when there is
+/// one (`check --provider-log`: tells a question asked again from a stored duplicate); see the
+/// module docs. No views: judge it whole (a TUI
 /// recording, one with no step after the launch, or one whose clock cannot be set); the
 /// [`Recorded`] says why.
 pub fn judge<E: Emulator, Er: From<StoreError>>(
@@ -655,6 +709,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     Steps { cut, mut steps }: Steps,
     store: &Store,
     read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
+    said: Option<&Said>,
 ) -> Result<Recorded, Er> {
     let whole = |because: &'static str| Recorded {
         cut: Cut::Whole,
@@ -665,7 +720,15 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         return Ok(whole("the Ink TUI repaints its whole frame"));
     }
     let stamps = store.stamps()?;
-    let Some(offset) = clock(&steps, &stamps, recording.timestamp) else {
+    let offset = if recording.timed() {
+        clock(&steps, &stamps, recording.timestamp)
+    } else {
+        match place(&mut steps, &stamps) {
+            Ok(()) => Some(0.0),
+            Err(because) => return Ok(whole(because)),
+        }
+    };
+    let Some(offset) = offset else {
         return Ok(whole(
             "no message sent that the database holds and no `timestamp` in the header, so the \
              steps cannot be placed among the rows",
@@ -764,7 +827,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
                 before: &befores[p.index],
                 previous: p.index.checked_sub(1).map(|x| &befores[x]),
             };
-            judged.push(view.judge(&part, bases[p.index].as_deref(), &erased));
+            judged.push(view.judge(&part, bases[p.index].as_deref(), &erased, said));
         }
         let Some(transcript) = transcript else { break };
         let erased_from = match seen_rows.get(start) {
@@ -850,7 +913,13 @@ struct View<'a> {
 impl View<'_> {
     /// Judges the view's lines `part` against `basis` (the database when the view ended; `None`
     /// when no session held a message), drawn over the lines `erased`.
-    fn judge(&self, part: &Transcript, basis: Option<&Basis>, erased: &Erased) -> Judged {
+    fn judge(
+        &self,
+        part: &Transcript,
+        basis: Option<&Basis>,
+        erased: &Erased,
+        said: Option<&Said>,
+    ) -> Judged {
         let (kind, name) = (self.step.kind, self.step.name.clone());
         let Some(basis) = basis else {
             return unjudged(kind, name, self.line);
@@ -871,7 +940,7 @@ impl View<'_> {
                 }
             }
         }
-        judge_by((kind, name, self.line), part, basis, &rules, None)
+        judge_by((kind, name, self.line), part, basis, &rules, said)
     }
 }
 

@@ -386,9 +386,13 @@ fn judged(
     use crate::verdict::Session;
     let store = db.open();
     let (steps, _) = steps::<Screen>(recording);
-    let got = judge::<Screen, StoreError>(recording, steps, &store, |s| {
-        Ok(Basis::read(s, Session::Latest, crate::display::Surface::default()).ok())
-    })
+    let got = judge::<Screen, StoreError>(
+        recording,
+        steps,
+        &store,
+        |s| Ok(Basis::read(s, Session::Latest, crate::display::Surface::default()).ok()),
+        None,
+    )
     .unwrap();
     (
         got.cut,
