@@ -11,7 +11,8 @@
 //! did. The harness's terminal answers the client's start-up queries (device attributes, the
 //! colours), so a recorder capturing input writes those answers as input: the test asserts they
 //! are there, and that they do not move the cut (before they were read as typing, the recap
-//! landed in `/history`'s view).
+//! landed in `/history`'s view: 391 words twice there, where the client drew 169 in the recap).
+//! The harness's recording pasted as text (`check --screen`) is cut into the same views.
 //!
 //! The recorders: asciinema 2.4.0 is installed by this test into a venv under the harness's
 //! cache (`~/.cache/hermes-e2e/recorders/asciinema-2.4.0`, under a lock, ≈ 5 s once); asciinema
@@ -197,11 +198,18 @@ fn record(recorder: &Recorder, input: bool, hermes: &Path, out: &Path) -> Record
     }
 }
 
-/// `check --cast CAST --json` on the session's database: (cut, findings, each view's kind, step
-/// and findings).
-fn check(cast: &Path, home: &Path) -> (String, serde_json::Value, Vec<(String, String, String)>) {
+/// What `check --json` says: (cut, findings, each view's kind, step and findings).
+type Checked = (String, serde_json::Value, Vec<(String, String, String)>);
+
+/// `check --cast CAST --json` on the session's database.
+fn check(cast: &Path, home: &Path) -> Checked {
+    check_file("--cast", cast, home)
+}
+
+/// `check FLAG FILE --json` on the session's database.
+fn check_file(flag: &str, cast: &Path, home: &Path) -> Checked {
     let out = Command::new(BIN)
-        .args(["check", "--json", "--cast"])
+        .args(["check", "--json", flag])
         .arg(cast)
         .arg("--db")
         .arg(home.join("state.db"))
@@ -322,6 +330,21 @@ fn real_recorders_give_the_harnesss_verdict_and_views() {
             assert_eq!(cut, want_cut, "{what}");
             assert_eq!(got, harness, "{what}: findings");
             assert_eq!(views, harness_views, "{what}: views");
+            // The same screen pasted as text (`tmux capture-pane -pJ`): cut at the echoes.
+            let text = Command::new(BIN)
+                .args(["check", "--history", "--cast"])
+                .arg(&session.harness)
+                .arg("--db")
+                .arg(session.home.join("state.db"))
+                .output()
+                .unwrap();
+            assert!(text.status.success(), "{what}: --history");
+            let pasted = session.harness.with_extension("txt");
+            std::fs::write(&pasted, &text.stdout).unwrap();
+            let (cut, got, views) = check_file("--screen", &pasted, &session.home);
+            assert_eq!(cut, "client_markers", "{what}: pasted");
+            assert_eq!(got, harness, "{what}: pasted findings");
+            assert_eq!(views, harness_views, "{what}: pasted views");
         }
     }
 }

@@ -95,6 +95,8 @@ pub struct Recorded {
     pub views: Vec<Judged>,
     /// Why the recording was judged whole, when it was.
     pub whole_because: Option<&'static str>,
+    /// A screen without timing (`check --screen`), not a recording.
+    pub screen: bool,
 }
 
 impl Recorded {
@@ -116,9 +118,13 @@ impl Recorded {
                 self.views.len()
             ),
             Cut::ClientMarkers => format!(
-                "views: {}, cut at the client's echo of each line sent (the recording has no \
-                 input events){and_resizes}",
-                self.views.len()
+                "views: {}, cut at the client's echo of each line sent ({}){and_resizes}",
+                self.views.len(),
+                if self.screen {
+                    "a screen has no input events"
+                } else {
+                    "the recording has no input events"
+                }
             ),
             Cut::Whole => format!(
                 "views: one, the whole recording ({})",
@@ -715,6 +721,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         cut: Cut::Whole,
         views: Vec::new(),
         whole_because: Some(because),
+        screen: !recording.timed(),
     };
     if cut == Cut::Whole {
         return Ok(whole("the Ink TUI repaints its whole frame"));
@@ -848,6 +855,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         cut,
         views: judged,
         whole_because: None,
+        screen: !recording.timed(),
     })
 }
 
