@@ -474,3 +474,120 @@ fn a_resume_notice_makes_the_launch_a_recap_whatever_the_header_command() {
         assert!(resumed(&screen.history_lines()), "{command:?}");
     }
 }
+
+/// A screen (no timing) of `lines`, as `check --screen` reads a pasted text.
+fn screen_of(lines: &[&str]) -> Recording {
+    let mut rec = recording(
+        None,
+        lines
+            .iter()
+            .map(|l| (0.0, output(&format!("{l}\r\n"))))
+            .collect(),
+    );
+    rec.format = crate::terminal::cast::Format::Text;
+    rec.timestamp = None;
+    rec
+}
+
+#[test]
+fn a_screens_steps_are_placed_by_the_messages_they_sent() {
+    use crate::store::testdb::{Msg, TestDb};
+    use crate::store::Schema;
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("s1", None, 1000.0, None);
+    let a1 = "A keeper trimmed the wick and polished the lens every morning before breakfast";
+    let a2 = "The logbooks and the lamp changer are what the exhibit should show first";
+    for (role, text, ts, uid) in [
+        ("user", "What did a keeper do?", 1001.11, "u1"),
+        ("assistant", a1, 1001.2, "r1"),
+        ("user", "Which records should it show?", 1002.11, "u2"),
+        ("assistant", a2, 1002.2, "r2"),
+    ] {
+        let mut m = Msg::new("s1", role, text);
+        m.ts = Some(ts);
+        m.uid = Some(uid.to_owned());
+        db.msg(&m);
+    }
+    let lines = [
+        "Welcome to Hermes Agent!",
+        "● What did a keeper do?",
+        a1,
+        "● Which records should it show?",
+        a2,
+        "⚙\u{fe0f}  /history",
+    ];
+    let rec = screen_of(&lines);
+    let (steps, _) = steps::<Screen>(&rec);
+    let seen: Vec<(&str, usize)> = steps
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.event))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("launch", 0),
+            ("say \"What did a keeper do?\"", 1),
+            ("say \"Which records should it show?\"", 3),
+            ("/history", 5),
+        ]
+    );
+    let (cut, views) = judged(&rec, &db);
+    assert_eq!(cut, Cut::ClientMarkers);
+    assert_eq!(views.len(), 4);
+    assert!(
+        views
+            .iter()
+            .all(|f| *f == crate::oracle::Findings::default()),
+        "{views:?}"
+    );
+    // The second reply drawn twice in its own view: its 13 words, once too often.
+    let mut twice = lines.to_vec();
+    twice.insert(5, a2);
+    let (_, views) = judged(&screen_of(&twice), &db);
+    assert_eq!(views[2].words_rendered_more_than_once, 13, "{views:?}");
+    assert_eq!(
+        views
+            .iter()
+            .map(|f| f.words_rendered_more_than_once)
+            .sum::<usize>(),
+        13
+    );
+}
+
+#[test]
+fn a_screen_with_a_command_that_writes_rows_is_judged_whole() {
+    let (rec, db) = retried(false);
+    let lines: Vec<String> = {
+        let mut screen: Screen = rec.screen();
+        rec.play(&mut screen, 0..rec.events.len());
+        screen.history_lines()
+    };
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let screen = screen_of(&lines);
+    let store = db.open();
+    let (steps, _) = steps::<Screen>(&screen);
+    assert!(steps.steps.iter().any(|s| s.name == "/retry"), "{steps:?}");
+    let got = judge::<Screen, StoreError>(
+        &screen,
+        steps,
+        &store,
+        |s| {
+            Ok(Basis::read(
+                s,
+                crate::verdict::Session::Latest,
+                crate::display::Surface::default(),
+            )
+            .ok())
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(got.cut, Cut::Whole);
+    assert!(
+        got.whole_because.unwrap().contains("/retry"),
+        "{:?}",
+        got.whole_because
+    );
+    assert!(got.note().contains("cannot be told"), "{}", got.note());
+}
