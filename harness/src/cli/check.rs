@@ -42,7 +42,7 @@ pub struct CheckArgs {
     pub screen: Option<PathBuf>,
     /// The terminal's size for `--screen`, `COLSxROWS` [default: a text's longest line, at
     /// least 80 columns; raw bytes 80x24].
-    #[arg(long, value_name = "COLSxROWS", requires = "screen")]
+    #[arg(long, value_name = "COLSxROWS", conflicts_with = "cast")]
     pub size: Option<terminal::Size>,
     /// The fake model's log of the run that made the recording (`provider.jsonl`, kept beside
     /// each scenario's recordings): what was said, so a question asked again is not read as a
