@@ -209,4 +209,16 @@ fn bad_screens_are_refused_naming_the_file() {
         s(&db),
     ]);
     assert_eq!(out.status.code(), Some(2));
+    // `--size` is a screen's: a recording says its own.
+    let out = run(&[
+        "check",
+        "--cast",
+        s(&path),
+        "--size",
+        "80x24",
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--size"));
 }
