@@ -1,7 +1,8 @@
 //! `check --screen`: a screen pasted into a bug report — text copied from the terminal, `tmux
 //! capture-pane -pJ`, asciinema 3's `txt` output, or the terminal's bytes without timing
 //! (asciinema 3's `raw` output) — is judged with the numbers of the recording it was copied from.
-//! The recordings are bundled fixtures (a resume; no client needed). asciinema 3's own `txt` and
+//! The recordings are bundled fixtures (a resume; no client needed); a real tmux pane gives the
+//! `capture-pane -pJ` text when tmux is installed. asciinema 3's own `txt` and
 //! `raw` conversions are checked when asciinema 3.x is installed (`.ci/run` installs it), and
 //! skipped with a note otherwise.
 
@@ -221,4 +222,30 @@ fn bad_screens_are_refused_naming_the_file() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--size"));
+}
+
+/// The screen as tmux captures it (`tmux capture-pane -p -J -S -`, what a user pastes from tmux):
+/// the recordings' bytes replayed in a real tmux pane of their size.
+#[test]
+fn a_tmux_capture_of_a_resume_reads_as_its_recording() {
+    use hermes_e2e::terminal::tmux;
+    if !tmux::available("the tmux capture of a pasted screen") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["iot-0.22.2.post1-rotating-resume", "0.19.0-rotating-resume"] {
+        let f = fixture(name);
+        let cast = [f.join("resume.cast"), f.join("session-2.cast")]
+            .into_iter()
+            .find(|p| p.is_file())
+            .unwrap();
+        let db = f.join("state.db");
+        let (recorded, _) = findings(&["--cast", s(&cast), "--db", s(&db)]);
+        let (size, parts) = tmux::cast_parts(&cast, None);
+        let lines = tmux::replay(name, &parts, size);
+        let text = dir.path().join(format!("{name}.tmux.txt"));
+        std::fs::write(&text, lines.join("\n") + "\n").unwrap();
+        let (pasted, _) = findings(&["--screen", s(&text), "--db", s(&db)]);
+        assert_eq!(pasted, recorded, "{name}: tmux capture-pane -pJ");
+    }
 }
