@@ -468,9 +468,13 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
         });
         // `/retry` stores the last question again (0.19 and 0.22), often sooner after Enter
         // than a typed question is stored: without it, its row could fall before it was sent.
-        // Its match does not move `after` (the question may be another one, after `/undo`),
-        // only the rows a later `/retry` may match.
+        // Only right after the question (or another `/retry`): a command between them may
+        // write copies of it (0.19's compaction copies get new timestamps). Its match does not
+        // move `after`, only the rows a later `/retry` may match.
         let retry = sent.is_none() && step.name == "/retry";
+        if sent.is_none() && !retry && !step.resize {
+            last = None;
+        }
         let sent = if retry { last.clone() } else { sent };
         let Some(said) = sent.as_deref().map(norm).filter(|s| !s.is_empty()) else {
             continue;

@@ -618,3 +618,23 @@ fn a_retry_sets_the_clock_by_the_question_it_stores_again() {
     assert_eq!(before_at(&stamps, offset + 15.180).max_row_id, 4);
     assert_eq!(before_at(&stamps, offset + 17.0).max_row_id, 6);
 }
+
+#[test]
+fn a_retry_after_another_command_does_not_set_the_clock() {
+    // hermes-agent 0.19.0: `/compress` between the question and the `/retry` wrote a copy of
+    // the question with a new timestamp (row 5), before the `/retry`'s own row (row 7).
+    let steps = vec![
+        step_of_line("the question", 1, 9.892),
+        step_of_line("/compress", 2, 11.468),
+        step_of_line("/retry", 3, 12.258),
+    ];
+    let stamps = vec![
+        stamp(3, 1471.7207, Some("the question")),
+        stamp(4, 1471.844, None),
+        stamp(5, 1473.607, Some("the question")),
+        stamp(6, 1473.608, None),
+        stamp(7, 1474.0897, Some("the question")),
+    ];
+    let offset = clock(&steps, &stamps, Some(1461.0)).unwrap();
+    assert!((offset - (1471.7207 - 9.892)).abs() < 1e-9, "{offset}");
+}
