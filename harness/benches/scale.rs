@@ -235,6 +235,7 @@ fn live_recording_views(c: &mut Criterion) {
                 &store,
                 // No basis before the first message is stored.
                 |s| Ok(Basis::read(s, Session::Latest, Surface::default()).ok()),
+                None,
             )
             .unwrap();
             assert_eq!(got.views.len(), TURNS + 1);

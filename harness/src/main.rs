@@ -41,7 +41,8 @@ enum Command {
     /// and the internal text. The file is never modified.
     #[command(after_help = inspect::EXIT_STATUS)]
     Inspect(inspect::InspectArgs),
-    /// Run the oracle on a saved recording (asciicast v2) and a `state.db`, without a client,
+    /// Run the oracle on a saved recording (asciicast v2 or v3) or a pasted screen (`--screen`)
+    /// and a `state.db`, without a client,
     /// against the expected findings.
     #[command(after_help = check::EXIT_STATUS)]
     Check(check::CheckArgs),

@@ -8,9 +8,10 @@ pub mod client {
     pub use crate::client::*;
 }
 
-/// The real client in a real PTY: its output with cursor moves squashed.
+/// The real client in a real PTY: the driver (the real-recorder tests drive a recorder with it),
+/// and its output with cursor moves squashed.
 pub mod driver {
-    pub use crate::driver::squash;
+    pub use crate::driver::{squash, Driver, Launch};
 }
 
 /// Generated compaction histories in the real schemas (feature `test-support`).
@@ -31,7 +32,7 @@ pub mod oracle {
 
 /// The fake model: the server itself, and the kinds of call it serves.
 pub mod provider {
-    pub use crate::provider::{CallKind, Provider};
+    pub use crate::provider::{CallKind, Provider, Script, Turn};
 }
 
 /// The client's own display read, and its comparison with the display contract.

@@ -3,7 +3,9 @@
 //! give the numbers of that process's last live check — cut at the recording's input events, and
 //! cut at the client's echo once the input events are taken out. The scenarios: `/retry` before
 //! and after rotating `/compress` and after `--resume`; `/undo` and the question asked again;
-//! `/queue` while a reply streams; `/redraw` (a clear and repaint). About 55 s.
+//! `/queue` while a reply streams; `/redraw` (a clear and repaint). About 55 s. And on 0.19,
+//! where only the provider log tells a question asked again from a stored duplicate, `check
+//! --cast --provider-log` gives the live numbers (`history/v0_19_retry_rotating`, about 20 s).
 
 use std::path::Path;
 use std::process::Command;
@@ -73,6 +75,11 @@ fn without_input(recording: &Path, to: &Path) {
 
 /// `check --cast recording --json` on `dir`'s database and config: (cut, findings).
 fn check(dir: &Path, recording: &Path) -> (String, serde_json::Value) {
+    check_with(dir, recording, &[])
+}
+
+/// [`check`] with more arguments.
+fn check_with(dir: &Path, recording: &Path, more: &[&str]) -> (String, serde_json::Value) {
     let out = Command::new(BIN)
         .args(["check", "--json", "--cast"])
         .arg(recording)
@@ -80,6 +87,7 @@ fn check(dir: &Path, recording: &Path) -> (String, serde_json::Value) {
         .arg(dir.join("state.db"))
         .arg("--config")
         .arg(dir.join("home/config.yaml"))
+        .args(more)
         .output()
         .unwrap();
     assert!(
@@ -129,4 +137,43 @@ fn each_recording_gives_its_processs_live_numbers() {
             }
         }
     }
+}
+
+/// On 0.19 (no `message_uid`), a `/retry` stores the question again: only what was said tells a
+/// question asked again from a message stored twice. With the run's `provider.jsonl`, `check
+/// --cast` reads the recording of the resumed process of `history/v0_19_retry_rotating` as the
+/// live check did (269 words twice, 6 missing, 344 internal); without it, 138 (measured). About
+/// 25 s.
+#[test]
+fn a_provider_log_lets_a_0_19_recording_give_the_live_numbers() {
+    let out = tempfile::tempdir().unwrap();
+    let result = run("history/v0_19_retry_rotating", out.path());
+    let dir = &result.kept;
+    let (process, live) = last_checks(&result).pop().expect("a check");
+    assert_eq!(process, 1, "the resumed process is checked last");
+    assert_eq!(live["words_rendered_more_than_once"], 269, "{live}");
+    let recording = dir.join("session-2.cast");
+    let log = dir.join("provider.jsonl");
+    let (_, with_log) = check_with(dir, &recording, &["--provider-log", log.to_str().unwrap()]);
+    assert!(
+        same_findings(&with_log, &live),
+        "with the provider log: check --cast {with_log} but live {live}"
+    );
+    let (_, without) = check(dir, &recording);
+    assert_eq!(without["words_rendered_more_than_once"], 138, "{without}");
+    // A log that is not one is refused, naming the file and the line.
+    let bad = out.path().join("provider.jsonl");
+    std::fs::write(&bad, "{\"kind\": \"chat\", \"user\": 3}\n").unwrap();
+    let got = Command::new(BIN)
+        .args(["check", "--cast"])
+        .arg(&recording)
+        .arg("--db")
+        .arg(dir.join("state.db"))
+        .arg("--provider-log")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("provider.jsonl:1`"), "{stderr}");
 }

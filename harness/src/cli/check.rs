@@ -25,9 +25,31 @@ pub const EXIT_STATUS: &str = super::exit_status!(
 /// The arguments of `check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// The `.cast` recording of the client's terminal (asciicast v2).
+    /// The `.cast` recording of the client's terminal: asciicast v2 (asciinema 2.x, this
+    /// harness) or v3 (asciinema 3.x).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "screen",
+        conflicts_with = "screen"
+    )]
+    pub cast: Option<PathBuf>,
+    /// A screen instead of a recording: text copied from the terminal (a paste, `tmux
+    /// capture-pane -pJ -S -`, `asciinema convert --output-format txt`), or the terminal's bytes
+    /// without timing (`--output-format raw`). Cut at the client's echoes; a note says what a
+    /// screen cannot tell.
     #[arg(long, value_name = "FILE")]
-    pub cast: PathBuf,
+    pub screen: Option<PathBuf>,
+    /// The terminal's size for `--screen`, `COLSxROWS` [default: a text's longest line, at
+    /// least 80 columns; raw bytes 80x24].
+    #[arg(long, value_name = "COLSxROWS", conflicts_with = "cast")]
+    pub size: Option<terminal::Size>,
+    /// The fake model's log of the run that made the recording (`provider.jsonl`, kept beside
+    /// each scenario's recordings): what was said, so a question asked again is not read as a
+    /// message stored twice (on 0.19, whose rows have no `message_uid`), as a live check reads
+    /// it.
+    #[arg(long, value_name = "FILE")]
+    pub provider_log: Option<PathBuf>,
     /// The `state.db` the client displayed (never modified; a private copy is read).
     #[arg(long, value_name = "STATE_DB")]
     pub db: PathBuf,
@@ -69,6 +91,44 @@ pub struct CheckArgs {
     /// Also write an HTML report into this directory (`index.html`).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+}
+
+impl CheckArgs {
+    /// The recording (`--cast`) or the screen (`--screen`) checked.
+    pub fn file(&self) -> &Path {
+        self.cast
+            .as_deref()
+            .or(self.screen.as_deref())
+            .unwrap_or(Path::new("-"))
+    }
+
+    /// The flag that named [`CheckArgs::file`]: `cast` or `screen`.
+    fn flag(&self) -> &'static str {
+        if self.cast.is_some() {
+            "cast"
+        } else {
+            "screen"
+        }
+    }
+}
+
+/// What a screen without timing cannot tell, for `check --screen`.
+fn screen_note(format: crate::terminal::cast::Format) -> String {
+    let what = match format {
+        crate::terminal::cast::Format::Raw => {
+            "the terminal's bytes without timing: nothing says when each line was drawn"
+        }
+        _ => {
+            "a screen copied as text: no colours or styles (a dimmed or hidden line reads as \
+             drawn), nothing that scrolled off before it was copied (a message above it reads \
+             as missing), soft wraps joined or broken where the copy put them"
+        }
+    };
+    format!(
+        "note: {what}; its steps are placed among the database's rows by the messages they \
+         sent, and a screen with a command that writes rows (`/retry`, `/undo`, `/compress`, …) \
+         is judged whole"
+    )
 }
 
 /// One `NAME=N` of `--expect-findings`.
@@ -165,7 +225,7 @@ pub fn expectation(args: &CheckArgs) -> Result<Expectation, ExpectError> {
 /// `check`: exit 0 when the expectation held, 1 when not.
 pub fn check(args: &CheckArgs) -> Outcome {
     if args.history {
-        let replayed = replay(args.terminal, &args.cast, true, false)?;
+        let replayed = replay(args, true, false)?;
         let mut text = String::new();
         for line in &replayed.history {
             text.push_str(&report::printable(line));
@@ -189,7 +249,7 @@ pub fn check(args: &CheckArgs) -> Outcome {
             )?;
             Ok((store, basis))
         });
-        let replayed = replay(args.terminal, &args.cast, counts_rows, true);
+        let replayed = replay(args, counts_rows, true);
         let read = read
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -197,6 +257,10 @@ pub fn check(args: &CheckArgs) -> Outcome {
     });
     let replayed = replayed?;
     let (store, basis) = read?;
+    let said = match &args.provider_log {
+        Some(path) => Some(crate::provider::said_from_log(path)?),
+        None => None,
+    };
     // The display settings the client's resume recap was drawn under, when given.
     let recap = match &args.config {
         Some(path) => {
@@ -210,7 +274,8 @@ pub fn check(args: &CheckArgs) -> Outcome {
         None => basis,
     };
     let basis = with_recap(basis);
-    let at = args.cast.display().to_string();
+    let file = args.file();
+    let at = file.display().to_string();
     // A view's database: the session checked once it holds rows of its own (before that, the
     // newest one with messages: the parent a rotation copies), with the recap's settings;
     // `None` before any session held a message.
@@ -230,11 +295,21 @@ pub fn check(args: &CheckArgs) -> Outcome {
     };
     let (recording, steps) = (&replayed.recording, replayed.steps);
     let recorded = match args.terminal {
-        Terminal::Vt100 => recorded::judge::<Screen, _>(recording, steps, &store, read),
-        Terminal::Reflow => recorded::judge::<ReflowScreen, _>(recording, steps, &store, read),
+        Terminal::Vt100 => {
+            recorded::judge::<Screen, _>(recording, steps, &store, read, said.as_ref())
+        }
+        Terminal::Reflow => {
+            recorded::judge::<ReflowScreen, _>(recording, steps, &store, read, said.as_ref())
+        }
     }?;
+    if !recording.timed() {
+        out::note(&screen_note(recording.format));
+    }
     let (check, views) = if recorded.views.is_empty() {
-        (basis.check(&at, &replayed.transcript, None), Vec::new())
+        (
+            basis.check(&at, &replayed.transcript, said.as_ref()),
+            Vec::new(),
+        )
     } else {
         views::combine(&at, &recorded.views, 0, &basis)
     };
@@ -283,8 +358,8 @@ pub fn check(args: &CheckArgs) -> Outcome {
     } else {
         let text = format!(
             "FAIL {}\n{}  {}\n",
-            args.cast.display(),
-            report::failed_check(&result, &args.cast, &format!("`check --cast {at}`")),
+            file.display(),
+            report::failed_check(&result, file, &format!("`check --{} {at}`", args.flag())),
             recorded.note()
         );
         out::print(&report::printable(&text))?;
@@ -367,23 +442,24 @@ fn write_report(
             source,
         })?;
     let name = args
-        .cast
+        .file()
         .file_name()
         .map_or_else(|| "check.cast".into(), |n| n.to_owned());
     let cast = kept.path().join(name);
-    std::fs::copy(&args.cast, &cast).map_err(|source| Error::Write {
+    std::fs::copy(args.file(), &cast).map_err(|source| Error::Write {
         path: cast.clone(),
         source,
     })?;
     store::snapshot_database(&args.db, &kept.path().join("state.db"))?;
     let mut scenario = ScenarioResult::new(
-        format!("check {}", args.cast.display()),
-        args.cast.clone(),
+        format!("check {}", args.file().display()),
+        args.file().to_owned(),
         "recording".into(),
         kept.path().to_owned(),
         format!(
-            "hermes-e2e check --cast {} --db {} --session {}",
-            args.cast.display(),
+            "hermes-e2e check --{} {} --db {} --session {}",
+            args.flag(),
+            args.file().display(),
             args.db.display(),
             basis.session
         ),
@@ -403,23 +479,27 @@ struct Replayed {
     erased: usize,
 }
 
-/// `cast` replayed into `terminal`; the history lines only with `history` (`--history`, or a
-/// check that pins a row count), the transcript and the steps only with `transcript` (not for
-/// `--history`).
-fn replay(
-    terminal: Terminal,
-    cast: &Path,
-    history: bool,
-    transcript: bool,
-) -> Result<Replayed, Error> {
-    match terminal {
-        Terminal::Vt100 => replayed::<Screen>(cast, history, transcript),
-        Terminal::Reflow => replayed::<ReflowScreen>(cast, history, transcript),
+/// The recording or screen of `args` replayed into its terminal; the history lines only with
+/// `history` (`--history`, or a check that pins a row count), the transcript and the steps only
+/// with `transcript` (not for `--history`).
+fn replay(args: &CheckArgs, history: bool, transcript: bool) -> Result<Replayed, Error> {
+    let recording = match (&args.cast, &args.screen) {
+        (Some(cast), _) => Recording::read(cast)?,
+        (None, Some(screen)) => Recording::read_screen(screen, args.size)?,
+        // clap requires one of the two.
+        (None, None) => unreachable!("--cast or --screen is required"),
+    };
+    match args.terminal {
+        Terminal::Vt100 => replayed::<Screen>(recording, history, transcript),
+        Terminal::Reflow => replayed::<ReflowScreen>(recording, history, transcript),
     }
 }
 
-fn replayed<E: Emulator>(cast: &Path, history: bool, transcript: bool) -> Result<Replayed, Error> {
-    let recording = Recording::read(cast)?;
+fn replayed<E: Emulator>(
+    recording: Recording,
+    history: bool,
+    transcript: bool,
+) -> Result<Replayed, Error> {
     let (steps, replayed) = if transcript {
         recorded::steps::<E>(&recording)
     } else {

@@ -121,6 +121,9 @@ pub enum Error {
     /// A recording could not be replayed.
     #[error(transparent)]
     Cast(#[from] crate::terminal::cast::CastError),
+    /// A provider log (`check --provider-log`) could not be read.
+    #[error(transparent)]
+    ProviderLog(#[from] crate::provider::LogError),
     /// An expectation (`--expect`, `--expect-findings`) is not one.
     #[error(transparent)]
     Expect(#[from] check::ExpectError),

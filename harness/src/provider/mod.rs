@@ -377,6 +377,72 @@ fn wait_until_refused(addr: SocketAddr, deadline: Instant) {
 }
 
 /// Appends `text` unless it is empty or already in `list`.
+/// Why a saved provider log could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The file could not be read.
+    #[error("cannot read the provider log `{}`: {source}", path.display())]
+    Io {
+        /// The log.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// A line is not an exchange of the fake model's log.
+    #[error(
+        "`{}:{line}` is not a provider log line: expected a JSON object with `kind` and, for a \
+         chat, `user` and `reply` (the `provider.jsonl` a scenario run keeps)",
+        path.display()
+    )]
+    Format {
+        /// The log.
+        path: std::path::PathBuf,
+        /// 1-based line.
+        line: usize,
+    },
+}
+
+/// What a saved provider log (`provider.jsonl`, written by [`Provider::write_log`]) says was
+/// said: each distinct user text and chat reply once, in first-seen order, as
+/// [`Provider::said`] says it live — without the script, so a user text is the request's last
+/// user message, trimmed (the harness's clients add nothing to it).
+pub fn said_from_log(path: &Path) -> Result<crate::oracle::Said, LogError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LogError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut said = crate::oracle::Said::default();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = || LogError::Format {
+            path: path.to_owned(),
+            line: i + 1,
+        };
+        let exchange: serde_json::Value = serde_json::from_str(line).map_err(|_| bad())?;
+        let kind = exchange
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .ok_or_else(bad)?;
+        if kind != "chat" {
+            continue;
+        }
+        let field = |name: &str| match exchange.get(name) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad()),
+        };
+        if let Some(user) = field("user")? {
+            push_distinct(&mut said.user, user.trim().to_owned());
+        }
+        if let Some(reply) = field("reply")? {
+            push_distinct(&mut said.assistant, reply);
+        }
+    }
+    Ok(said)
+}
+
 fn push_distinct(list: &mut Vec<String>, text: String) {
     if !text.is_empty() && !list.contains(&text) {
         list.push(text);

@@ -854,3 +854,35 @@ fn a_hanging_answer_does_not_hold_up_the_fake_models_shutdown() {
 }
 
 mod pace;
+
+#[test]
+fn a_saved_log_says_what_was_said_and_a_bad_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("provider.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"kind\":\"meta\",\"user\":null,\"reply\":null}\n",
+            "{\"kind\":\"chat\",\"user\":\" Q1 \",\"reply\":\"A1\"}\n",
+            "\n",
+            "{\"kind\":\"title\",\"user\":\"Q1\",\"reply\":\"Title\"}\n",
+            "{\"kind\":\"chat\",\"user\":\"Q1\",\"reply\":\"A1 again\"}\n",
+            "{\"kind\":\"chat\",\"user\":\"Q2\",\"reply\":null}\n",
+        ),
+    )
+    .unwrap();
+    let said = said_from_log(&path).unwrap();
+    assert_eq!(said.user, vec!["Q1", "Q2"]);
+    assert_eq!(said.assistant, vec!["A1", "A1 again"]);
+    for (text, line) in [
+        ("{\"kind\":\"chat\"}\nnot json\n", 2),
+        ("{\"user\":\"Q\"}\n", 1),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let message = said_from_log(&path).unwrap_err().to_string();
+        assert!(
+            message.contains(&format!("provider.jsonl:{line}`")),
+            "{text:?}: {message}"
+        );
+    }
+}

@@ -1,11 +1,18 @@
-//! Asciicast v2 recordings (<https://docs.asciinema.org/manual/asciicast/v2/>): a JSON header line
-//! (`version`, `width`, `height`, …), then one JSON array per event, `[seconds, kind, data]`, with
-//! kind `o` (output), `i` (input), `r` (resize, `COLSxROWS`) or `m` (a marker: the harness writes
-//! one named after each `check` step, so a replay can stop where the check read the screen).
+//! Asciicast recordings. Version 2 (<https://docs.asciinema.org/manual/asciicast/v2/>, asciinema
+//! 2.x and this harness): a JSON header line (`version`, `width`, `height`, …), then one JSON
+//! array per event, `[seconds, kind, data]`, with kind `o` (output), `i` (input), `r` (resize,
+//! `COLSxROWS`) or `m` (a marker: the harness writes one named after each `check` step, so a
+//! replay can stop where the check read the screen). Version 3
+//! (<https://docs.asciinema.org/manual/asciicast/v3/>, asciinema 3.x's default): the header's size
+//! is `term: {cols, rows, type, version}`, each event's time is the *interval* since the previous
+//! event, lines starting with `#` are comments, and an `x` event says the program exited.
 //!
-//! The driver writes one per client process with [`Writer`] (`asciinema play` replays it);
-//! [`Recording::read`] reads one whole, events and all (`check --cast` cuts it into views at its
-//! input events), and [`replay`] feeds one back into a [`Screen`] (the fixtures, the benchmarks).
+//! The driver writes v2, one per client process, with [`Writer`] (`asciinema play` replays it);
+//! [`Recording::read`] reads either whole, events and all (`check --cast` cuts it into views at
+//! its input events), [`Recording::read_screen`] reads a screen without timing (text copied from
+//! a terminal, asciinema's `txt` or `raw` output: `check --screen`), and [`replay`] feeds a
+//! recording back into a [`Screen`] (the fixtures, the benchmarks). `docs/views.md` ("Saved
+//! recordings") says what each format holds.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -112,13 +119,21 @@ pub enum CastError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// Not an asciicast v2 file.
-    #[error("`{path}:{line}` is not asciicast v2: {message}")]
+    /// Not an asciicast v2 or v3 file.
+    #[error("`{path}:{line}` is not asciicast v2 or v3: {message}")]
     Format {
         /// The recording.
         path: std::path::PathBuf,
         /// 1-based line.
         line: usize,
+        /// What was expected.
+        message: String,
+    },
+    /// A pasted screen that is not one.
+    #[error("`{path}` is not a screen: {message}")]
+    Screen {
+        /// The file.
+        path: std::path::PathBuf,
         /// What was expected.
         message: String,
     },
@@ -130,8 +145,8 @@ const MAX_CAST_ROWS: u16 = 1000;
 /// See [`MAX_CAST_ROWS`].
 const MAX_CAST_COLS: u16 = 2000;
 
-/// Replays an asciicast v2 recording (header with `width`/`height`, then `[t, "o", data]` output
-/// and `[t, "r", "COLSxROWS"]` resize events) into a [`Screen`] and returns the screen.
+/// Replays an asciicast v2 or v3 recording (a header with the terminal's size, then output,
+/// input, resize and marker events) into a [`Screen`] and returns the screen.
 pub fn replay(path: &Path) -> Result<Screen, CastError> {
     replay_into(path)
 }
@@ -149,19 +164,40 @@ pub fn replay_into<E: Emulator>(path: &Path) -> Result<E, CastError> {
 pub enum Event {
     /// Bytes the program wrote (`o`).
     Output(String),
-    /// What a person typed (`i`).
+    /// What the terminal sent the program (`i`): what a person typed, and the terminal's own
+    /// replies to the program's queries.
     Input(String),
     /// The terminal resized (`r`).
     Resize(Size),
     /// A marker (`m`), with its label.
     Marker(String),
+    /// The recorded program exited (`x`, asciicast v3), with its status as written.
+    Exit(String),
     /// An event of a kind this harness does not read.
     Other,
 }
 
-/// An asciicast v2 recording, read whole: its terminal size, its start and its timed events.
+/// What a [`Recording`] was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// asciicast v2: event times in seconds since the start (asciinema 2.x, this harness).
+    V2,
+    /// asciicast v3: event times as intervals since the previous event (asciinema 3.x).
+    V3,
+    /// The terminal's bytes without timing: asciinema 3's `--output-format raw`, `script`'s
+    /// typescript. Read by [`Recording::read_screen`].
+    Raw,
+    /// Text copied from a terminal (a paste, `tmux capture-pane -pJ`, asciinema 3's
+    /// `--output-format txt`). Read by [`Recording::read_screen`].
+    Text,
+}
+
+/// An asciicast recording, read whole: its terminal size, its start and its timed events.
 #[derive(Debug, Clone)]
 pub struct Recording {
+    /// What it was read from.
+    pub format: Format,
     /// The terminal's size when the recording started.
     pub size: Size,
     /// The header's `timestamp` (unix seconds, whole), when it has one.
@@ -175,7 +211,8 @@ pub struct Recording {
 /// An event of a recording, with when and where it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timed {
-    /// Seconds since the recording started.
+    /// Seconds since the recording started (v3's intervals added up; an untimed screen's
+    /// events are all at 0).
     pub time: f64,
     /// Its 1-based line in the file (the header is line 1).
     pub line: usize,
@@ -184,7 +221,8 @@ pub struct Timed {
 }
 
 impl Recording {
-    /// Reads and checks the recording at `path`.
+    /// Reads and checks the asciicast v2 or v3 recording at `path` (the header's `version` says
+    /// which).
     pub fn read(path: &Path) -> Result<Recording, CastError> {
         let text = std::fs::read_to_string(path).map_err(|source| CastError::Io {
             path: path.to_owned(),
@@ -199,32 +237,82 @@ impl Recording {
         let header: serde_json::Value = lines
             .next()
             .and_then(|l| serde_json::from_str(l).ok())
-            .ok_or_else(|| bad(1, "expected a JSON header line"))?;
-        if header["version"] != 2 {
-            return Err(bad(1, "expected `\"version\": 2`"));
-        }
-        let dim = |key: &str, max: u16| {
-            header[key]
+            .filter(serde_json::Value::is_object)
+            .ok_or_else(|| {
+                bad(
+                    1,
+                    "expected a JSON header line (`{\"version\": 2, …}` or `{\"version\": 3, …}`); \
+                     a screen copied from a terminal, or asciinema's `txt` or `raw` output, is \
+                     read with `--screen`",
+                )
+            })?;
+        let format = match header["version"].as_u64() {
+            Some(2) => Format::V2,
+            Some(3) => Format::V3,
+            _ => {
+                return Err(bad(
+                    1,
+                    "expected `\"version\": 2` or `\"version\": 3` in the header",
+                ))
+            }
+        };
+        let dim = |value: &serde_json::Value, key: &str, max: u16| {
+            value
                 .as_u64()
                 .and_then(|v| u16::try_from(v).ok())
                 .filter(|v| (1..=max).contains(v))
                 .ok_or_else(|| bad(1, &format!("expected a `{key}` from 1 to {max}")))
         };
-        let size = Size {
-            rows: dim("height", MAX_CAST_ROWS)?,
-            cols: dim("width", MAX_CAST_COLS)?,
+        let size = match format {
+            Format::V3 => {
+                if !header["term"].is_object() {
+                    return Err(bad(
+                        1,
+                        "expected a `term` object with `cols` and `rows` (asciicast v3)",
+                    ));
+                }
+                Size {
+                    rows: dim(&header["term"]["rows"], "term.rows", MAX_CAST_ROWS)?,
+                    cols: dim(&header["term"]["cols"], "term.cols", MAX_CAST_COLS)?,
+                }
+            }
+            _ => Size {
+                rows: dim(&header["height"], "height", MAX_CAST_ROWS)?,
+                cols: dim(&header["width"], "width", MAX_CAST_COLS)?,
+            },
+        };
+        let expected = match format {
+            Format::V3 => {
+                "expected an event `[interval, \"o\"|\"i\"|\"r\"|\"m\"|\"x\", data]` with a \
+                 non-negative interval, or a `#` comment"
+            }
+            _ => {
+                "expected an event `[time, \"o\"|\"i\"|\"r\"|\"m\", data]` with a time not before \
+                  the last event's"
+            }
         };
         let mut events = Vec::new();
+        let mut clock = 0.0_f64;
         for (i, line) in lines.enumerate() {
-            if line.trim().is_empty() {
+            let at = i + 2;
+            if line.trim().is_empty() || (format == Format::V3 && line.starts_with('#')) {
                 continue;
             }
-            let (time, kind, data): (f64, String, String) = serde_json::from_str(line)
-                .map_err(|_| bad(i + 2, "expected an event `[time, \"o\"|\"r\"|\"i\", data]`"))?;
+            let (time, kind, data): (f64, String, String) =
+                serde_json::from_str(line).map_err(|_| bad(at, expected))?;
+            // v2's times only grow (asciinema writes them so; a file edited by hand may hold
+            // equal ones); v3's intervals are never negative.
+            let time = match format {
+                Format::V3 if time >= 0.0 && time.is_finite() => clock + time,
+                Format::V2 if time.is_finite() && time >= clock - 1e-6 => time.max(clock),
+                _ => return Err(bad(at, expected)),
+            };
+            clock = time;
             let event = match kind.as_str() {
                 "o" => Event::Output(data),
                 "i" => Event::Input(data),
                 "m" => Event::Marker(data),
+                "x" if format == Format::V3 => Event::Exit(data),
                 "r" => Event::Resize(
                     data.parse::<Size>()
                         .ok()
@@ -234,7 +322,7 @@ impl Recording {
                         })
                         .ok_or_else(|| {
                             bad(
-                                i + 2,
+                                at,
                                 &format!(
                                     "expected a resize `COLSxROWS` of at most \
                                      {MAX_CAST_COLS}x{MAX_CAST_ROWS}"
@@ -246,16 +334,106 @@ impl Recording {
             };
             events.push(Timed {
                 time,
-                line: i + 2,
+                line: at,
                 event,
             });
         }
         Ok(Recording {
+            format,
             size,
             timestamp: header["timestamp"].as_f64(),
             command: header["command"].as_str().map(str::to_owned),
             events,
         })
+    }
+
+    /// Reads a screen that is not a recording: the terminal's bytes without timing
+    /// ([`Format::Raw`]: the file holds escape sequences) or text copied from a terminal
+    /// ([`Format::Text`]). Each line is one output event, all at time 0 (nothing says when it
+    /// was drawn). `size` is the terminal's, when known; otherwise a text is as wide as its
+    /// longest line (at least 80 columns: a paste joined its soft wraps) and raw bytes are read
+    /// at 80 × 24, asciinema's default.
+    pub fn read_screen(path: &Path, size: Option<Size>) -> Result<Recording, CastError> {
+        let bytes = std::fs::read(path).map_err(|source| CastError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let bad = |message: String| CastError::Screen {
+            path: path.to_owned(),
+            message,
+        };
+        if bytes.contains(&0) {
+            return Err(bad(
+                "expected text or a terminal's bytes, found NUL bytes (a binary file)".into(),
+            ));
+        }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if text.trim().is_empty() {
+            return Err(bad("expected the text of a screen, found nothing".into()));
+        }
+        if text.starts_with('{')
+            && serde_json::from_str::<serde_json::Value>(text.lines().next().unwrap_or(""))
+                .is_ok_and(|h| h.get("version").is_some())
+        {
+            return Err(bad(
+                "it is an asciicast recording: read it with `--cast`".into()
+            ));
+        }
+        let format = if text.contains('\u{1b}') {
+            Format::Raw
+        } else {
+            Format::Text
+        };
+        let size = match (size, format) {
+            (Some(size), _) => size,
+            (None, Format::Raw) => Size { cols: 80, rows: 24 },
+            (None, _) => {
+                let widest = text
+                    .lines()
+                    .map(|l| text_width(l.trim_end()))
+                    .max()
+                    .unwrap_or(0);
+                Size {
+                    cols: u16::try_from(widest.clamp(80, usize::from(MAX_CAST_COLS)))
+                        .unwrap_or(MAX_CAST_COLS),
+                    rows: 40,
+                }
+            }
+        };
+        if !(1..=MAX_CAST_COLS).contains(&size.cols) || !(1..=MAX_CAST_ROWS).contains(&size.rows) {
+            return Err(bad(format!(
+                "expected a size of at most {MAX_CAST_COLS}x{MAX_CAST_ROWS}, got {size}"
+            )));
+        }
+        let events = text
+            .split_inclusive('\n')
+            .enumerate()
+            .map(|(i, line)| {
+                let data = match format {
+                    // Text lines go back to the left margin: a pasted file ends its lines
+                    // with `\n` (or `\r\n`).
+                    Format::Text => format!("{}\r\n", line.trim_end_matches(['\r', '\n'])),
+                    _ => line.to_owned(),
+                };
+                Timed {
+                    time: 0.0,
+                    line: i + 1,
+                    event: Event::Output(data),
+                }
+            })
+            .collect();
+        Ok(Recording {
+            format,
+            size,
+            timestamp: None,
+            command: None,
+            events,
+        })
+    }
+
+    /// Whether the events carry their times (a recording) or not (a screen).
+    pub fn timed(&self) -> bool {
+        matches!(self.format, Format::V2 | Format::V3)
     }
 
     /// A terminal of the recording's starting size, with nothing drawn yet.
@@ -270,8 +448,17 @@ impl Recording {
             match &timed.event {
                 Event::Output(data) => screen.feed(data.as_bytes()),
                 Event::Resize(size) => screen.resize(size.rows, size.cols),
-                Event::Input(_) | Event::Marker(_) | Event::Other => {}
+                Event::Input(_) | Event::Marker(_) | Event::Exit(_) | Event::Other => {}
             }
         }
     }
+}
+
+/// A line's width in cells, near enough to size a pasted screen: wide (East Asian, emoji)
+/// characters count two cells, a little too often rather than too rarely (a line one cell
+/// narrower than the terminal does not wrap).
+fn text_width(line: &str) -> usize {
+    line.chars()
+        .map(|c| if u32::from(c) >= 0x1100 { 2 } else { 1 })
+        .sum()
 }

