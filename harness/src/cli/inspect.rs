@@ -43,7 +43,7 @@ pub fn inspect(args: &InspectArgs) -> Outcome {
     let i = crate::inspect::inspect_under(&store, args.session.as_deref(), recap)?;
     if args.json {
         // serde_json escapes every C0 control; the JSON stays exact.
-        out::println(&serde_json::to_string(&i)?)?;
+        out::json(&serde_json::to_string(&i)?)?;
     } else {
         out::print(&report::printable(&i.text()))?;
     }
