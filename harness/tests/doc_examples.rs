@@ -226,7 +226,7 @@ fn each_provenance_gives_the_numbers_of_its_check() {
         // Every number the provenance states, with a kind the check prints, is one the check
         // gives: on its last checkpoint line (the verdict the command reproduces), and on the
         // lines about vt100 (the command on vt100, check's default).
-        let last = text.lines().filter(|l| l.starts_with("  - `")).last();
+        let last = text.lines().rfind(|l| l.starts_with("  - `"));
         let on_vt100 = command.replace(" --terminal reflow", "");
         let vt100 = text.lines().filter(|l| l.contains("vt100"));
         let lines = last
