@@ -396,6 +396,11 @@ fn a_dash_reads_stdin() {
         "{}",
         stderr(&o)
     );
+    // `inspect -` reads the database from stdin.
+    let o = run_with_stdin(&["inspect", "-", "--json"], &state);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["session_id"], "20261202_183601_e28d7d", "{v}");
     let toml = std::fs::read(root().join(&expect)).unwrap();
     let o = run_with_stdin(
         &["check", "--cast", &cast_path, "--db", &db, "--expect", "-"],
