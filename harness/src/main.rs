@@ -82,6 +82,22 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // What `--quiet` would silence is refused, as clap refuses flags that cannot combine (a
+    // global flag's conflicts are not checked across the subcommand boundary).
+    if let Command::Check(args) = &cli.command {
+        let shown = [
+            ("--history", args.history),
+            ("--transcript", args.transcript),
+        ];
+        if let Some((flag, _)) = shown.into_iter().find(|&(_, on)| on && cli.quiet) {
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("the argument '--quiet' cannot be used with '{flag}': it prints what `--quiet` silences"),
+                )
+                .exit();
+        }
+    }
     out::set_quiet(cli.quiet);
     // An interrupted run stops its clients (their process groups) and says what it kept.
     let out_root = match &cli.command {

@@ -509,6 +509,12 @@ fn quiet_leaves_the_exit_status_and_the_json() {
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["passed"], false);
+    // What `-q` would silence is refused, not ignored.
+    for flag in ["--history", "--transcript"] {
+        let o = run(&["-q", "check", "--cast", &cast, "--db", &db, flag]);
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    }
     let o = run(&["-q", "check", "--cast", "nope.cast", "--db", &db]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("nope.cast"), "{}", stderr(&o));
