@@ -571,3 +571,35 @@ fn version_completions_and_man() {
         "no flag in the man page"
     );
 }
+
+/// `--help` wraps at the terminal's width (clap's `wrap_help`; `COLUMNS` stands in for a
+/// terminal here): no line of any command's help is wider than 80 columns at 80.
+#[test]
+fn help_wraps_at_80_columns() {
+    for command in [
+        "",
+        "run",
+        "record",
+        "repro",
+        "minimize",
+        "inspect",
+        "check",
+        "bisect",
+        "completions",
+        "man",
+    ] {
+        let mut args: Vec<&str> = command.split_whitespace().collect();
+        args.push("--help");
+        let o = Command::new(BIN)
+            .args(&args)
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap();
+        let help = stdout(&o);
+        let widest = help.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(
+            widest <= 80,
+            "{args:?}: a line of {widest} columns:\n{help}"
+        );
+    }
+}
