@@ -13,8 +13,8 @@
 //! order (`causes = ["display", "data"]`, one entry per repeat) or as counts
 //! (`causes = { display = 11 }`, order not compared). Not written, they are not compared
 //! ([`Expectation::causes_unwritten`]; `run --bless` still writes the causes it measured);
-//! `causes = []` pins that no repeat has a cause. The same rules
-//! hold for a scenario's `expect`, `check --expect FILE` and `check --expect-findings`.
+//! `causes = []` pins that no repeat has a cause. The same rules hold for a scenario's `expect`,
+//! `check --expect FILE` and `check --expect-findings`.
 //!
 //! A check step's `known_bug = "…"` (beside `expect`, [`Expectation::known_bug`]) says which client
 //! defect its numbers pin; when they all drop to zero the check is reported as fixed upstream
@@ -152,9 +152,10 @@ pub struct Expectation {
     /// Compared only when `causes` was written and is not in
     /// [`unpinned`](Expectation::unpinned) ([`Expectation::causes_compared`]).
     pub causes: Vec<Cause>,
-    /// `causes` was written as counts (`causes = { display = 11 }`): compared as counts, in any
-    /// order ([`causes`](Expectation::causes) then holds them sorted by cause).
-    pub causes_as_counts: bool,
+    /// Whether `causes` was written in the compact form, as a count per cause (`causes = {
+    /// display = 11 }`): then only how many repeats have each cause is compared, not their
+    /// order ([`Expectation::causes_hold`]).
+    pub causes_counted: bool,
     /// `causes` was not written: the causes are not compared (an expectation made in code,
     /// [`Expectation::default`], compares them: no repeat expected).
     pub causes_unwritten: bool,
@@ -197,8 +198,8 @@ impl Expectation {
             }
         }
         let causes: Vec<Cause> = found.repeats.iter().map(|r| r.cause).collect();
-        if !self.causes_hold(&causes) {
-            let (want, got) = if self.causes_as_counts {
+        if !self.causes_hold(&causes) && self.causes_compared() {
+            let (want, got) = if self.causes_counted {
                 (counts_text(&self.causes), counts_text(&causes))
             } else {
                 let names = |causes: &[Cause]| -> String {
@@ -211,17 +212,15 @@ impl Expectation {
         out
     }
 
-    /// Whether the causes `got` (in screen order) are the expected ones: always when `causes`
-    /// is not compared; as counts when written as counts; else in order.
+    /// Whether the measured causes `got` (in screen order) are the pinned ones: the same list,
+    /// or, for the compact form ([`Expectation::causes_counted`]), as many of each cause.
     pub fn causes_hold(&self, got: &[Cause]) -> bool {
-        if !self.causes_compared() {
-            return true;
+        if !self.causes_counted {
+            return got == self.causes.as_slice();
         }
-        if self.causes_as_counts {
-            cause_counts(got) == cause_counts(&self.causes)
-        } else {
-            got == self.causes.as_slice()
-        }
+        let count =
+            |causes: &[Cause]| Cause::ALL.map(|c| causes.iter().filter(|&&x| x == c).count());
+        count(got) == count(&self.causes)
     }
 
     /// Whether the causes are compared: written, and not in `unpinned`.
@@ -252,12 +251,12 @@ impl Expectation {
         out.push(Comparison {
             name: "causes",
             expected: self.causes_json(),
-            got: if self.causes_as_counts {
+            got: if self.causes_counted {
                 counts_json(&causes)
             } else {
                 json!(causes.iter().map(|c| c.name()).collect::<Vec<_>>())
             },
-            held: self.causes_hold(&causes),
+            held: !self.causes_compared() || self.causes_hold(&causes),
         });
         let counted: [Option<usize>; 4] = match rows {
             Some(rows) => rows.named().map(|(_, n)| Some(n)),
@@ -303,7 +302,7 @@ impl Expectation {
     fn causes_json(&self) -> serde_json::Value {
         if !self.causes_compared() {
             serde_json::Value::Null
-        } else if self.causes_as_counts {
+        } else if self.causes_counted {
             counts_json(&self.causes)
         } else {
             serde_json::json!(self.causes.iter().map(|c| c.name()).collect::<Vec<_>>())
@@ -362,7 +361,7 @@ impl Expectation {
         Expectation {
             findings: Findings::default(),
             causes: Vec::new(),
-            causes_as_counts: false,
+            causes_counted: false,
             causes_unwritten: false,
             rows: RowPins {
                 stale_preview_rows: bound(self.rows.stale_preview_rows),
@@ -399,14 +398,19 @@ pub(super) struct RawExpectation {
     questions_not_once: Option<RowPin>,
 }
 
-/// `causes` as written: a list in screen order, or counts by cause.
+/// `causes` as written: a list in screen order (`["display", "data"]`) or the compact form, a
+/// count per cause (`{ display = 11 }`).
 #[derive(Deserialize)]
 #[serde(untagged)]
-pub(super) enum RawCauses {
-    /// `causes = ["display", "data"]`.
+enum RawCauses {
     List(Vec<String>),
-    /// `causes = { display = 11 }`.
     Counts(std::collections::BTreeMap<String, usize>),
+}
+
+impl Default for RawCauses {
+    fn default() -> RawCauses {
+        RawCauses::List(Vec::new())
+    }
 }
 
 /// One row of `--json`'s `comparisons`: a finding, `causes` or a row count, what was expected
@@ -489,9 +493,6 @@ pub enum ExpectationError {
     /// A cause that is not one.
     #[error("unknown cause `{0}`: expected `display`, `data` or `both`")]
     Cause(String),
-    /// `causes = { … }` with a count of 0.
-    #[error("`causes`: a count of 0 for `{0}`: leave it out (counts name the causes found)")]
-    ZeroCause(String),
     /// `unpinned` names what is not a finding.
     #[error("`unpinned`: unknown finding `{name}`: expected one of {}", UNPINNABLE.join(", "))]
     Unpinned {
@@ -515,32 +516,27 @@ impl std::str::FromStr for Expectation {
 impl RawExpectation {
     /// The expectation, or what in it is not one.
     pub(super) fn typed(&self) -> Result<Expectation, ExpectationError> {
-        let cause = |name: &str| {
+        let cause = |name: &String| {
             Cause::ALL
                 .into_iter()
                 .find(|c| c.name() == name)
-                .ok_or_else(|| ExpectationError::Cause(name.to_owned()))
+                .ok_or_else(|| ExpectationError::Cause(name.clone()))
         };
-        let (causes, causes_as_counts) = match &self.causes {
+        let (causes, causes_counted) = match &self.causes {
             None => (Vec::new(), false),
-            Some(RawCauses::List(list)) => (
-                list.iter().map(|c| cause(c)).collect::<Result<_, _>>()?,
-                false,
-            ),
+            Some(RawCauses::List(names)) => {
+                (names.iter().map(cause).collect::<Result<_, _>>()?, false)
+            }
             Some(RawCauses::Counts(counts)) => {
                 let mut causes = Vec::new();
                 for (name, &n) in counts {
-                    let c = cause(name)?;
-                    if n == 0 {
-                        return Err(ExpectationError::ZeroCause(name.clone()));
-                    }
-                    causes.extend(std::iter::repeat_n(c, n));
+                    causes.extend(std::iter::repeat_n(cause(name)?, n));
                 }
                 causes.sort_by_key(|c| Cause::ALL.iter().position(|x| x == c));
                 (causes, true)
             }
         };
-        let unpinned: Vec<&'static str> = self
+        let unpinned = self
             .unpinned
             .iter()
             .map(|name| {
@@ -550,8 +546,6 @@ impl RawExpectation {
                     .ok_or_else(|| ExpectationError::Unpinned { name: name.clone() })
             })
             .collect::<Result<_, _>>()?;
-        // `causes` not written: not compared.
-        let causes_unwritten = self.causes.is_none();
         Ok(Expectation {
             findings: Findings {
                 words_rendered_more_than_once: self.words_rendered_more_than_once,
@@ -561,8 +555,9 @@ impl RawExpectation {
                 taken_back_shown: self.taken_back_shown,
             },
             causes,
-            causes_as_counts,
-            causes_unwritten,
+            causes_counted,
+            // `causes` not written: not compared.
+            causes_unwritten: self.causes.is_none(),
             rows: RowPins {
                 stale_preview_rows: self.stale_preview_rows,
                 prompt_rows: self.prompt_rows,
@@ -572,5 +567,110 @@ impl RawExpectation {
             unpinned,
             known_bug: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::Repeat;
+
+    /// A check with `words` words repeated, one repeat per cause in `causes`.
+    fn found(words: usize, causes: &[Cause]) -> Check {
+        let mut check = Check::empty("x");
+        check.findings.words_rendered_more_than_once = words;
+        check.repeats = causes
+            .iter()
+            .map(|&cause| Repeat {
+                words: words / causes.len().max(1),
+                times: 2,
+                cause,
+                rows: vec![10],
+                message_uids: Vec::new(),
+                sessions: Vec::new(),
+                excerpt: String::new(),
+                screen_rows: Vec::new(),
+                surplus_rows: (0, 0),
+                allowed_rows: Vec::new(),
+                rendered_row: None,
+                carrier_of: None,
+                stored: 1,
+                said: None,
+            })
+            .collect();
+        check
+    }
+
+    fn expectation(text: &str) -> Expectation {
+        text.parse().unwrap()
+    }
+
+    /// `causes` not written is not compared; written as a list it is compared in order, as
+    /// counts in any order; an expectation made in code compares it (no repeat expected).
+    #[test]
+    fn causes_are_compared_only_where_written() {
+        let check = found(12, &[Cause::Data, Cause::Display]);
+        let mismatches = |e: &Expectation| e.mismatches(&check, None);
+        assert!(mismatches(&expectation("words_rendered_more_than_once = 12")).is_empty());
+        let listed = "words_rendered_more_than_once = 12\ncauses = [\"display\", \"data\"]";
+        assert_eq!(
+            mismatches(&expectation(listed)),
+            ["causes: expected [\"display\", \"data\"], got [\"data\", \"display\"]"]
+        );
+        let counted = "words_rendered_more_than_once = 12\ncauses = { display = 1, data = 1 }";
+        assert!(mismatches(&expectation(counted)).is_empty());
+        let counted = "words_rendered_more_than_once = 12\ncauses = { display = 2 }";
+        assert_eq!(
+            mismatches(&expectation(counted)),
+            ["causes: expected { display = 2 }, got { display = 1, data = 1 }"]
+        );
+        assert_eq!(
+            mismatches(&Expectation::default()),
+            [
+                "words_rendered_more_than_once: expected 0, got 12",
+                "causes: expected [], got [\"data\", \"display\"]"
+            ]
+        );
+    }
+
+    /// `comparisons` and `mismatches` agree: an entry fails exactly where a mismatch is listed,
+    /// and a finding or `causes` not compared has `expected: null`.
+    #[test]
+    fn comparisons_agree_with_mismatches() {
+        let check = found(12, &[Cause::Display]);
+        for text in [
+            "",
+            "words_rendered_more_than_once = 12",
+            "words_rendered_more_than_once = 12\ncauses = [\"data\"]",
+            "unpinned = [\"words_rendered_more_than_once\"]\nprompt_rows = 1",
+        ] {
+            let e = expectation(text);
+            let rows = RowCounts {
+                prompt_rows: 2,
+                ..RowCounts::default()
+            };
+            let failed: Vec<&str> = e
+                .comparisons(&check, Some(&rows))
+                .iter()
+                .filter(|c| !c.held)
+                .map(|c| c.name)
+                .collect();
+            let listed: Vec<String> = e
+                .mismatches(&check, Some(&rows))
+                .iter()
+                .map(|m| m.split(':').next().unwrap().to_owned())
+                .collect();
+            assert_eq!(failed, listed, "{text:?}");
+        }
+        let e = expectation("unpinned = [\"words_rendered_more_than_once\"]");
+        let c = e.comparisons(&check, None);
+        assert_eq!(c[0].expected, serde_json::Value::Null);
+        assert_eq!(c[5].name, "causes");
+        assert_eq!(c[5].expected, serde_json::Value::Null);
+        assert_eq!(
+            c.len(),
+            6,
+            "row counts neither pinned nor counted are left out"
+        );
     }
 }
