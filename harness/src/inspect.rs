@@ -201,9 +201,8 @@ pub fn inspect_under(
         (Some(s), _) => s.to_string(),
         (None, Some(l)) => l.id.clone(),
         (None, None) => {
-            return Err(StoreError::Schema {
+            return Err(StoreError::NoSessions {
                 path: store.path().to_path_buf(),
-                expected: "at least one row in `sessions` (the file has none)".into(),
             })
         }
     };

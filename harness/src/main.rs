@@ -4,13 +4,24 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use hermes_e2e::cli::{self, bisect, check, inspect, minimize, record, repro, run};
+use clap::{CommandFactory, Parser, Subcommand};
+use hermes_e2e::cli::{self, bisect, check, inspect, minimize, out, record, repro, run};
 
 /// End-to-end harness and regression oracle for the Hermes Agent terminal client.
 #[derive(Parser)]
-#[command(version, about, after_help = cli::EXIT_STATUS)]
+#[command(
+    name = "hermes-e2e",
+    version,
+    long_version = cli::LONG_VERSION,
+    about,
+    after_help = cli::EXIT_STATUS,
+    after_long_help = cli::EXIT_STATUS_LONG
+)]
 struct Cli {
+    /// Print nothing but the errors (and what `--json` asks for): for CI, where the exit status
+    /// is the answer.
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -51,6 +62,19 @@ enum Command {
     /// release is installed into the cache on first use. Writes `REPORT.md`.
     #[command(after_help = bisect::EXIT_STATUS)]
     Bisect(bisect::BisectArgs),
+    /// Print a shell completion script: `hermes-e2e completions bash >
+    /// ~/.local/share/bash-completion/completions/hermes-e2e` (zsh: a `_hermes-e2e` file in
+    /// `$fpath`; fish: `~/.config/fish/completions/hermes-e2e.fish`).
+    #[command(after_help = cli::EXIT_STATUS_SHORT)]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `hermes-e2e man | man -l -`, or `hermes-e2e man >
+    /// ~/.local/share/man/man1/hermes-e2e.1`.
+    #[command(after_help = cli::EXIT_STATUS_SHORT)]
+    Man,
 }
 
 /// mimalloc instead of the system allocator: see its entry in `Cargo.toml`.
@@ -59,6 +83,23 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // What `--quiet` would silence is refused, as clap refuses flags that cannot combine (a
+    // global flag's conflicts are not checked across the subcommand boundary).
+    if let Command::Check(args) = &cli.command {
+        let shown = [
+            ("--history", args.history),
+            ("--transcript", args.transcript),
+        ];
+        if let Some((flag, _)) = shown.into_iter().find(|&(_, on)| on && cli.quiet) {
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("the argument '--quiet' cannot be used with '{flag}': it prints what `--quiet` silences"),
+                )
+                .exit();
+        }
+    }
+    out::set_quiet(cli.quiet);
     // An interrupted run stops its clients (their process groups) and says what it kept.
     let out_root = match &cli.command {
         Command::Run(args) => args.out.clone(),
@@ -75,5 +116,40 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::inspect(&args),
         Command::Check(args) => check::check(&args),
         Command::Bisect(args) => bisect::bisect(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
     })
+}
+
+/// `completions SHELL`: the completion script of every command and flag.
+fn completions(shell: clap_complete::Shell) -> cli::Outcome {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "hermes-e2e", &mut script);
+    out::print(&String::from_utf8_lossy(&script))?;
+    Ok(cli::Exit::Ok)
+}
+
+/// `man`: the manual page of the binary and its commands, in roff.
+fn man() -> cli::Outcome {
+    let command = Cli::command();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command.clone())
+        .render(&mut page)
+        .map_err(cli::Error::Stdout)?;
+    // Each command's own section: its usage, arguments and help.
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        // Leaked: clap names are `'static` without its `string` feature; `man` runs once.
+        let name: &'static str = format!("hermes-e2e-{}", sub.get_name()).leak();
+        let sub = sub.clone().name(name).bin_name(name);
+        let mut section = Vec::new();
+        let man = clap_mangen::Man::new(sub);
+        man.render_name_section(&mut section)
+            .and_then(|()| man.render_synopsis_section(&mut section))
+            .and_then(|()| man.render_description_section(&mut section))
+            .and_then(|()| man.render_options_section(&mut section))
+            .map_err(cli::Error::Stdout)?;
+        page.extend(section);
+    }
+    out::print(&String::from_utf8_lossy(&page))?;
+    Ok(cli::Exit::Ok)
 }

@@ -223,7 +223,9 @@ pub struct Repeat {
     pub said: Option<usize>,
 }
 
-/// History rows `first` to `last` (inclusive) as `--json` writes them: `{"first": 40, "last": 44}`.
+/// History rows `first` to `last` (inclusive) as `--json` writes them: `{"first": 40, "last": 44}`,
+/// numbered from 1 as every report numbers them (the oracle's own ranges count from 0:
+/// [`TranscriptLine::row`](crate::terminal::TranscriptLine) is an index).
 #[derive(serde::Serialize)]
 struct HistoryRange {
     first: usize,
@@ -235,19 +237,24 @@ pub(crate) fn history_range<S: serde::Serializer>(
     &(first, last): &(usize, usize),
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    serde::Serialize::serialize(&HistoryRange { first, last }, s)
+    serde::Serialize::serialize(
+        &HistoryRange {
+            first: first + 1,
+            last: last + 1,
+        },
+        s,
+    )
 }
 
 /// Serialises `(first, last)` ranges as a list of [`HistoryRange`] objects.
-fn history_ranges<S: serde::Serializer>(
+pub(crate) fn history_ranges<S: serde::Serializer>(
     ranges: &[(usize, usize)],
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    s.collect_seq(
-        ranges
-            .iter()
-            .map(|&(first, last)| HistoryRange { first, last }),
-    )
+    s.collect_seq(ranges.iter().map(|&(first, last)| HistoryRange {
+        first: first + 1,
+        last: last + 1,
+    }))
 }
 
 /// An expected message that was not rendered; also a taken-back message that was

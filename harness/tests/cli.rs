@@ -211,8 +211,9 @@ fn an_unknown_choice_is_refused_with_the_choices() {
     }
 }
 
-/// Every command's `--help` ends with the one exit-status table, states each default once and
-/// lists the allowed values of its enum-valued flags.
+/// The top-level `--help` ends with the one exit-status table (130 and 143 included) and the
+/// environment variables; every command's `--help` points to it instead of repeating it; each
+/// states each default once and lists the allowed values of its enum-valued flags.
 #[test]
 fn every_help_states_the_exit_codes_and_each_default_once() {
     let commands = [
@@ -220,11 +221,19 @@ fn every_help_states_the_exit_codes_and_each_default_once() {
     ];
     let table = [
         "Exit status:",
-        "  0  every expectation held",
-        "  1  a verdict differs from what was expected (FAIL)",
-        "  2  harness error or bad input",
-        "  3  `minimize`: nothing to minimize",
+        "  0    every expectation held",
+        "  1    a verdict differs from what was expected (FAIL)",
+        "  2    harness error or bad input",
+        "  3    `minimize`: nothing to minimize",
+        "  130  interrupted (SIGINT",
+        "  143  terminated (SIGTERM)",
     ];
+    let top = stdout(&run(&["--help"]));
+    for row in table {
+        assert_eq!(top.matches(row).count(), 1, "no one `{row}` in\n{top}");
+    }
+    assert!(top.contains("HERMES_E2E_CLIENT"), "{top}");
+    let pointer = "Exit status: 0 ok, 1 FAIL, 2 error or bad input, 130/143 interrupted; the table is in\n`hermes-e2e --help`.";
     for command in commands
         .iter()
         .map(|c| vec![*c, "--help"])
@@ -233,17 +242,32 @@ fn every_help_states_the_exit_codes_and_each_default_once() {
         let o = run(&command);
         assert_eq!(o.status.code(), Some(0), "{command:?}");
         let help = stdout(&o);
-        for row in table {
-            assert!(help.contains(row), "{command:?}: no `{row}` in\n{help}");
+        if command.len() == 2 {
+            assert!(help.contains(pointer), "{command:?}: no pointer in\n{help}");
+            assert!(
+                !help.contains(table[2]),
+                "{command:?}: the table repeated in\n{help}"
+            );
         }
+        // Wrapped at the width clap is given (100 columns off a terminal).
+        let widest = help.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(
+            widest <= 100,
+            "{command:?}: a line of {widest} characters in\n{help}"
+        );
         // A default is stated once per flag: clap's `[default: …]` or the text's, never both.
         let mut flags: Vec<String> = Vec::new();
+        let mut in_flag = false;
         for line in help.lines() {
             let t = line.trim_start();
             if t.starts_with("--") || (t.starts_with('-') && t.get(2..4) == Some(", ")) {
                 flags.push(String::new());
+                in_flag = true;
+            } else if !line.is_empty() && !line.starts_with(' ') {
+                // A heading or the text after the flags (the exit table, the environment).
+                in_flag = false;
             }
-            if let Some(flag) = flags.last_mut() {
+            if let Some(flag) = flags.last_mut().filter(|_| in_flag) {
                 flag.push_str(line);
                 flag.push('\n');
             }
@@ -767,19 +791,37 @@ fn check_replays_into_the_chosen_terminal() {
         let o = run(&args);
         (o.status.code(), stdout(&o))
     };
+    // `--history` prints the history rows numbered from 1 (`N<TAB>text`), then the verdict.
+    let history = |(code, out): (Option<i32>, String)| {
+        assert_eq!(code, Some(1), "{out}");
+        let rows: Vec<String> = out
+            .lines()
+            .map_while(|l| l.split_once('\t'))
+            .enumerate()
+            .map(|(i, (n, text))| {
+                assert_eq!(n, (i + 1).to_string(), "{out}");
+                format!("{text}\n")
+            })
+            .collect();
+        let rest = out.lines().nth(rows.len()).unwrap_or_default();
+        assert!(rest.starts_with("FAIL "), "{out}");
+        rows.concat()
+    };
     assert_eq!(
-        check(&cast, "reflow", true),
-        (Some(0), format!("{line}\nnext\n"))
+        history(check(&cast, "reflow", true)),
+        format!("{line}\nnext\n")
     );
     // vt100 keeps the first 20 columns of each 40-column row, no longer joined.
     let vt100 = "the keeper climbed t\nhthouse every evenin\nnext\n";
-    assert_eq!(check(&cast, "vt100", true), (Some(0), vt100.to_owned()));
+    assert_eq!(history(check(&cast, "vt100", true)), vt100);
 
+    // The same verdict on the fixture (the rerun command names the terminal).
     let fixture_cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
-    assert_eq!(
-        check(&fixture_cast, "reflow", false),
-        check(&fixture_cast, "vt100", false)
-    );
+    let verdict = |terminal: &str| {
+        let (code, out) = check(&fixture_cast, terminal, false);
+        (code, out.replace(" --terminal reflow", ""))
+    };
+    assert_eq!(verdict("reflow"), verdict("vt100"));
 }
 
 /// The fixtures under `fixtures/`, each with the check command its `PROVENANCE.md` gives
@@ -890,15 +932,24 @@ fn a_bad_expectation_is_refused_naming_it() {
         args.extend(["--expect", file.to_str().unwrap()]);
         assert_refused(&args, &file, what);
     }
-    let mut args = base.to_vec();
-    args.extend(["--expect-findings", "words=3"]);
-    let o = run(&args);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("`words=3`: expected NAME=N"),
-        "{}",
-        stderr(&o)
-    );
+    // Each part of a bad `NAME=N` is blamed for what it is.
+    for (pin, what) in [
+        (
+            "words=3",
+            "`words=3`: unknown finding `words`: expected one of",
+        ),
+        ("words_rendered_more_than_once", "expected NAME=N"),
+        (
+            "words_rendered_more_than_once=abc",
+            "`abc` is not a count: expected a whole number from 0",
+        ),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--expect-findings", pin]);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{pin}");
+        assert!(stderr(&o).contains(what), "{pin}: {}", stderr(&o));
+    }
 }
 
 /// A stdout whose reader is gone (`| head -1`): every command that prints ends quietly with 0,
@@ -1013,7 +1064,7 @@ fn json_ranges_and_carriers_have_one_shape_and_transcript_notes_i18n_keys() {
     let (cast, db) = (cast.to_str().unwrap(), db.to_str().unwrap());
     let o = run(&["check", "--cast", cast, "--db", db, "--json"]);
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    let r = &v["repeats"][0];
+    let r = &v["checks"][0]["repeats"][0];
     let range = |x: &serde_json::Value| x["first"].as_u64().unwrap() <= x["last"].as_u64().unwrap();
     assert!(range(&r["surplus_rows"]), "{r}");
     for list in ["screen_rows", "allowed_rows"] {
@@ -1066,6 +1117,7 @@ fn check_says_where_it_cut_the_recording() {
         let text = run(&["check", "--cast", cast, "--db", db]);
         let json = run(&["check", "--cast", cast, "--db", db, "--json"]);
         let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let json = json["checks"][0].clone();
         let last = String::from_utf8_lossy(&text.stdout)
             .lines()
             .last()

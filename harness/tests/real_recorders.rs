@@ -267,6 +267,7 @@ fn check_file(flag: &str, cast: &Path, home: &Path) -> Checked {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = &json["checks"][0];
     let findings: serde_json::Value = FINDINGS
         .iter()
         .map(|f| (f.to_string(), json["findings"][f].clone()))
@@ -375,15 +376,25 @@ fn real_recorders_give_the_harnesss_verdict_and_views() {
             assert_eq!(views, harness_views, "{what}: views");
             // The same screen pasted as text (`tmux capture-pane -pJ`): cut at the echoes.
             let text = Command::new(BIN)
-                .args(["check", "--history", "--cast"])
+                .args(["check", "--json", "--history", "--cast"])
                 .arg(&session.harness)
                 .arg("--db")
                 .arg(session.home.join("state.db"))
                 .output()
                 .unwrap();
-            assert!(text.status.success(), "{what}: --history");
+            assert!(
+                matches!(text.status.code(), Some(0 | 1)),
+                "{what}: --history"
+            );
+            let json: serde_json::Value = serde_json::from_slice(&text.stdout).unwrap();
+            let lines: Vec<&str> = json["checks"][0]["history"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap())
+                .collect();
             let pasted = session.harness.with_extension("txt");
-            std::fs::write(&pasted, &text.stdout).unwrap();
+            std::fs::write(&pasted, lines.join("\n") + "\n").unwrap();
             let (cut, got, views) = check_file("--screen", &pasted, &session.home);
             assert_eq!(cut, "client_markers", "{what}: pasted");
             assert_eq!(got, harness, "{what}: pasted findings");

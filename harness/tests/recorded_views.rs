@@ -96,6 +96,7 @@ fn check_with(dir: &Path, recording: &Path, more: &[&str]) -> (String, serde_jso
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = &json["checks"][0];
     (
         json["cut"].as_str().unwrap().to_owned(),
         json["findings"].clone(),

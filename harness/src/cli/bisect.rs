@@ -145,7 +145,7 @@ pub fn bisect(args: BisectArgs) -> Outcome {
         source,
     })?;
     if args.json {
-        out::println(&serde_json::to_string(&outcome)?)?;
+        out::json(&serde_json::to_string(&outcome)?)?;
     } else {
         let text = format!(
             "{}\n{}\nreport: {}\n",

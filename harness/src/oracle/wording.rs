@@ -246,8 +246,10 @@ pub fn repeat_line(r: &Repeat) -> String {
     )
 }
 
-/// "history rows 40–44", "history row 40".
+/// "history rows 40–44", "history row 40": the oracle's 0-based range `(first, last)` numbered
+/// from 1, as every report (text, JSON, HTML, `check --history`) numbers history rows.
 pub fn history_rows(&(first, last): &(usize, usize)) -> String {
+    let (first, last) = (first + 1, last + 1);
     if first == last {
         format!("history row {first}")
     } else {
@@ -376,7 +378,7 @@ mod tests {
         assert_eq!(
             repeat_line(&c.repeats[0]),
             "169 words \"Automation arrived gradually …\" rendered twice (surplus: history rows \
-             107–118; allowed: history rows 84–95)"
+             108–119; allowed: history rows 85–96)"
         );
     }
 
@@ -401,7 +403,7 @@ mod tests {
         assert_eq!(
             repeat_line(&c.repeats[0]),
             "11 words \"Automation arrived gradually …\" rendered 3 times (surplus: history rows \
-             107–118; allowed: history rows 84–95)"
+             108–119; allowed: history rows 85–96)"
         );
     }
 
@@ -431,7 +433,9 @@ mod tests {
 
     #[test]
     fn single_ranges_and_lists_agree_in_number() {
-        assert_eq!(history_rows(&(106, 106)), "history row 106");
+        // The oracle counts rows from 0, every report from 1.
+        assert_eq!(history_rows(&(106, 106)), "history row 107");
+        assert_eq!(history_rows(&(0, 2)), "history rows 1–3");
         assert_eq!(counted("row", "rows", &[16]), "row 16");
         assert_eq!(counted("row", "rows", &[1, 5, 9]), "rows 1, 5 and 9");
         assert_eq!(

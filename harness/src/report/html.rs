@@ -481,7 +481,7 @@ fn repeats_and_missing(c: &Check) -> String {
             let link = |rows: &(usize, usize)| {
                 format!(
                     "<a href=\"#line-{}\">{}</a>",
-                    rows.0,
+                    rows.0 + 1,
                     wording::history_rows(rows)
                 )
             };
@@ -579,7 +579,7 @@ fn rendered_history(check: &CheckResult) -> String {
                     o,
                     "<span id=\"line-{}\"><mark class=\"repeat surplus\" data-repeat=\"{k}\" \
                      title=\"surplus rendering (counted)\">{text}</mark></span>",
-                    line.row
+                    line.row + 1
                 );
             }
             (None, Some(k)) => {
@@ -587,11 +587,11 @@ fn rendered_history(check: &CheckResult) -> String {
                     o,
                     "<span id=\"line-{}\"><mark class=\"repeat allowed\" data-repeat=\"{k}\" \
                      title=\"allowed rendering (not counted)\">{text}</mark></span>",
-                    line.row
+                    line.row + 1
                 );
             }
             (None, None) => {
-                let _ = writeln!(o, "<span id=\"line-{}\">{text}</span>", line.row);
+                let _ = writeln!(o, "<span id=\"line-{}\">{text}</span>", line.row + 1);
             }
         }
     }

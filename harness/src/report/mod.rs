@@ -136,6 +136,9 @@ pub fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> Stri
         let _ = writeln!(out, "  repeat:   {}", wording::repeat_line(r));
         let _ = writeln!(out, "  cause:    {}", wording::cause_line(r));
     }
+    for i in &c.internal {
+        let _ = writeln!(out, "  internal: {}", internal_line(i));
+    }
     for m in &c.check.missing {
         let _ = writeln!(out, "  missing:  {}", wording::missing_line(m));
     }
@@ -148,6 +151,54 @@ pub fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> Stri
         c.session, c.stored_rows, c.logical_messages
     );
     out
+}
+
+/// The text report's `internal:` line: "502 words of internal text \"[CONTEXT COMPACTION …\"
+/// drawn (history rows 20–61; stored row 16 in session X)".
+pub fn internal_line(i: &crate::runner::InternalShown) -> String {
+    let drawn: Vec<String> = i.history_rows.iter().map(wording::history_rows).collect();
+    let rows: Vec<String> = i.stored_rows.iter().map(i64::to_string).collect();
+    format!(
+        "{} words of internal text \"{}\" drawn ({}; stored {} {} in {} {})",
+        i.words,
+        i.excerpt,
+        if drawn.is_empty() {
+            "history rows not located".to_owned()
+        } else {
+            drawn.join(" and ")
+        },
+        if rows.len() == 1 { "row" } else { "rows" },
+        rows.join(", "),
+        if i.sessions.len() == 1 {
+            "session"
+        } else {
+            "sessions"
+        },
+        i.sessions.join(", ")
+    )
+}
+
+/// What an expectation pins, in one line: the findings expected non-zero, the causes and row
+/// counts where pinned, what is not compared; "every finding 0" when nothing else.
+pub fn expected_line(e: &crate::scenario::Expectation) -> String {
+    let mut parts: Vec<String> = crate::scenario::named_findings(&e.findings)
+        .into_iter()
+        .filter(|&(name, n)| n > 0 && !e.unpinned.contains(&name))
+        .map(|(name, n)| format!("{name} = {n}"))
+        .collect();
+    for c in e.comparisons_expected() {
+        parts.push(c);
+    }
+    let rest = if parts.is_empty() {
+        "every finding 0"
+    } else {
+        "every other finding 0"
+    };
+    parts.push(rest.to_owned());
+    if !e.unpinned.is_empty() {
+        parts.push(format!("not compared: {}", e.unpinned.join(", ")));
+    }
+    parts.join(", ")
 }
 
 /// One line for each view of a check's screen that found something: the step that drew it,

@@ -32,7 +32,7 @@ mod steps;
 pub use error::{Error, StepError};
 pub use record::record;
 pub use repro::{repro, REPRO_PATHS};
-pub use results::{CheckResult, ScenarioResult, StepTiming};
+pub use results::{CheckResult, InternalShown, ScenarioResult, StepTiming};
 pub use steps::{prepare, RunDir};
 
 use crate::scenario::Scenario;

@@ -4,26 +4,37 @@
 use std::path::PathBuf;
 
 use crate::oracle::{self, Check, RowCounts};
-use crate::scenario::Expectation;
+use crate::scenario::{Comparison, Expectation};
 use crate::terminal::Transcript;
 use crate::verdict::Basis;
+use crate::views::recorded::Cut;
 use crate::views::ViewSummary;
 
-/// One checkpoint's outcome.
+/// One checkpoint's outcome; in `--json`, one object of `checks` (docs/counting.md, "The JSON
+/// verdict").
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CheckResult {
+    /// Whether the expectation held (no [`mismatches`](CheckResult::mismatches)).
+    pub passed: bool,
     /// What the oracle found.
     #[serde(flatten)]
     pub check: Check,
+    /// The causes of the repeats, counted by cause (`{"display": 1}`; `{}` without a repeat).
+    #[serde(serialize_with = "cause_counts")]
+    pub causes: Vec<oracle::Cause>,
     /// The row counts of the checkpoint's history ([`oracle::count_rows`]); `None` for a check of
     /// an exported file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row_counts: Option<RowCounts>,
-    /// What the scenario expected.
-    #[serde(skip)]
+    /// What the scenario expected (`--json`: findings, causes, pinned rows, unpinned, known bug).
     pub expected: Expectation,
+    /// Every finding, `causes` and row count: what was expected, what was found, whether it held.
+    pub comparisons: Vec<Comparison>,
     /// Each difference between expected and found, as `finding: expected X, got Y`.
     pub mismatches: Vec<String>,
+    /// Each internal text drawn (the words counted in `internal_text_shown`), located: its stored
+    /// rows, its history rows and an excerpt.
+    pub internal: Vec<InternalShown>,
     /// The oracle's one-sentence verdict.
     pub verdict: String,
     /// The check's `known_bug` when its numbers dropped to zero
@@ -51,8 +62,99 @@ pub struct CheckResult {
     pub terminal_note: Option<String>,
     /// The views of the live screen the check's numbers add up from, in screen order
     /// (`views.rs`); empty when the check judged one whole screen (the TUI, an export).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub views: Vec<ViewSummary>,
+    /// What the check's inputs suggest is wrong with them (a recording and a database that do
+    /// not belong together, a WAL-mode database without its `-wal`): the verdict still stands.
+    pub warnings: Vec<String>,
+    /// What the reader of the verdict should know about the inputs that may not be wrong (a
+    /// WAL-mode database without a `-wal` beside it).
+    pub notes: Vec<String>,
+    /// How a saved recording was cut into views (`check --cast`); `None` for a scenario's check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Cut>,
+    /// The rendered history, one line per history row, numbered from 1 (`check --history`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<String>>,
+    /// The rendered history the oracle read, as text (`check --transcript`).
+    #[serde(rename = "transcript", skip_serializing_if = "Option::is_none")]
+    pub transcript_text: Option<String>,
+}
+
+/// One internal text drawn: where it is stored, where the screen draws it and how much of it
+/// was counted.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct InternalShown {
+    /// Words of it counted in `internal_text_shown`.
+    pub words: usize,
+    /// The stored rows holding it (`messages.id`).
+    pub stored_rows: Vec<i64>,
+    /// Their sessions (distinct, in row order).
+    pub sessions: Vec<String>,
+    /// The history rows drawing it (first, last; inclusive; numbered from 1), in screen order.
+    #[serde(serialize_with = "oracle::history_ranges")]
+    pub history_rows: Vec<(usize, usize)>,
+    /// Its first words.
+    pub excerpt: String,
+}
+
+impl InternalShown {
+    /// Each internal text of `expected` that `check` counted words of, located.
+    pub fn located(check: &Check, expected: &crate::display::Expected) -> Vec<InternalShown> {
+        let mut out = Vec::new();
+        for (x, &words) in check.internal_words.iter().enumerate() {
+            let Some(text) = expected.internal.get(x).filter(|_| words > 0) else {
+                continue;
+            };
+            // Identical internal texts are counted at the first; their renderings are listed
+            // there (as the HTML report does).
+            let same = |y: usize| {
+                expected.internal.get(y).map(|t| t.text.trim()) == Some(text.text.trim())
+            };
+            let history_rows = check
+                .drawn
+                .iter()
+                .filter(|d| d.internal.is_some_and(same))
+                .map(|d| d.rows)
+                .collect();
+            let mut sessions: Vec<String> = Vec::new();
+            for r in &text.rows {
+                if !sessions.contains(&r.session_id) {
+                    sessions.push(r.session_id.clone());
+                }
+            }
+            out.push(InternalShown {
+                words,
+                stored_rows: text.rows.iter().map(|r| r.id).collect(),
+                sessions,
+                history_rows,
+                excerpt: excerpt(&text.text, 8),
+            });
+        }
+        out
+    }
+}
+
+/// The first `n` words of `text`, with ` …` when there are more.
+fn excerpt(text: &str, n: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() > n {
+        format!("{} …", words[..n].join(" "))
+    } else {
+        words.join(" ")
+    }
+}
+
+/// Serialises causes as counts by cause: `{"display": 1}`.
+fn cause_counts<S: serde::Serializer>(causes: &[oracle::Cause], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(None)?;
+    for c in oracle::Cause::ALL {
+        let n = causes.iter().filter(|&&x| x == c).count();
+        if n > 0 {
+            map.serialize_entry(c.name(), &n)?;
+        }
+    }
+    map.end()
 }
 
 /// Wall time of one step, and how much of it was the harness only waiting.
@@ -78,7 +180,8 @@ pub struct StepTiming {
     pub clock_rule_secs: f64,
 }
 
-/// The outcome of one scenario.
+/// The outcome of one scenario: in `--json` (`run`, `repro`, `check`), one object per line, with
+/// `schema_version` ([`crate::report::json::SCHEMA_VERSION`]) first.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ScenarioResult {
     /// Scenario name (`compress/rotating_resume`).
@@ -118,9 +221,14 @@ impl CheckResult {
         transcript: Transcript,
         screen_svg: Option<String>,
     ) -> CheckResult {
+        let mismatches = expected.mismatches(&check, row_counts.as_ref());
         CheckResult {
+            passed: mismatches.is_empty(),
+            causes: check.repeats.iter().map(|r| r.cause).collect(),
+            comparisons: expected.comparisons(&check, row_counts.as_ref()),
+            internal: InternalShown::located(&check, &basis.expected),
             verdict: oracle::verdict_sentence(&check),
-            mismatches: expected.mismatches(&check, row_counts.as_ref()),
+            mismatches,
             fixed_upstream: expected
                 .fixed_upstream(&check, row_counts.as_ref())
                 .map(str::to_owned),
@@ -135,6 +243,11 @@ impl CheckResult {
             screen_svg,
             terminal_note: None,
             views: Vec::new(),
+            warnings: Vec::new(),
+            notes: Vec::new(),
+            cut: None,
+            history: None,
+            transcript_text: None,
         }
     }
 

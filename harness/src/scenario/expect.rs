@@ -9,6 +9,13 @@
 //! client's count moves with where a resize lands a bound is what holds) — and may leave findings that vary with timing out of the comparison:
 //! `unpinned = ["words_rendered_more_than_once", "causes"]` (they are still reported).
 //!
+//! The causes of the repeats are compared only where `causes` is written: as a list in screen
+//! order (`causes = ["display", "data"]`, one entry per repeat) or as counts
+//! (`causes = { display = 11 }`, order not compared). Not written, they are not compared
+//! ([`Expectation::causes_unwritten`]; `run --bless` still writes the causes it measured);
+//! `causes = []` pins that no repeat has a cause. The same rules hold for a scenario's `expect`,
+//! `check --expect FILE` and `check --expect-findings`.
+//!
 //! A check step's `known_bug = "…"` (beside `expect`, [`Expectation::known_bug`]) says which client
 //! defect its numbers pin; when they all drop to zero the check is reported as fixed upstream
 //! ([`Expectation::fixed_upstream`]). [`Expectation::correct`] is what `run --expect-correct`
@@ -142,11 +149,16 @@ pub struct Expectation {
     /// The numbers expected, by their public names (`words_rendered_more_than_once`, …).
     pub findings: Findings,
     /// Expected causes of the repeats, in screen order (`display`, `data`, `both`); empty = none.
+    /// Compared only when `causes` was written and is not in
+    /// [`unpinned`](Expectation::unpinned) ([`Expectation::causes_compared`]).
     pub causes: Vec<Cause>,
     /// Whether `causes` was written in the compact form, as a count per cause (`causes = {
     /// display = 11 }`): then only how many repeats have each cause is compared, not their
     /// order ([`Expectation::causes_hold`]).
     pub causes_counted: bool,
+    /// `causes` was not written: the causes are not compared (an expectation made in code,
+    /// [`Expectation::default`], compares them: no repeat expected).
+    pub causes_unwritten: bool,
     /// Row counts pinned (each only where named).
     pub rows: RowPins,
     /// Findings (and `causes`) not compared: measured, reported, but varying with timing.
@@ -186,14 +198,16 @@ impl Expectation {
             }
         }
         let causes: Vec<Cause> = found.repeats.iter().map(|r| r.cause).collect();
-        if !self.causes_hold(&causes) && !self.unpinned.contains(&"causes") {
-            let names =
-                |causes: &[Cause]| -> Vec<&str> { causes.iter().map(|&c| c.name()).collect() };
-            out.push(format!(
-                "causes: expected {:?}, got {:?}",
-                names(&self.causes),
-                names(&causes)
-            ));
+        if !self.causes_hold(&causes) && self.causes_compared() {
+            let (want, got) = if self.causes_counted {
+                (counts_text(&self.causes), counts_text(&causes))
+            } else {
+                let names = |causes: &[Cause]| -> String {
+                    format!("{:?}", causes.iter().map(|&c| c.name()).collect::<Vec<_>>())
+                };
+                (names(&self.causes), names(&causes))
+            };
+            out.push(format!("causes: expected {want}, got {got}"));
         }
         out
     }
@@ -207,6 +221,92 @@ impl Expectation {
         let count =
             |causes: &[Cause]| Cause::ALL.map(|c| causes.iter().filter(|&&x| x == c).count());
         count(got) == count(&self.causes)
+    }
+
+    /// Whether the causes are compared: written, and not in `unpinned`.
+    pub fn causes_compared(&self) -> bool {
+        !self.causes_unwritten && !self.unpinned.contains(&"causes")
+    }
+
+    /// Every finding, cause and row count with what was expected and what was found, in the
+    /// order of [`Findings`], `causes`, [`RowCounts`]: what `--json` lists under
+    /// `comparisons`. A finding or `causes` not compared has `expected: null`; a row count is
+    /// listed when pinned or counted.
+    pub fn comparisons(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<Comparison> {
+        use serde_json::{json, Value};
+        let mut out = Vec::new();
+        let pairs = named_findings(&self.findings)
+            .into_iter()
+            .zip(named_findings(&found.findings));
+        for ((name, want), (_, got)) in pairs {
+            let compared = !self.unpinned.contains(&name);
+            out.push(Comparison {
+                name,
+                expected: if compared { json!(want) } else { Value::Null },
+                got: json!(got),
+                held: !compared || want == got,
+            });
+        }
+        let causes: Vec<Cause> = found.repeats.iter().map(|r| r.cause).collect();
+        out.push(Comparison {
+            name: "causes",
+            expected: self.causes_json(),
+            got: if self.causes_counted {
+                counts_json(&causes)
+            } else {
+                json!(causes.iter().map(|c| c.name()).collect::<Vec<_>>())
+            },
+            held: !self.causes_compared() || self.causes_hold(&causes),
+        });
+        let counted: [Option<usize>; 4] = match rows {
+            Some(rows) => rows.named().map(|(_, n)| Some(n)),
+            None => [None; 4],
+        };
+        for ((name, want), got) in self.rows.named().into_iter().zip(counted) {
+            if want.is_none() && got.is_none() {
+                continue;
+            }
+            out.push(Comparison {
+                name,
+                expected: want.map_or(Value::Null, RowPin::json),
+                got: got.map_or(Value::Null, |n| json!(n)),
+                held: match (want, got) {
+                    (Some(want), Some(got)) => want.holds(got),
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                },
+            });
+        }
+        out
+    }
+
+    /// The causes and row counts pinned, as a report writes them (`causes = ["display"]`,
+    /// `max_blank_run at most 2`).
+    pub fn comparisons_expected(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.causes_compared() {
+            out.push(format!("causes = {}", self.causes_json()));
+        }
+        for (name, pin) in self.rows.named() {
+            match pin {
+                Some(RowPin::Exactly(n)) => out.push(format!("{name} = {n}")),
+                Some(RowPin::AtMost { at_most }) => out.push(format!("{name} at most {at_most}")),
+                None => {}
+            }
+        }
+        out
+    }
+
+    /// The expected causes as `--json` writes them: `null` when not compared, a list in screen
+    /// order, or counts (`{"display": 11}`) when written as counts.
+    fn causes_json(&self) -> serde_json::Value {
+        if !self.causes_compared() {
+            serde_json::Value::Null
+        } else if self.causes_counted {
+            counts_json(&self.causes)
+        } else {
+            serde_json::json!(self.causes.iter().map(|c| c.name()).collect::<Vec<_>>())
+        }
     }
 
     /// The [`known_bug`](Expectation::known_bug) when the check's numbers say it is fixed: every
@@ -225,7 +325,7 @@ impl Expectation {
         let findings_zero = named_findings(&found.findings)
             .into_iter()
             .all(|(name, got)| got == 0 || !compared(name));
-        let no_causes = found.repeats.is_empty() || !compared("causes");
+        let no_causes = found.repeats.is_empty() || !self.causes_compared();
         let counted: [Option<usize>; 4] = match rows {
             Some(rows) => rows.named().map(|(_, n)| Some(n)),
             None => [None; 4],
@@ -262,6 +362,7 @@ impl Expectation {
             findings: Findings::default(),
             causes: Vec::new(),
             causes_counted: false,
+            causes_unwritten: false,
             rows: RowPins {
                 stale_preview_rows: bound(self.rows.stale_preview_rows),
                 prompt_rows: bound(self.rows.prompt_rows),
@@ -288,8 +389,7 @@ pub(super) struct RawExpectation {
     out_of_order: usize,
     #[serde(default)]
     taken_back_shown: usize,
-    #[serde(default)]
-    causes: RawCauses,
+    causes: Option<RawCauses>,
     #[serde(default)]
     unpinned: Vec<String>,
     stale_preview_rows: Option<RowPin>,
@@ -310,6 +410,80 @@ enum RawCauses {
 impl Default for RawCauses {
     fn default() -> RawCauses {
         RawCauses::List(Vec::new())
+    }
+}
+
+/// One row of `--json`'s `comparisons`: a finding, `causes` or a row count, what was expected
+/// (`null`: not compared), what was found (`null`: not counted) and whether it held.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Comparison {
+    /// The public name (`words_rendered_more_than_once`, `causes`, `prompt_rows`, …).
+    pub name: &'static str,
+    /// What was expected: a number, a bound `{"at_most": N}`, the causes, or `null`.
+    pub expected: serde_json::Value,
+    /// What was found: a number, the causes, or `null` (a row count not counted).
+    pub got: serde_json::Value,
+    /// Whether the expectation held (always, when not compared).
+    pub held: bool,
+}
+
+/// The causes counted by cause, in [`Cause::ALL`] order, zero counts left out.
+fn cause_counts(causes: &[Cause]) -> Vec<(Cause, usize)> {
+    Cause::ALL
+        .into_iter()
+        .map(|c| (c, causes.iter().filter(|&&x| x == c).count()))
+        .filter(|&(_, n)| n > 0)
+        .collect()
+}
+
+/// `{display: 11, data: 1}` (`{}` for none).
+fn counts_text(causes: &[Cause]) -> String {
+    let parts: Vec<String> = cause_counts(causes)
+        .into_iter()
+        .map(|(c, n)| format!("{} = {n}", c.name()))
+        .collect();
+    format!("{{ {} }}", parts.join(", "))
+}
+
+/// `{"display": 11}` as JSON.
+fn counts_json(causes: &[Cause]) -> serde_json::Value {
+    serde_json::Value::Object(
+        cause_counts(causes)
+            .into_iter()
+            .map(|(c, n)| (c.name().to_owned(), serde_json::json!(n)))
+            .collect(),
+    )
+}
+
+impl RowPin {
+    /// The pin as `--json` writes it: `N` or `{"at_most": N}`.
+    fn json(self) -> serde_json::Value {
+        match self {
+            RowPin::Exactly(n) => serde_json::json!(n),
+            RowPin::AtMost { at_most } => serde_json::json!({ "at_most": at_most }),
+        }
+    }
+}
+
+impl serde::Serialize for Expectation {
+    /// `{"findings": {…}, "causes": null | [...] | {...}, "rows": {name: pin}, "unpinned": [...],
+    /// "known_bug": …}`: what was expected, as written (`causes` `null` when not compared; rows
+    /// only where pinned).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let rows: serde_json::Map<String, serde_json::Value> = self
+            .rows
+            .named()
+            .into_iter()
+            .filter_map(|(name, pin)| pin.map(|p| (name.to_owned(), p.json())))
+            .collect();
+        serde_json::json!({
+            "findings": self.findings,
+            "causes": self.causes_json(),
+            "rows": rows,
+            "unpinned": self.unpinned,
+            "known_bug": self.known_bug,
+        })
+        .serialize(s)
     }
 }
 
@@ -349,8 +523,11 @@ impl RawExpectation {
                 .ok_or_else(|| ExpectationError::Cause(name.clone()))
         };
         let (causes, causes_counted) = match &self.causes {
-            RawCauses::List(names) => (names.iter().map(cause).collect::<Result<_, _>>()?, false),
-            RawCauses::Counts(counts) => {
+            None => (Vec::new(), false),
+            Some(RawCauses::List(names)) => {
+                (names.iter().map(cause).collect::<Result<_, _>>()?, false)
+            }
+            Some(RawCauses::Counts(counts)) => {
                 let mut causes = Vec::new();
                 for (name, &n) in counts {
                     causes.extend(std::iter::repeat_n(cause(name)?, n));
@@ -379,6 +556,8 @@ impl RawExpectation {
             },
             causes,
             causes_counted,
+            // `causes` not written: not compared.
+            causes_unwritten: self.causes.is_none(),
             rows: RowPins {
                 stale_preview_rows: self.stale_preview_rows,
                 prompt_rows: self.prompt_rows,
@@ -388,5 +567,110 @@ impl RawExpectation {
             unpinned,
             known_bug: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::Repeat;
+
+    /// A check with `words` words repeated, one repeat per cause in `causes`.
+    fn found(words: usize, causes: &[Cause]) -> Check {
+        let mut check = Check::empty("x");
+        check.findings.words_rendered_more_than_once = words;
+        check.repeats = causes
+            .iter()
+            .map(|&cause| Repeat {
+                words: words / causes.len().max(1),
+                times: 2,
+                cause,
+                rows: vec![10],
+                message_uids: Vec::new(),
+                sessions: Vec::new(),
+                excerpt: String::new(),
+                screen_rows: Vec::new(),
+                surplus_rows: (0, 0),
+                allowed_rows: Vec::new(),
+                rendered_row: None,
+                carrier_of: None,
+                stored: 1,
+                said: None,
+            })
+            .collect();
+        check
+    }
+
+    fn expectation(text: &str) -> Expectation {
+        text.parse().unwrap()
+    }
+
+    /// `causes` not written is not compared; written as a list it is compared in order, as
+    /// counts in any order; an expectation made in code compares it (no repeat expected).
+    #[test]
+    fn causes_are_compared_only_where_written() {
+        let check = found(12, &[Cause::Data, Cause::Display]);
+        let mismatches = |e: &Expectation| e.mismatches(&check, None);
+        assert!(mismatches(&expectation("words_rendered_more_than_once = 12")).is_empty());
+        let listed = "words_rendered_more_than_once = 12\ncauses = [\"display\", \"data\"]";
+        assert_eq!(
+            mismatches(&expectation(listed)),
+            ["causes: expected [\"display\", \"data\"], got [\"data\", \"display\"]"]
+        );
+        let counted = "words_rendered_more_than_once = 12\ncauses = { display = 1, data = 1 }";
+        assert!(mismatches(&expectation(counted)).is_empty());
+        let counted = "words_rendered_more_than_once = 12\ncauses = { display = 2 }";
+        assert_eq!(
+            mismatches(&expectation(counted)),
+            ["causes: expected { display = 2 }, got { display = 1, data = 1 }"]
+        );
+        assert_eq!(
+            mismatches(&Expectation::default()),
+            [
+                "words_rendered_more_than_once: expected 0, got 12",
+                "causes: expected [], got [\"data\", \"display\"]"
+            ]
+        );
+    }
+
+    /// `comparisons` and `mismatches` agree: an entry fails exactly where a mismatch is listed,
+    /// and a finding or `causes` not compared has `expected: null`.
+    #[test]
+    fn comparisons_agree_with_mismatches() {
+        let check = found(12, &[Cause::Display]);
+        for text in [
+            "",
+            "words_rendered_more_than_once = 12",
+            "words_rendered_more_than_once = 12\ncauses = [\"data\"]",
+            "unpinned = [\"words_rendered_more_than_once\"]\nprompt_rows = 1",
+        ] {
+            let e = expectation(text);
+            let rows = RowCounts {
+                prompt_rows: 2,
+                ..RowCounts::default()
+            };
+            let failed: Vec<&str> = e
+                .comparisons(&check, Some(&rows))
+                .iter()
+                .filter(|c| !c.held)
+                .map(|c| c.name)
+                .collect();
+            let listed: Vec<String> = e
+                .mismatches(&check, Some(&rows))
+                .iter()
+                .map(|m| m.split(':').next().unwrap().to_owned())
+                .collect();
+            assert_eq!(failed, listed, "{text:?}");
+        }
+        let e = expectation("unpinned = [\"words_rendered_more_than_once\"]");
+        let c = e.comparisons(&check, None);
+        assert_eq!(c[0].expected, serde_json::Value::Null);
+        assert_eq!(c[5].name, "causes");
+        assert_eq!(c[5].expected, serde_json::Value::Null);
+        assert_eq!(
+            c.len(),
+            6,
+            "row counts neither pinned nor counted are left out"
+        );
     }
 }

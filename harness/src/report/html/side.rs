@@ -554,12 +554,13 @@ fn snippet(transcript: &Transcript, (a, b): (usize, usize), max: usize) -> Strin
     format!("<pre class=\"snip\">{s}</pre>")
 }
 
-fn row_link((a, b): (usize, usize)) -> String {
-    if a == b {
-        format!("<a href=\"#line-{a}\">history row {a}</a>")
-    } else {
-        format!("<a href=\"#line-{a}\">history rows {a}–{b}</a>")
-    }
+/// A link to history rows `(a, b)` (0-based), numbered from 1 as the history view's anchors are.
+fn row_link(rows: (usize, usize)) -> String {
+    format!(
+        "<a href=\"#line-{}\">{}</a>",
+        rows.0 + 1,
+        crate::oracle::wording::history_rows(&rows)
+    )
 }
 
 fn right_cell(o: &mut String, marks: &[Mark], transcript: &Transcript, counted: &mut Counted) {
