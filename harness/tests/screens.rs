@@ -57,7 +57,15 @@ fn raw_of(cast: &Path) -> String {
 
 /// The raw rendered history of `cast` (`check --json --history`'s `history`), one line a row.
 fn history(cast: &Path, db: &Path) -> String {
-    let out = run(&["check", "--json", "--history", "--cast", s(cast), "--db", s(db)]);
+    let out = run(&[
+        "check",
+        "--json",
+        "--history",
+        "--cast",
+        s(cast),
+        "--db",
+        s(db),
+    ]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let lines = json["checks"][0]["history"].as_array().unwrap();
     let mut text: String = lines
@@ -93,11 +101,7 @@ fn a_pasted_resume_screen_reads_as_its_recording() {
         assert_eq!(cut, "whole", "{name}: a resume with nothing sent after it");
         // The same screen pasted from a Windows clipboard (CRLF).
         let crlf = dir.path().join(format!("{name}.crlf.txt"));
-        std::fs::write(
-            &crlf,
-            pasted_text.replace('\n', "\r\n"),
-        )
-        .unwrap();
+        std::fs::write(&crlf, pasted_text.replace('\n', "\r\n")).unwrap();
         assert_eq!(
             findings(&["--screen", s(&crlf), "--db", s(&db)]).0,
             recorded,
