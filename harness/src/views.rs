@@ -506,3 +506,4 @@ pub fn combine(
 pub mod recorded;
 #[cfg(test)]
 mod tests;
+pub mod tui;
