@@ -408,7 +408,8 @@ impl<'a> Run<'a> {
     }
 
     /// Judges the view the step at `line` drew on the classic CLI's screen, now that it is done
-    /// ([`crate::views`]). The TUI's screen is judged whole at each check.
+    /// ([`crate::views`]). On the TUI, notes what its frame now means to show; the frame is
+    /// judged whole at each check ([`crate::views::tui`]).
     fn close_view(&mut self, (kind, step): (ViewKind, String), line: usize) -> Result<(), Error> {
         if self.scenario.ui == Ui::Tui {
             return self.tui_after((kind, step, line));
