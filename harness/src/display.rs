@@ -425,7 +425,7 @@ fn project(
     } else {
         Rewinds::new(&views, rows)
     };
-    let groups = if by_alignment {
+    let mut groups = if by_alignment {
         // The taken-back candidates leave their groups; a group left empty was taken back
         // whole. (Alignment joins a question asked again after `/undo` with the one taken
         // back: the new one stays.)
@@ -438,6 +438,16 @@ fn project(
     } else {
         group_by_identity(&views, rows, &rewinds.taken_back)
     };
+    // Rule 8 across a summary: what a rewound summary summarized is taken back with it.
+    let mut held = rewinds.held.clone();
+    held.extend(summarized_by_rewound(
+        &views,
+        rows,
+        &rewinds.summaries,
+        &mut groups,
+    ));
+    held.sort_unstable();
+    held.dedup();
 
     let mut messages: Vec<(i64, LogicalMessage)> = Vec::new();
     for members in groups {
@@ -490,7 +500,7 @@ fn project(
     messages.sort_by_key(|(first, _)| *first);
     let messages: Vec<LogicalMessage> = messages.into_iter().map(|(_, m)| m).collect();
     // Rule 10: what the user took back (rule 8) and no kept message holds.
-    let taken_back = taken_back_texts(&views, rows, &rewinds.held, &messages, surface);
+    let taken_back = taken_back_texts(&views, rows, &held, &messages, surface);
 
     Expected {
         session_id: session_id.to_string(),
@@ -558,5 +568,5 @@ mod tests;
 
 use alignment::group_by_alignment;
 use identity::group_by_identity;
-use rewind::{taken_back_texts, Rewinds};
+use rewind::{summarized_by_rewound, taken_back_texts, Rewinds};
 use row::{is_model_only, row_ref, row_view};

@@ -296,6 +296,41 @@ impl History {
         Ok(())
     }
 
+    /// `/undo k` as the client's `rewind_to_message` writes it: every live row of the tip
+    /// session from its `k`-th last live user row on gets `active = 0` (`compacted` stays 0) —
+    /// head copies, a summary or carrier and tail copies included when the rewind reaches them.
+    /// Returns the logical message (index into [`History::said`]) of that user row — what was
+    /// said before it is the conversation kept — and whether the rewind reached a row holding a
+    /// summary. `None` (nothing written) when the tip holds fewer than `k` live user rows, or `k`
+    /// is 0.
+    pub fn rewind(&mut self, k: usize) -> rusqlite::Result<Option<(usize, bool)>> {
+        let tip = self.tip().to_string();
+        let users: Vec<usize> = self
+            .live
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let r = &self.rows[i];
+                r.session == tip && r.role == "user" && !r.notice && !r.bearing
+            })
+            .collect();
+        let Some(&from) = users.len().checked_sub(k).and_then(|at| users.get(at)) else {
+            return Ok(None);
+        };
+        if k == 0 {
+            return Ok(None);
+        }
+        let from_id = self.rows[from].id;
+        let (rewound, kept): (Vec<usize>, Vec<usize>) = self.live.iter().partition(|&&i| {
+            let r = &self.rows[i];
+            r.session == tip && r.id >= from_id
+        });
+        self.set_state(&rewound, false, false)?;
+        self.live = kept;
+        let summary = rewound.iter().any(|&i| self.rows[i].bearing);
+        Ok(self.rows[from].logical.map(|l| (l, summary)))
+    }
+
     fn tick(&mut self) -> f64 {
         self.clock += 0.75;
         self.clock

@@ -589,6 +589,46 @@ impl Store {
         Store::over(&self.path, conn, None)
     }
 
+    /// This database as a client that keeps its display in memory means it: an in-memory copy
+    /// without the rows of `session` that are not live (`active = 0`: what a compaction in place
+    /// archived or carried forward), when given, and with the rows `taken_back` set to
+    /// `active = 0, compacted = 0` (rewound, as `/undo` leaves them). What the Ink TUI's frame is
+    /// judged against (`views/tui.rs`); the user's file and this store's copy are untouched.
+    pub fn edited(&self, session: Option<&str>, taken_back: &[i64]) -> Result<Store, StoreError> {
+        let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
+        {
+            let backup =
+                rusqlite::backup::Backup::new(&self.conn, &mut conn).map_err(|e| self.err(&e))?;
+            backup
+                .run_to_completion(1024, std::time::Duration::ZERO, None)
+                .map_err(|e| self.err(&e))?;
+        }
+        if !self.message_columns.contains("active") {
+            return Store::over(&self.path, conn, None);
+        }
+        if let Some(session) = session {
+            conn.execute(
+                "DELETE FROM messages WHERE session_id = ?1 AND active = 0",
+                [session],
+            )
+            .map_err(|e| self.err(&e))?;
+        }
+        let compacted = if self.message_columns.contains("compacted") {
+            ", compacted = 0"
+        } else {
+            ""
+        };
+        for chunk in taken_back.chunks(IN_CHUNK) {
+            let sql = format!(
+                "UPDATE messages SET active = 0{compacted} WHERE id IN ({})",
+                vec!["?"; chunk.len()].join(",")
+            );
+            conn.execute(&sql, rusqlite::params_from_iter(chunk))
+                .map_err(|e| self.err(&e))?;
+        }
+        Store::over(&self.path, conn, None)
+    }
+
     /// All message rows of the given sessions (every state), ordered by `id`.
     pub fn rows(&self, session_ids: &[String]) -> Result<Vec<Row>, StoreError> {
         let col = |name: &str| -> String {

@@ -34,9 +34,10 @@
 //! beyond that is.
 //!
 //! A check's numbers are the sums over the views of the client process on screen
-//! ([`combine`]). Screens that are not a growing history are judged whole, as one recap view:
-//! the Ink TUI (it repaints its whole frame), an exported file (a JSONL export by its own
-//! contract: the session's live rows as stored), and a `repro` of a resume (one step: the
+//! ([`combine`]). The Ink TUI repaints its whole frame: each check judges the frame whole,
+//! against what the step that drew it should leave there ([`tui`]). Screens that are not a
+//! growing history are judged whole, as one recap view: an exported file (a JSONL export by its
+//! own contract: the session's live rows as stored), and a `repro` of a resume (one step: the
 //! recap). A saved recording (`check --cast`) is cut into views from what it shows of its
 //! steps, each judged against the database as it was then ([`recorded`]).
 
@@ -506,3 +507,4 @@ pub fn combine(
 pub mod recorded;
 #[cfg(test)]
 mod tests;
+pub mod tui;

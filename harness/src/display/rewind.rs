@@ -79,6 +79,10 @@ pub(super) struct Rewinds {
     pub(super) taken_back: HashSet<usize>,
     /// Every message view a rewind holds, candidate or superseded, in view order (rule 10).
     pub(super) held: Vec<usize>,
+    /// The rewound views that hold a compaction summary (a standalone summary or a carrier):
+    /// a rewind that reached past a summary took back what the summary summarized
+    /// ([`summarized_by_rewound`]).
+    pub(super) summaries: Vec<usize>,
 }
 
 impl Rewinds {
@@ -88,6 +92,10 @@ impl Rewinds {
         let mut out = Rewinds {
             taken_back: HashSet::new(),
             held: Vec::new(),
+            summaries: rewound_summaries(views, rows, |i| {
+                let v = &views[i];
+                !v.message || rewound.holds(v, &rows[v.row])
+            }),
         };
         if rewound.keys.is_empty() {
             return out;
@@ -118,38 +126,166 @@ impl Rewinds {
         let mut out = Rewinds {
             taken_back: HashSet::new(),
             held: Vec::new(),
+            // 0.19: a superseded row is always a rewound one.
+            summaries: rewound_summaries(views, rows, |_| true),
         };
-        // The first row of each session of the lineage after the root.
+        // The first row of each session of the lineage after the root that is not stamped as a
+        // row of the sessions before it: the batch's first stamp (a copy that kept its
+        // original's stamp carries that row's).
         let mut first_of: HashMap<usize, usize> = HashMap::new();
+        let mut stamps: HashMap<usize, HashSet<u64>> = HashMap::new();
         for (i, v) in views.iter().enumerate() {
-            first_of.entry(v.seg).or_insert(i);
+            let ts = rows[v.row].timestamp.to_bits();
+            let earlier = (0..v.seg).any(|s| stamps.get(&s).is_some_and(|t| t.contains(&ts)));
+            if !earlier {
+                first_of.entry(v.seg).or_insert(i);
+            }
+            stamps.entry(v.seg).or_default().insert(ts);
         }
+        // The original of the copy `i` in an earlier session, if `i` is one.
+        let original_of = |i: usize| -> Option<usize> {
+            let v = &views[i];
+            if v.seg == 0 {
+                return None;
+            }
+            let first = &rows[views[*first_of.get(&v.seg)?].row];
+            let row = &rows[v.row];
+            let steps = row.id.abs_diff(first.id) as f64 + 1.0;
+            let same = |o: &RowView| {
+                o.seg < v.seg && o.candidate && o.message && o.role == v.role && o.text == v.text
+            };
+            if (row.timestamp - first.timestamp).abs() <= BATCH_STEP * steps {
+                views[..i].iter().rposition(same)
+            } else {
+                // Outside the batch's stamps: a copy that kept its original's timestamp (0.19
+                // keeps a row's own stamp when its dict carries one), or a row the child wrote
+                // itself, which takes nothing back across sessions.
+                views[..i]
+                    .iter()
+                    .rposition(|o| same(o) && rows[o.row].timestamp == row.timestamp)
+            }
+        };
         for (i, v) in views.iter().enumerate() {
             if !v.superseded || !v.message {
                 continue;
             }
             out.held.push(i);
-            if v.seg == 0 {
-                continue;
-            }
-            let first = &rows[views[first_of[&v.seg]].row];
-            let row = &rows[v.row];
-            let steps = row.id.abs_diff(first.id) as f64 + 1.0;
-            if (row.timestamp - first.timestamp).abs() > BATCH_STEP * steps {
-                continue; // written by the child itself, not copied into it
-            }
-            let original = views[..i].iter().rposition(|o| {
-                o.seg < v.seg && o.candidate && o.message && o.role == v.role && o.text == v.text
-            });
-            if let Some(o) = original {
+            // A copy of a copy (a message carried through several rotations) takes back every
+            // generation's copy, back to the original.
+            let mut copy = i;
+            while let Some(o) = original_of(copy) {
                 out.taken_back.insert(o);
-                out.held.extend([o, i]);
+                out.held.extend([o, copy]);
+                copy = o;
             }
         }
         out.held.sort_unstable();
         out.held.dedup();
         out
     }
+}
+
+/// The superseded views holding a compaction summary that `rewound` says were taken back (a
+/// carrier: no later copy of its carried reply) and that no later row stores again (a summary
+/// carried forward by a later compaction is a copy, not a rewind).
+fn rewound_summaries(
+    views: &[RowView],
+    rows: &[Row],
+    rewound: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    (0..views.len())
+        .filter(|&i| {
+            let v = &views[i];
+            let content = rows[v.row].content.as_deref();
+            v.summary
+                && v.superseded
+                && rewound(i)
+                && !views[i + 1..]
+                    .iter()
+                    .any(|later| later.summary && rows[later.row].content.as_deref() == content)
+        })
+        .collect()
+}
+
+/// Rule 8 across a summary: a rewind that reached a compaction summary (`summaries`, rewound)
+/// took back what that summary summarized — the conversation the compaction replaced. Those
+/// messages have no copy in the summary's generation: every row of theirs lies in an earlier
+/// session of the lineage (rotating compaction: the ended parent), or is archived in the same
+/// session before the summary (in-place compaction). The messages the compaction kept as head
+/// or tail copies have a row in the summary's generation and follow the rewind of that copy
+/// instead (kept where it is kept, taken back where it was rewound).
+///
+/// Removes those groups (view indices, rule 2 or 6) from `groups` and returns their views, in
+/// view order, for [`taken_back_texts`]. Case: `history/undo_rotating` and
+/// `history/v0_19_undo_rotating`, `/undo 2` after rotating `/compress` rewinds the child from the
+/// head copy of the second question on, the carrier with its summary included: the conversation
+/// is the first question and reply, and the second to fifth exchanges the summary stood for are
+/// taken back with it.
+pub(super) fn summarized_by_rewound(
+    views: &[RowView],
+    rows: &[Row],
+    summaries: &[usize],
+    groups: &mut Vec<Vec<usize>>,
+) -> Vec<usize> {
+    if summaries.is_empty() {
+        return Vec::new();
+    }
+    // Whether view `v` lies before the compaction that wrote the summary view `s`.
+    let before = |v: usize, s: usize| {
+        let (v, s) = (&views[v], &views[s]);
+        let row = &rows[v.row];
+        v.seg < s.seg || (v.seg == s.seg && v.candidate && !row.active && row.id < rows[s.row].id)
+    };
+    // An earlier summary kept in `s`'s generation (a head copy of it, still live) stands for what
+    // it summarized: the rows before its first stored copy stay. `s` summarized what lies after.
+    let original = |k: &RowView| {
+        let content = rows[k.row].content.as_deref();
+        views
+            .iter()
+            .find(|o| o.summary && rows[o.row].content.as_deref() == content)
+            .map_or(rows[k.row].id, |o| rows[o.row].id)
+    };
+    let floor = |s: usize| {
+        let (seg, id, first) = (views[s].seg, rows[views[s].row].id, original(&views[s]));
+        views
+            .iter()
+            .filter(|k| {
+                let row = &rows[k.row];
+                k.summary && k.seg == seg && row.active && row.id < id
+            })
+            .map(original)
+            .filter(|&o| o < first)
+            .max()
+            .unwrap_or(i64::MIN)
+    };
+    // A rewound copy of a summary (a later compaction carried it forward) took back what the
+    // summary's own compaction summarized: judged from its first stored copy.
+    let first_copy = |s: usize| {
+        let content = rows[views[s].row].content.as_deref();
+        (0..views.len())
+            .find(|&o| views[o].summary && rows[views[o].row].content.as_deref() == content)
+            .unwrap_or(s)
+    };
+    let floors: Vec<(usize, i64)> = summaries
+        .iter()
+        .map(|&s| first_copy(s))
+        .map(|s| (s, floor(s)))
+        .collect();
+    let mut out = Vec::new();
+    groups.retain(|g| {
+        let newest = g.iter().map(|&v| rows[views[v].row].id).max();
+        let summarized = newest.is_some_and(|newest| {
+            floors
+                .iter()
+                .any(|&(s, floor)| newest > floor && g.iter().all(|&v| before(v, s)))
+        });
+        if summarized {
+            out.extend(g.iter().copied());
+        }
+        !summarized
+    });
+    out.sort_unstable();
+    out
 }
 
 /// The messages the user took back whose text no kept message has: the views the rewinds hold

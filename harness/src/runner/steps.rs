@@ -64,6 +64,8 @@ struct Run<'a> {
     quit_wait: (Duration, Duration),
     /// The running client's screen, cut into views ([`crate::views`]).
     screen: LiveViews,
+    /// The running TUI's frame, as its steps left it ([`crate::views::tui`]).
+    tui: Option<views::tui::TuiFrame>,
 }
 
 /// What an `export` step wrote, and in which format.
@@ -210,6 +212,7 @@ impl<'a> Run<'a> {
             exported: None,
             quit_wait: (Duration::ZERO, Duration::ZERO),
             screen: LiveViews::default(),
+            tui: None,
         })
     }
 
@@ -240,6 +243,9 @@ impl<'a> Run<'a> {
                     before: self.database_now().map_err(StepError::at(step.line))?,
                     ..LiveViews::default()
                 };
+            }
+            if let Some((_, name)) = view.as_ref().filter(|_| self.tui.is_some()) {
+                self.tui_before(name).map_err(StepError::at(step.line))?;
             }
             // A step that fails still took the client's time: it is counted before the error
             // goes up (a client that never became idle ran for the whole deadline).
@@ -408,10 +414,11 @@ impl<'a> Run<'a> {
     }
 
     /// Judges the view the step at `line` drew on the classic CLI's screen, now that it is done
-    /// ([`crate::views`]). The TUI's screen is judged whole at each check.
+    /// ([`crate::views`]). On the TUI, notes what its frame now means to show; the frame is
+    /// judged whole at each check ([`crate::views::tui`]).
     fn close_view(&mut self, (kind, step): (ViewKind, String), line: usize) -> Result<(), Error> {
         if self.scenario.ui == Ui::Tui {
-            return Ok(());
+            return self.tui_after((kind, step, line));
         }
         let Some(d) = self.driver.as_ref() else {
             return Ok(());
@@ -457,6 +464,38 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// The database now, if the client wrote one.
+    fn store_now(&self) -> Result<Option<Store>, Error> {
+        let db = self.home.join("state.db");
+        Ok(if db.is_file() {
+            Some(Store::open(&db)?)
+        } else {
+            None
+        })
+    }
+
+    /// Before the step `name` on the TUI: what it will take back ([`views::tui::TuiFrame`]).
+    fn tui_before(&mut self, name: &str) -> Result<(), Error> {
+        let store = self.store_now()?;
+        if let Some(t) = self.tui.as_mut() {
+            t.before(name, store.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// After a step on the TUI: what its frame now means to show (a launch starts a new one).
+    fn tui_after(&mut self, (kind, step, line): (ViewKind, String, usize)) -> Result<(), Error> {
+        if step.starts_with("launch") {
+            self.tui = Some(views::tui::TuiFrame::launched(kind, step, line));
+            return Ok(());
+        }
+        let store = self.store_now()?;
+        if let Some(t) = self.tui.as_mut() {
+            t.after((kind, step, line), store.as_ref())?;
+        }
+        Ok(())
+    }
+
     /// `check`: the verdict on what the client shows (or what the last `export` wrote) against
     /// the newest session of `state.db` with messages, compared with the expectation. On the
     /// classic CLI's live screen, the sum of its views' verdicts ([`crate::views`]).
@@ -489,6 +528,25 @@ impl<'a> Run<'a> {
             }
         };
         let store = Store::open(&self.home.join("state.db"))?;
+        // The TUI's frame, judged against what its steps left it meaning to show.
+        let tui = match self.tui.as_mut().filter(|_| svg.is_some()) {
+            Some(t) => Some((t.basis(&store)?.ok_or(Error::NothingToCheck)?, t)),
+            None => None,
+        };
+        if let Some((basis, t)) = tui {
+            let said = self.provider.said();
+            let (check, views) = t.judge(name, &transcript, &basis, Some(&said));
+            return Ok(CheckResult::new(
+                &basis,
+                (check, rows),
+                expect.clone(),
+                line,
+                transcript,
+                svg,
+            )
+            .with_terminal_note(note)
+            .with_views(views));
+        }
         // The session on screen: the newest one with messages (a fresh client that then ran
         // `/resume ID` may have written an empty session of its own).
         let basis = if data_export {

@@ -409,6 +409,20 @@ fn blank_lines_collapse_and_are_trimmed_at_the_ends() {
     assert_eq!(t.lines[2].row, 7);
 }
 
+/// A stale status-bar preview row (as `resize/drag_while_streaming` leaves one after a drag
+/// while the second reply streams) is not part of the transcript: the row counts report it, and
+/// its eight words are not the reply drawn again. A line of a reply that merely contains `…`
+/// stays.
+#[test]
+fn a_stale_preview_row_is_left_out_of_the_transcript() {
+    let history = "t2w030 t2w031 t2w032 t2w033\n\
+        \x20 … t2w033 t2w034 t2w035 t2w036 t2w037 t2w038 t2w039 t2w040\n\
+        t2w034 … t2w035\n";
+    let t = Transcript::from_history_lines(&lines_of(history));
+    assert_eq!(t.text(), "t2w030 t2w031 t2w032 t2w033\nt2w034 … t2w035");
+    assert_eq!(t.lines[1].row, 2);
+}
+
 /// The queue dock as iot 0.22.2.post1 drew it below a reply in a run of
 /// `model/inplace_switch_resume` (after the question had been sent and answered): its heading and
 /// items are furniture; a numbered list in the conversation is not.

@@ -4,6 +4,7 @@
 //! [`Transcript::from_history_lines`] from plain text.
 
 use crate::client::chrome::{is_queue_dock_row, strip_chrome, QUEUE_DOCK_HEADING};
+use crate::oracle::is_stale_preview;
 
 /// One line of the rendered history after soft-wrapped rows were joined and chrome stripped.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -37,7 +38,11 @@ impl Transcript {
     /// - the prompt marker `❯` at the start of a line: removed with one space; any text typed after
     ///   it is kept (it is on screen), a bare prompt line is dropped;
     /// - the queue dock: its heading ([`QUEUE_DOCK_HEADING`]) and the item rows right below it
-    ///   ([`is_queue_dock_row`]) are dropped.
+    ///   ([`is_queue_dock_row`]) are dropped;
+    /// - a stale status-bar preview row (`  … t2w033 … t2w040`, [`is_stale_preview`]: the
+    ///   classic CLI's preview of the reply line being streamed, left in the history when the
+    ///   terminal re-wrapped or clipped it) is dropped: the row counts report it once, as
+    ///   `stale_preview_rows`, and its words are not a message drawn again.
     ///
     /// Blank lines are kept as paragraph breaks, but runs of them collapse to one and none are kept
     /// at the start or the end.
@@ -59,7 +64,7 @@ impl Transcript {
             } else {
                 in_dock && is_queue_dock_row(line)
             };
-            if in_dock {
+            if in_dock || is_stale_preview(line) {
                 continue;
             }
             let Some(text) = strip_chrome(line) else {

@@ -127,16 +127,23 @@ const REAL_0_22_UNDO_ROTATING: &str =
     include_str!("../../../tests/data/real_0_22_undo_rotating.sql");
 
 /// Rule 10 on real rows. `/undo 2` after `--resume` rewinds the child from the head copy of the
-/// second question on (rows 17–24: that copy, the carrier of the fifth reply, and the last
-/// exchange's copies and re-asks); rule 8 takes back the parent's originals with them (3, 10, 13,
-/// 14). Those four messages are listed as taken back, each with every row it was taken back in
-/// (rows 11–12, the exchange `/undo 1` took back before `/compress`, have the same text and join
-/// the last exchange); the kept conversation is the other eight messages.
+/// second question on (rows 17–24: that copy, the carrier of the fifth reply with its summary,
+/// and the last exchange's copies and re-asks); rule 8 takes back the parent's originals with them
+/// (3, 10, 13, 14), and, the carrier's summary being rewound, the six messages it summarized (the
+/// parent's rows 4–9: second reply to fifth question, copied into no row of the child). All ten
+/// are listed as taken back, each with every row it was taken back in (rows 11–12, the exchange
+/// `/undo 1` took back before `/compress`, have the same text and join the last exchange); the
+/// kept conversation is the first question and reply.
 #[test]
-fn undo_past_the_summary_lists_the_four_messages_taken_back() {
+fn undo_past_the_summary_takes_back_what_the_summary_summarized() {
     let store = TestDb::with_rows(Schema::Uid, REAL_0_22_UNDO_ROTATING).open();
     let e = expected(&store, "20261204_185530_714f96", CLASSIC).unwrap();
-    assert_eq!(e.messages.len(), 8);
+    let kept: Vec<Vec<i64>> = e
+        .messages
+        .iter()
+        .map(|m| m.rows.iter().map(|r| r.id).collect())
+        .collect();
+    assert_eq!(kept, [vec![1, 15], vec![2, 16]]);
     let taken: Vec<(Role, Vec<i64>)> = e
         .taken_back
         .iter()
@@ -147,6 +154,12 @@ fn undo_past_the_summary_lists_the_four_messages_taken_back() {
         taken,
         [
             (U, vec![3, 17]),
+            (A, vec![4]),
+            (U, vec![5]),
+            (A, vec![6]),
+            (U, vec![7]),
+            (A, vec![8]),
+            (U, vec![9]),
             (A, vec![10, 18]),
             (U, vec![11, 13, 19, 21, 23]),
             (A, vec![12, 14, 20, 22, 24]),
@@ -157,9 +170,9 @@ fn undo_past_the_summary_lists_the_four_messages_taken_back() {
         "How did the clockwork that turned the lens work?"
     );
     assert!(
-        e.taken_back[1].text.starts_with("Automation arrived"),
+        e.taken_back[7].text.starts_with("Automation arrived"),
         "the carrier's carried reply, not its summary: {}",
-        e.taken_back[1].text
+        e.taken_back[7].text
     );
     // No kept message has a taken-back text.
     for t in &e.taken_back {

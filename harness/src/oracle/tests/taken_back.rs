@@ -32,10 +32,11 @@ fn screen() -> Transcript {
     transcript(body.lines().map(str::to_owned))
 }
 
-/// The client draws the parent's whole conversation: the eight kept messages once each and the
-/// four the user took back (the second question, the fifth reply, the last exchange).
+/// The client draws the parent's whole conversation: the two kept messages once each and the
+/// ten the user took back (the second question, the six messages the rewound summary summarized,
+/// the fifth reply, the last exchange).
 #[test]
-fn the_resume_after_undo_2_draws_four_taken_back_messages() {
+fn the_resume_after_undo_2_draws_ten_taken_back_messages() {
     let c = check(
         "after /undo 2 and --resume",
         &screen(),
@@ -45,13 +46,14 @@ fn the_resume_after_undo_2_draws_four_taken_back_messages() {
     assert_eq!(
         c.findings,
         Findings {
-            taken_back_shown: 4,
+            taken_back_shown: 10,
             ..Findings::default()
         }
     );
     let rows: Vec<&[i64]> = c.taken_back.iter().map(|t| t.rows.as_slice()).collect();
     assert_eq!(rows[0], [3, 17]);
-    assert_eq!(rows[1], [10, 18]);
+    assert_eq!(rows[1], [4]);
+    assert_eq!(rows[7], [10, 18]);
     assert!(c.taken_back[0].excerpt.starts_with("How did the clockwork"));
 }
 
