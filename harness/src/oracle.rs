@@ -97,6 +97,7 @@
 //! the reports use too.
 
 mod align;
+mod code;
 mod coverage;
 mod holders;
 mod repeat;
