@@ -19,6 +19,75 @@
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
+use super::words::excerpt;
+use super::{Drawn, PreparedExpected};
+use crate::display::{Expected, Role};
+use crate::terminal::Transcript;
+
+/// A reply drawn whole with code words other than stored ([`super::Findings::code_words_altered`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AlteredCode {
+    /// The reply's first words.
+    pub excerpt: String,
+    /// Its stored rows.
+    pub rows: Vec<i64>,
+    /// The history rows of the rendering judged (first, last; inclusive; 0 = oldest row).
+    #[serde(skip)]
+    pub drawn: (usize, usize),
+    /// Each code word not drawn verbatim, with how many of its occurrences were not.
+    pub words: Vec<(String, usize)>,
+}
+
+impl AlteredCode {
+    /// The code words altered, occurrences counted.
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// Every assistant message drawn whole whose code a rendering altered: for each, its worst
+/// rendering (the most code words altered; the first of equals), in display order.
+pub(crate) fn altered_replies(
+    expected: &Expected,
+    prepared: &PreparedExpected,
+    drawn: &[Drawn],
+    transcript: &Transcript,
+) -> Vec<AlteredCode> {
+    let mut worst: Vec<Option<AlteredCode>> = vec![None; expected.messages.len()];
+    let mut code: Vec<Option<Vec<(String, usize)>>> = vec![None; expected.messages.len()];
+    for d in drawn {
+        let Some(m) = d.message else { continue };
+        let Some(msg) = expected.messages.get(m) else {
+            continue;
+        };
+        let len = prepared.words.messages.get(m).map_or(0, |t| t.ids.len());
+        if msg.role != Role::Assistant || len == 0 || d.words < len {
+            continue; // only a reply drawn whole: what a recap cut is not judged
+        }
+        let words = code[m].get_or_insert_with(|| code_words(&msg.text));
+        if words.is_empty() {
+            continue;
+        }
+        let lines: Vec<&str> = transcript
+            .lines
+            .iter()
+            .filter(|l| (d.rows.0..=d.rows.1).contains(&l.row))
+            .map(|l| l.text.as_str())
+            .collect();
+        let found = altered(words, &lines);
+        let n: usize = found.iter().map(|(_, n)| n).sum();
+        if n > worst[m].as_ref().map_or(0, AlteredCode::count) {
+            worst[m] = Some(AlteredCode {
+                excerpt: excerpt(&msg.text, 0..len),
+                rows: msg.rows.iter().map(|r| r.id).collect(),
+                drawn: d.rows,
+                words: found,
+            });
+        }
+    }
+    worst.into_iter().flatten().collect()
+}
+
 /// The characters a markdown pass acts on: a code word holds one of them.
 pub(crate) const MARKUP: &[char] = &['_', '*', '`', '~', '#', '[', ']', '<', '>', '\\', '|'];
 
