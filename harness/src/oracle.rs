@@ -159,6 +159,46 @@ pub struct Findings {
     pub code_words_altered: usize,
 }
 
+impl Findings {
+    /// Every finding's public name (scenario files, `--json`, `--expect-findings`), in field
+    /// order: the one list the others are made from.
+    pub const NAMES: [&'static str; 6] = [
+        "words_rendered_more_than_once",
+        "missing_messages",
+        "internal_text_shown",
+        "out_of_order",
+        "taken_back_shown",
+        "code_words_altered",
+    ];
+
+    /// Each finding with its public name, in [`Findings::NAMES`] order.
+    pub fn named(&self) -> [(&'static str, usize); 6] {
+        let n = [
+            self.words_rendered_more_than_once,
+            self.missing_messages,
+            self.internal_text_shown,
+            self.out_of_order,
+            self.taken_back_shown,
+            self.code_words_altered,
+        ];
+        let mut out = [("", 0); 6];
+        for (i, (name, value)) in Self::NAMES.into_iter().zip(n).enumerate() {
+            out[i] = (name, value);
+        }
+        out
+    }
+
+    /// Adds `other`'s numbers to these (the views of one check).
+    pub fn add(&mut self, other: &Findings) {
+        self.words_rendered_more_than_once += other.words_rendered_more_than_once;
+        self.missing_messages += other.missing_messages;
+        self.internal_text_shown += other.internal_text_shown;
+        self.out_of_order += other.out_of_order;
+        self.taken_back_shown += other.taken_back_shown;
+        self.code_words_altered += other.code_words_altered;
+    }
+}
+
 /// Why a message was rendered more often than allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

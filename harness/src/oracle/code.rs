@@ -142,7 +142,10 @@ pub(crate) fn altered(words: &[(String, usize)], lines: &[&str]) -> Vec<(String,
     words
         .iter()
         .filter_map(|(w, n)| {
-            let seen = drawn.matches(w.as_str()).count().max(joined.matches(w.as_str()).count());
+            let seen = drawn
+                .matches(w.as_str())
+                .count()
+                .max(joined.matches(w.as_str()).count());
             (seen < *n).then(|| (w.clone(), n - seen))
         })
         .collect()
@@ -227,5 +230,71 @@ That is the pattern: __init__, **kwargs and super().";
     #[test]
     fn tokens_without_markup_or_letters_are_not_judged() {
         assert_eq!(code_words("`x = 1` and `**` and `->`"), []);
+    }
+
+    proptest::proptest! {
+        /// Planted defects at exact size: a reply with `k` code words, each in a code span or in
+        /// a fenced block, drawn verbatim reads 0 at any wrap width; with `m` of them stripped
+        /// of their underscores it reads exactly `m` — and the prose's own dunder names,
+        /// stripped as emphasis, never count.
+        #[test]
+        fn planted_alterations_are_counted_exactly(
+            names in proptest::collection::vec("[a-z]{2,8}", 1..12),
+            in_block in proptest::collection::vec(proptest::bool::ANY, 12),
+            altered_mask in proptest::collection::vec(proptest::bool::ANY, 12),
+            width in 12usize..100,
+        ) {
+            // Distinct names, so one name's verbatim form is never another's.
+            let mut seen = std::collections::HashSet::new();
+            let names: Vec<String> = names.into_iter().filter(|n| seen.insert(n.clone())).collect();
+            let word = |n: &str| format!("__{n}__");
+            let mut text = String::from("Prose with __emphasis__ first.\n\n");
+            let mut block = Vec::new();
+            for (i, n) in names.iter().enumerate() {
+                if in_block[i] {
+                    block.push(format!("call({})", word(n)));
+                } else {
+                    text.push_str(&format!("Use `{}` here. ", word(n)));
+                }
+            }
+            text.push_str("\n\n```\n");
+            text.push_str(&block.join("\n"));
+            text.push_str("\n```\n");
+            let words = code_words(&text);
+            proptest::prop_assert_eq!(words.len(), names.len());
+            // Drawn: fences and backticks dropped, the prose's emphasis stripped, code kept or
+            // (for the planted ones) stripped; then wrapped at `width` as a client would.
+            let mut planted = 0;
+            let draw = |n: &str, i: usize, planted: &mut usize| {
+                if altered_mask[i] {
+                    *planted += 1;
+                    n.to_owned()
+                } else {
+                    word(n)
+                }
+            };
+            let mut drawn = String::from("Prose with emphasis first.\n");
+            let mut drawn_block = Vec::new();
+            for (i, n) in names.iter().enumerate() {
+                let w = draw(n, i, &mut planted);
+                if in_block[i] {
+                    drawn_block.push(format!("call({w})"));
+                } else {
+                    drawn.push_str(&format!("Use {w} here. "));
+                }
+            }
+            drawn.push('\n');
+            drawn.push_str(&drawn_block.join("\n"));
+            let mut lines = Vec::new();
+            for line in drawn.lines() {
+                let chars: Vec<char> = line.chars().collect();
+                for chunk in chars.chunks(width) {
+                    lines.push(chunk.iter().collect::<String>());
+                }
+            }
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let got: usize = altered(&words, &lines).iter().map(|(_, n)| n).sum();
+            proptest::prop_assert_eq!(got, planted);
+        }
     }
 }
