@@ -97,6 +97,8 @@
 //! the reports use too.
 
 mod align;
+mod code;
+pub use code::AlteredCode;
 mod coverage;
 mod holders;
 mod repeat;
@@ -151,6 +153,50 @@ pub struct Findings {
     /// message has their text (rule 10; [`Check::taken_back`] names them).
     #[serde(default)]
     pub taken_back_shown: usize,
+    /// Code words of replies drawn whole that are not drawn verbatim (rule 11;
+    /// [`Check::altered_code`] names them): `__init__` drawn as `init` inside a code block.
+    #[serde(default)]
+    pub code_words_altered: usize,
+}
+
+impl Findings {
+    /// Every finding's public name (scenario files, `--json`, `--expect-findings`), in field
+    /// order: the one list the others are made from.
+    pub const NAMES: [&'static str; 6] = [
+        "words_rendered_more_than_once",
+        "missing_messages",
+        "internal_text_shown",
+        "out_of_order",
+        "taken_back_shown",
+        "code_words_altered",
+    ];
+
+    /// Each finding with its public name, in [`Findings::NAMES`] order.
+    pub fn named(&self) -> [(&'static str, usize); 6] {
+        let n = [
+            self.words_rendered_more_than_once,
+            self.missing_messages,
+            self.internal_text_shown,
+            self.out_of_order,
+            self.taken_back_shown,
+            self.code_words_altered,
+        ];
+        let mut out = [("", 0); 6];
+        for (i, (name, value)) in Self::NAMES.into_iter().zip(n).enumerate() {
+            out[i] = (name, value);
+        }
+        out
+    }
+
+    /// Adds `other`'s numbers to these (the views of one check).
+    pub fn add(&mut self, other: &Findings) {
+        self.words_rendered_more_than_once += other.words_rendered_more_than_once;
+        self.missing_messages += other.missing_messages;
+        self.internal_text_shown += other.internal_text_shown;
+        self.out_of_order += other.out_of_order;
+        self.taken_back_shown += other.taken_back_shown;
+        self.code_words_altered += other.code_words_altered;
+    }
 }
 
 /// Why a message was rendered more often than allowed.
@@ -288,6 +334,10 @@ pub struct Check {
     /// Every taken-back message drawn ([`Findings::taken_back_shown`]), in the order they were
     /// taken back.
     pub taken_back: Vec<Missing>,
+    /// Every reply whose code was drawn altered ([`Findings::code_words_altered`]), in display
+    /// order.
+    #[serde(default)]
+    pub altered_code: Vec<AlteredCode>,
     /// What the database alone shows is wrong (see `integrity.rs`); empty when not known.
     pub data_problems: Vec<DataProblem>,
     /// Every rendering the alignment found, in screen order (for reports; not in `--json`).
@@ -312,6 +362,7 @@ impl Check {
             repeats: Vec::new(),
             missing: Vec::new(),
             taken_back: Vec::new(),
+            altered_code: Vec::new(),
             data_problems: Vec::new(),
             drawn: Vec::new(),
             out_of_order_messages: Vec::new(),
@@ -488,12 +539,14 @@ pub(crate) fn check_prepared(
         .collect();
     let drawn = drawn(&renderings, kinds, &rows_of);
     let taken_back = taken_back_drawn(expected, &words, &cov);
+    let altered_code = code::altered_replies(expected, prepared, &drawn, transcript);
     let findings = Findings {
         words_rendered_more_than_once: repeats.iter().map(|r| r.words).sum(),
         missing_messages: missing.len(),
         internal_text_shown: internal_words.iter().sum(),
         out_of_order: out_of_order_messages.len(),
         taken_back_shown: taken_back.len(),
+        code_words_altered: altered_code.iter().map(AlteredCode::count).sum(),
     };
     Check {
         at: at.to_string(),
@@ -501,6 +554,7 @@ pub(crate) fn check_prepared(
         repeats,
         missing,
         taken_back,
+        altered_code,
         data_problems: cx.data_problems.to_vec(),
         drawn,
         out_of_order_messages,

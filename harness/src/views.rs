@@ -452,12 +452,9 @@ pub fn combine(
     for (i, v) in views.iter().enumerate() {
         let c = &v.check;
         let f = &mut check.findings;
-        f.words_rendered_more_than_once += c.findings.words_rendered_more_than_once;
-        f.missing_messages += c.findings.missing_messages;
-        f.internal_text_shown += c.findings.internal_text_shown;
-        f.out_of_order += c.findings.out_of_order;
-        f.taken_back_shown += c.findings.taken_back_shown;
+        f.add(&c.findings);
         check.repeats.extend(c.repeats.iter().cloned());
+        check.altered_code.extend(c.altered_code.iter().cloned());
         check.missing.extend(c.missing.iter().cloned());
         check.taken_back.extend(c.taken_back.iter().cloned());
         let to_now = |m: usize| {

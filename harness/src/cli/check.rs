@@ -130,12 +130,13 @@ pub struct Pin {
 }
 
 /// What `--expect-findings` may name: the oracle's findings and the row counts.
-const PINNABLE: [&str; 9] = [
+const PINNABLE: [&str; 10] = [
     "words_rendered_more_than_once",
     "missing_messages",
     "internal_text_shown",
     "out_of_order",
     "taken_back_shown",
+    "code_words_altered",
     "stale_preview_rows",
     "prompt_rows",
     "max_blank_run",

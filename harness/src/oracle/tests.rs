@@ -726,10 +726,12 @@ fn verdict_sentence_lists_every_nonzero_finding() {
             internal_text_shown: 3,
             out_of_order: 4,
             taken_back_shown: 5,
+            code_words_altered: 6,
         },
         repeats: vec![],
         missing: vec![],
         taken_back: vec![],
+        altered_code: vec![],
         data_problems: vec![],
         drawn: vec![],
         out_of_order_messages: vec![],
@@ -738,7 +740,8 @@ fn verdict_sentence_lists_every_nonzero_finding() {
     assert_eq!(
         verdict_sentence(&c),
         "1 word rendered more than once; 2 messages missing; 3 words of internal text \
-             shown; 5 messages the user took back shown; 4 messages out of order"
+             shown; 5 messages the user took back shown; 6 code words drawn other than stored (a \
+             display problem: stored verbatim); 4 messages out of order"
     );
 }
 

@@ -99,6 +99,9 @@ pub fn verdict_sentence(check: &Check) -> String {
             &check.taken_back,
         ));
     }
+    if f.code_words_altered > 0 {
+        parts.push(code_part(f.code_words_altered, &check.altered_code));
+    }
     if f.out_of_order > 0 {
         parts.push(format!(
             "{} out of order",
@@ -123,6 +126,43 @@ pub fn verdict_sentence(check: &Check) -> String {
         ));
     }
     out
+}
+
+/// "4 code words drawn other than stored (display problem: stored verbatim): `__init__`,
+/// `__dict__` in Assistant "Subclass it …" (row 12)": the altered words of the first reply, in
+/// backticks as stored.
+fn code_part(n: usize, altered: &[crate::oracle::AlteredCode]) -> String {
+    let mut part = format!(
+        "{} drawn other than stored (a display problem: stored verbatim)",
+        plural(n, "code word", "code words")
+    );
+    if let Some(first) = altered.first() {
+        let words: Vec<String> = first
+            .words
+            .iter()
+            .take(NAMED_MESSAGES)
+            .map(|(w, _)| format!("`{w}`"))
+            .collect();
+        let rows: Vec<String> = first.rows.iter().map(i64::to_string).collect();
+        part.push_str(&format!(
+            ": {}{} in Assistant \"{}\" (row {})",
+            words.join(", "),
+            if first.words.len() > NAMED_MESSAGES {
+                " …"
+            } else {
+                ""
+            },
+            first.excerpt,
+            rows.join(", ")
+        ));
+        if altered.len() > 1 {
+            part.push_str(&format!(
+                " and {} more",
+                plural(altered.len() - 1, "reply", "replies")
+            ));
+        }
+    }
+    part
 }
 
 /// How many messages a verdict names before it says "and N more" (`--json` holds them all).

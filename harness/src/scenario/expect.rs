@@ -26,28 +26,21 @@ use serde::Deserialize;
 use crate::oracle::{Cause, Check, Findings, RowCounts};
 
 /// The oracle's findings by their public names, in [`Findings`] field order.
-pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); 5] {
-    [
-        (
-            "words_rendered_more_than_once",
-            f.words_rendered_more_than_once,
-        ),
-        ("missing_messages", f.missing_messages),
-        ("internal_text_shown", f.internal_text_shown),
-        ("out_of_order", f.out_of_order),
-        ("taken_back_shown", f.taken_back_shown),
-    ]
+pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); 6] {
+    f.named()
 }
 
 /// The names `unpinned` accepts: the oracle's findings and `causes`.
-const UNPINNABLE: [&str; 6] = [
-    "words_rendered_more_than_once",
-    "missing_messages",
-    "internal_text_shown",
-    "out_of_order",
-    "taken_back_shown",
-    "causes",
-];
+const UNPINNABLE: [&str; 7] = {
+    let mut names = [""; 7];
+    let mut i = 0;
+    while i < Findings::NAMES.len() {
+        names[i] = Findings::NAMES[i];
+        i += 1;
+    }
+    names[i] = "causes";
+    names
+};
 
 /// One pinned row count: `N` (exactly) or `{ at_most = N }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -389,6 +382,8 @@ pub(super) struct RawExpectation {
     out_of_order: usize,
     #[serde(default)]
     taken_back_shown: usize,
+    #[serde(default)]
+    code_words_altered: usize,
     causes: Option<RawCauses>,
     #[serde(default)]
     unpinned: Vec<String>,
@@ -553,6 +548,7 @@ impl RawExpectation {
                 internal_text_shown: self.internal_text_shown,
                 out_of_order: self.out_of_order,
                 taken_back_shown: self.taken_back_shown,
+                code_words_altered: self.code_words_altered,
             },
             causes,
             causes_counted,
@@ -665,11 +661,12 @@ mod tests {
         let e = expectation("unpinned = [\"words_rendered_more_than_once\"]");
         let c = e.comparisons(&check, None);
         assert_eq!(c[0].expected, serde_json::Value::Null);
-        assert_eq!(c[5].name, "causes");
-        assert_eq!(c[5].expected, serde_json::Value::Null);
+        let causes = Findings::NAMES.len();
+        assert_eq!(c[causes].name, "causes");
+        assert_eq!(c[causes].expected, serde_json::Value::Null);
         assert_eq!(
             c.len(),
-            6,
+            causes + 1,
             "row counts neither pinned nor counted are left out"
         );
     }

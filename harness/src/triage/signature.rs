@@ -28,6 +28,8 @@ pub enum Kind {
     OutOfOrder,
     /// `taken_back_shown` > 0.
     TakenBack,
+    /// `code_words_altered` > 0.
+    CodeAltered,
 }
 
 impl Kind {
@@ -38,6 +40,7 @@ impl Kind {
             Kind::Internal => "internal",
             Kind::OutOfOrder => "out-of-order",
             Kind::TakenBack => "taken-back",
+            Kind::CodeAltered => "code-altered",
         }
     }
 }
@@ -84,6 +87,7 @@ impl CheckSignature {
             (Kind::Internal, f.internal_text_shown),
             (Kind::OutOfOrder, f.out_of_order),
             (Kind::TakenBack, f.taken_back_shown),
+            (Kind::CodeAltered, f.code_words_altered),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
