@@ -195,30 +195,54 @@ fn launch(recording: &Recording) -> Step {
     }
 }
 
+/// Input events closer than this are read as one stream of bytes: a terminal's reply split
+/// across two events (they come a millisecond apart) is one reply. Further apart, an event's
+/// unfinished sequence is a lone Escape, not the start of one the next keypress would finish.
+const JOINED_INPUT_SECS: f64 = 0.02;
+
+/// The keys of `recording`'s input events, each with the index of the event it starts in
+/// (`None` when it has no input event). Events [`JOINED_INPUT_SECS`] apart or closer are read
+/// joined.
+fn input_keys(recording: &Recording) -> Option<Vec<(Key, usize)>> {
+    let mut out = Vec::new();
+    let mut input = String::new();
+    let mut starts: Vec<(usize, usize)> = Vec::new();
+    let read = |input: &mut String, starts: &mut Vec<(usize, usize)>, out: &mut Vec<_>| {
+        let event_at = |offset: usize| {
+            let k = starts.partition_point(|&(at, _)| at <= offset);
+            starts[k.saturating_sub(1)].1
+        };
+        out.extend(
+            keys::keys(input)
+                .into_iter()
+                .map(|(key, at)| (key, event_at(at))),
+        );
+        input.clear();
+        starts.clear();
+    };
+    let mut last: Option<f64> = None;
+    let mut any = false;
+    for (i, timed) in recording.events.iter().enumerate() {
+        if let Event::Input(keys) = &timed.event {
+            if last.is_some_and(|t| timed.time - t > JOINED_INPUT_SECS) {
+                read(&mut input, &mut starts, &mut out);
+            }
+            starts.push((input.len(), i));
+            input.push_str(keys);
+            last = Some(timed.time);
+            any = true;
+        }
+    }
+    read(&mut input, &mut starts, &mut out);
+    any.then_some(out)
+}
+
 /// The steps of `recording` from its input events (`None` when it has none): each line sent
 /// starts a view where its typing began. The terminal's replies to the client's queries, which a
 /// recorder capturing input writes as input too, are not typing ([`keys`]).
 pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
-    // Every input event, joined (a reply may be split across two), and where each one starts.
-    let mut input = String::new();
-    let mut starts: Vec<(usize, usize)> = Vec::new();
-    for (i, timed) in recording.events.iter().enumerate() {
-        if let Event::Input(keys) = &timed.event {
-            starts.push((input.len(), i));
-            input.push_str(keys);
-        }
-    }
-    if starts.is_empty() {
-        return None;
-    }
-    let event_at = |offset: usize| {
-        let k = starts.partition_point(|&(at, _)| at <= offset);
-        starts[k.saturating_sub(1)].1
-    };
-    let mut keys = keys::keys(&input)
-        .into_iter()
-        .map(|(key, at)| (key, event_at(at)))
-        .peekable();
+    let keys = input_keys(recording)?;
+    let mut keys = keys.into_iter().peekable();
     let mut steps = vec![launch(recording)];
     let mut line = String::new();
     // Where the line being typed began, and whether keys were pressed that the recording does

@@ -55,32 +55,26 @@ pub(super) fn keys(input: &str) -> Vec<(Key, usize)> {
                     let mut params = String::new();
                     let mut intermediates = String::new();
                     let mut last = None;
+                    // A character outside those ranges ends the sequence and is read as a key.
                     while let Some(&(_, p)) = chars.peek() {
-                        chars.next();
                         match p {
                             '0'..='?' => params.push(p),
                             ' '..='/' => intermediates.push(p),
                             '@'..='~' => {
+                                chars.next();
                                 last = Some(p);
                                 break;
                             }
                             _ => break,
                         }
+                        chars.next();
                     }
                     csi(&params, &intermediates, last)
                 }
-                Some(']' | 'P' | '_' | '^') => {
-                    chars.next();
-                    // A string, ended by BEL or ST (`ESC \`).
-                    while let Some((_, p)) = chars.next() {
-                        if p == '\u{7}' {
-                            break;
-                        }
-                        if p == '\u{1b}' && chars.peek().map(|&(_, n)| n) == Some('\\') {
-                            chars.next();
-                            break;
-                        }
-                    }
+                Some(']' | 'P' | '_' | '^') if string_end(&input[at + 2..]).is_some() => {
+                    // A string, ended by BEL or ST (`ESC \\`) before any line break.
+                    let end = at + 2 + string_end(&input[at + 2..]).unwrap_or(0);
+                    while chars.next_if(|&(i, _)| i < end).is_some() {}
                     Key::Reply
                 }
                 Some('O') => {
@@ -97,6 +91,8 @@ pub(super) fn keys(input: &str) -> Vec<(Key, usize)> {
                 None => Key::Unspelled,
             },
             '\r' | '\n' => Key::Enter,
+            // Completion: what it inserts the recording does not spell out.
+            '\t' => Key::Unspelled,
             '\u{7f}' | '\u{8}' => Key::Backspace,
             '\u{3}' => Key::Interrupt,
             c if c.is_control() => Key::Ignored,
@@ -106,6 +102,23 @@ pub(super) fn keys(input: &str) -> Vec<(Key, usize)> {
         out.push((key, at));
     }
     out
+}
+
+/// Where the string starting `rest` (after `ESC ]`, `ESC P`, `ESC _` or `ESC ^`) ends: the
+/// byte offset just past its BEL or ST, if one comes before any line break. A reply never holds
+/// a line break, so without such an end the introducer is Alt+key (`ESC _` is Meta+`_`), not a
+/// reply that would swallow what is typed after it.
+fn string_end(rest: &str) -> Option<usize> {
+    let mut it = rest.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        match c {
+            '\u{7}' => return Some(i + 1),
+            '\u{1b}' if it.peek().map(|&(_, n)| n) == Some('\\') => return Some(i + 2),
+            '\r' | '\n' => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// What the CSI sequence with `params`, `intermediates` and final byte `last` is.
@@ -175,6 +188,14 @@ mod tests {
             kinds("\x1b[200~\x1b[201~\x1b"),
             vec![Key::PasteStart, Key::PasteEnd, Key::Unspelled]
         );
+        // Alt+`_` (Meta+`_`, yank-last-arg) is not a string that swallows the line after it.
+        assert_eq!(
+            kinds("\x1b_ab\r"),
+            vec![Key::Unspelled, Key::Char('a'), Key::Char('b'), Key::Enter]
+        );
+        // A character that cannot be in a CSI sequence ends it and is read.
+        assert_eq!(kinds("\x1b[1\r"), vec![Key::Unspelled, Key::Enter]);
+        assert_eq!(kinds("a\t"), vec![Key::Char('a'), Key::Unspelled]);
         // Offsets are bytes into the input.
         let offsets: Vec<usize> = keys("é\x1b[Ix").into_iter().map(|(_, at)| at).collect();
         assert_eq!(offsets, vec![0, 2, 5]);

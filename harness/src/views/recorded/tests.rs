@@ -33,6 +33,40 @@ fn output(text: &str) -> Event {
 }
 
 #[test]
+fn a_lone_escape_does_not_join_the_keys_typed_after_it() {
+    // Escape pressed on its own, a second before the next line: not `ESC P` (a DCS string that
+    // would swallow the rest), not Alt+Enter, not SS3 eating `O` and `K`. A reply split across
+    // two events a millisecond apart is still one reply.
+    let rec = recording(
+        None,
+        vec![
+            (0.1, output("banner\r\n")),
+            (0.2, input("\x1b[?1;2")),
+            (0.201, input("c")),
+            (1.0, input("What is fog?\r")),
+            (2.0, input("\x1b")),
+            (3.0, input("Please summarize\r")),
+            (4.0, input("\x1b")),
+            (5.0, input("OK go on\r")),
+        ],
+    );
+    let names: Vec<String> = from_input(&rec)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "launch",
+            &say_name("What is fog?"),
+            &say_name("Please summarize"),
+            &say_name("OK go on")
+        ]
+    );
+}
+
+#[test]
 fn input_lines_are_steps_where_their_typing_began() {
     let rec = recording(
         None,
