@@ -563,6 +563,7 @@ mod alignment;
 mod identity;
 mod rewind;
 mod row;
+pub(crate) use row::split_notices;
 #[cfg(test)]
 mod tests;
 

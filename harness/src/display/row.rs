@@ -196,7 +196,7 @@ fn split_summary(content: &str, flagged: bool) -> Option<SummarySplit> {
 ///
 /// Risk: a user who types a paragraph that starts with `[System:` and ends with `]` has that
 /// paragraph read as a notice.
-fn split_notices(content: &str) -> Option<(Vec<&str>, &str)> {
+pub(crate) fn split_notices(content: &str) -> Option<(Vec<&str>, &str)> {
     let mut rest = content.trim();
     let mut notices = Vec::new();
     while rest.starts_with(SYSTEM_NOTICE_PREFIX) {

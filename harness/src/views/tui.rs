@@ -12,7 +12,8 @@
 //!   (`entry.js`: `setHistoryItems([introMsg(r.info), ...toTranscriptMessages(r.messages)])`,
 //!   `r.messages` being the compacted history): the session the compaction left, its own rows
 //!   without ancestors, and without the rows an in-place compaction archived;
-//! - after a launch without a resume flag: nothing.
+//! - after a launch without a resume flag or `/new`, until a message is sent, a session resumed
+//!   or compacted (another command or a resize draws none): nothing.
 //!
 //! The TUI's `/undo` and `/retry` call `session.undo` in `tui_gateway/server.py`, which pops the
 //! last exchange from the backend's in-memory history and never touches `state.db` (read in its
@@ -61,6 +62,9 @@ pub struct TuiFrame {
     taken_back: Vec<i64>,
     /// Whether this process sent a message (`/retry` needs one).
     sent: bool,
+    /// Whether the frame shows no session yet: a launch without a resume flag or `/new`, and no
+    /// message sent or session resumed since (a command or a resize draws none).
+    fresh: bool,
     /// The step that drew the frame last.
     last: Step,
     /// The rows the step under way takes back, found when it started.
@@ -84,6 +88,7 @@ impl TuiFrame {
             anchor: Anchor::Lineage,
             taken_back: Vec::new(),
             sent: false,
+            fresh: kind == ViewKind::Start,
             last: Step { kind, name, line },
             pending: Vec::new(),
             reported: None,
@@ -106,7 +111,8 @@ impl TuiFrame {
     }
 
     /// The rows of the last exchange of the session on screen not yet taken back: its last live
-    /// user row (a client notice is not a question) and every live row after it.
+    /// user row that holds a question (a client notice alone is not one; a notice merged with
+    /// the question it came before is, display contract rule 5) and every live row after it.
     fn last_exchange(&self, store: &Store) -> Result<Vec<i64>, StoreError> {
         let session = match &self.anchor {
             Anchor::Compacted(id) => id.clone(),
@@ -121,12 +127,9 @@ impl TuiFrame {
             .filter(|r| r.active && !self.taken_back.contains(&r.id))
             .collect();
         let question = open.iter().rposition(|r| {
+            let content = r.content.as_deref().unwrap_or("");
             r.role == "user"
-                && !r
-                    .content
-                    .as_deref()
-                    .unwrap_or("")
-                    .starts_with(crate::client::stored::SYSTEM_NOTICE_PREFIX)
+                && !matches!(crate::display::split_notices(content), Some((_, rest)) if rest.is_empty())
         });
         Ok(question.map_or_else(Vec::new, |q| open[q..].iter().map(|r| r.id).collect()))
     }
@@ -142,14 +145,25 @@ impl TuiFrame {
             // A `/resume` in a running TUI: the frame is the resumed session's recap.
             self.anchor = Anchor::Lineage;
             self.taken_back.clear();
+            self.fresh = false;
         }
         match command_name(&name) {
+            Some("/new") => {
+                self.anchor = Anchor::Lineage;
+                self.taken_back.clear();
+                self.fresh = true;
+            }
             Some("/compress") => {
                 if let Some(s) = store.map(Store::latest_session_with_messages).transpose()? {
                     self.anchor = s.map_or(Anchor::Lineage, |s| Anchor::Compacted(s.id));
                 }
+                // The TUI means to draw the compacted history, whatever it showed before.
+                self.fresh = false;
             }
-            None if name.starts_with("say ") => self.sent = true,
+            None if name.starts_with("say ") => {
+                self.sent = true;
+                self.fresh = false;
+            }
             _ => {}
         }
         self.taken_back.append(&mut self.pending);
@@ -188,7 +202,7 @@ impl TuiFrame {
         basis: &Basis,
         said: Option<&Said>,
     ) -> (Check, Vec<ViewSummary>) {
-        let rules = if self.last.kind == ViewKind::Start {
+        let rules = if self.fresh {
             Rules::new(
                 ViewKind::Start,
                 &basis.expected,

@@ -152,3 +152,25 @@ fn after_compress_the_frame_is_the_compacted_session_alone() {
     let (c, _) = f.judge("after /compress", &screen(&[]), &basis, None);
     assert_eq!(c.findings.missing_messages, 2);
 }
+
+/// A fresh TUI shows no session: a command or a resize after the launch leaves nothing to
+/// expect, though an earlier process's session is in the database; `/new` starts afresh.
+#[test]
+fn a_fresh_frame_expects_nothing_until_a_message_is_sent() {
+    let db = conversation(&SAID);
+    let store = db.open();
+    let mut f = frame();
+    f.after((ViewKind::Command, "/model x".into(), 2), Some(&store))
+        .unwrap();
+    let basis = f.basis(&store).unwrap().unwrap();
+    let (c, _) = f.judge("after /model", &screen(&[]), &basis, None);
+    assert_eq!(c.findings, Findings::default());
+    f.after((ViewKind::Recap, "/resume s".into(), 3), Some(&store))
+        .unwrap();
+    let (c, _) = f.judge("after /resume", &screen(&[]), &basis, None);
+    assert_eq!(c.findings.missing_messages, 4);
+    f.after((ViewKind::Command, "/new".into(), 4), Some(&store))
+        .unwrap();
+    let (c, _) = f.judge("after /new", &screen(&[]), &basis, None);
+    assert_eq!(c.findings, Findings::default());
+}
