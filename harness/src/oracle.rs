@@ -334,8 +334,8 @@ pub struct Check {
     /// Every taken-back message drawn ([`Findings::taken_back_shown`]), in the order they were
     /// taken back.
     pub taken_back: Vec<Missing>,
-    /// Every reply whose code was drawn altered ([`Findings::code_words_altered`]), in display
-    /// order.
+    /// Every reply whose code was drawn altered ([`Findings::code_words_altered`]), in the order
+    /// of [`Expected::messages`] (view by view, for a live screen's check).
     #[serde(default)]
     pub altered_code: Vec<AlteredCode>,
     /// What the database alone shows is wrong (see `integrity.rs`); empty when not known.

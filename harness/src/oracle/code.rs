@@ -12,12 +12,14 @@
 //! #84377, #73212). For each assistant message drawn whole (a rendering covering every one of its
 //! words, so nothing a recap cut is judged), each code word must be drawn as often as the message's
 //! code holds it: `altered = Σ_tokens max(0, in code − drawn verbatim)` over the rendering's
-//! history lines, counted on the lines as drawn and on the lines joined without their line breaks
-//! and leading indent (a code line the client wrapped itself). A message drawn whole more than once
-//! counts its worst rendering. Anything else the lines draw verbatim only lowers the count: the
-//! finding never reads more than the client altered.
+//! history lines, counted on the lines as drawn and on the lines joined without their line breaks,
+//! leading indent and quote bars (a code line the client wrapped itself); a word cut to the width
+//! with `…` counts as drawn. A message drawn whole more than once in a view counts its worst
+//! rendering. Code in a table cell is not judged (a cell is laid out to its column). Anything else
+//! the lines draw verbatim only lowers the count: the finding never reads more than the client
+//! altered.
 
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use super::words::excerpt;
 use super::{Drawn, PreparedExpected};
@@ -46,7 +48,8 @@ impl AlteredCode {
 }
 
 /// Every assistant message drawn whole whose code a rendering altered: for each, its worst
-/// rendering (the most code words altered; the first of equals), in display order.
+/// rendering in this view (the most code words altered; the first of equals), in the order of
+/// [`Expected::messages`].
 pub(crate) fn altered_replies(
     expected: &Expected,
     prepared: &PreparedExpected,
@@ -88,24 +91,34 @@ pub(crate) fn altered_replies(
     worst.into_iter().flatten().collect()
 }
 
+/// What a client draws at the start of a quoted line (`▌ ` in Rich, `│`, `>`).
+const QUOTE_BARS: &[char] = &['▌', '│', '┃', '>'];
+
+/// How a client marks a word it cut to the width it had.
+const ELLIPSIS: char = '…';
+
 /// The characters a markdown pass acts on: a code word holds one of them.
 pub(crate) const MARKUP: &[char] = &['_', '*', '`', '~', '#', '[', ']', '<', '>', '\\', '|'];
 
-/// The code of `text` as CommonMark reads it: each code block's contents and each inline code
-/// span, in order.
+/// The code of `text` as CommonMark (with GitHub's tables) reads it: each code block's contents
+/// and each inline code span outside a table, in order. A table cell is laid out to its column's
+/// width (Rich cuts it with `…`, a GFM table unescapes `\|`), so its code is not judged.
 pub(crate) fn code_of(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut block: Option<String> = None;
-    for event in Parser::new(text) {
+    let mut in_cell = false;
+    for event in Parser::new_ext(text, Options::ENABLE_TABLES) {
         match event {
             Event::Start(Tag::CodeBlock(_)) => block = Some(String::new()),
             Event::End(TagEnd::CodeBlock) => out.extend(block.take()),
+            Event::Start(Tag::TableCell) => in_cell = true,
+            Event::End(TagEnd::TableCell) => in_cell = false,
             Event::Text(t) => {
                 if let Some(b) = block.as_mut() {
                     b.push_str(&t);
                 }
             }
-            Event::Code(c) => out.push(c.into_string()),
+            Event::Code(c) if !in_cell => out.push(c.into_string()),
             _ => {}
         }
     }
@@ -138,14 +151,33 @@ pub(crate) fn altered(words: &[(String, usize)], lines: &[&str]) -> Vec<(String,
         return Vec::new();
     }
     let drawn = lines.join("\n");
-    let joined: String = lines.iter().map(|l| l.trim_start()).collect();
+    // A line the client wrapped itself goes on after its indent and a quote's bar.
+    let joined: String = lines
+        .iter()
+        .map(|l| l.trim_start_matches(|c: char| c.is_whitespace() || QUOTE_BARS.contains(&c)))
+        .collect();
+    // A word the client cut to its width (`final_respon…`): drawn as far as it goes.
+    let cut: Vec<&str> = drawn
+        .match_indices(ELLIPSIS)
+        .filter_map(|(at, _)| {
+            let before = &drawn[..at];
+            let start = before
+                .char_indices()
+                .rev()
+                .find(|(_, c)| c.is_whitespace())
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            Some(&before[start..]).filter(|stem| !stem.is_empty())
+        })
+        .collect();
     words
         .iter()
         .filter_map(|(w, n)| {
-            let seen = drawn
+            let whole = drawn
                 .matches(w.as_str())
                 .count()
                 .max(joined.matches(w.as_str()).count());
+            let cut_short = cut.iter().filter(|stem| w.starts_with(**stem)).count();
+            let seen = whole + cut_short;
             (seen < *n).then(|| (w.clone(), n - seen))
         })
         .collect()
@@ -218,6 +250,23 @@ That is the pattern: __init__, **kwargs and super().";
         let words = code_words("```\nsuper().__init__(*args, **kwargs)\n```");
         let wrapped = ["super().__in", "  it__(*args, **kwa", "rgs)"];
         assert_eq!(altered(&words, &wrapped), []);
+    }
+
+    #[test]
+    fn laid_out_code_is_not_altered() {
+        // A table cell's code span is not judged (Rich cuts cells with `…`).
+        let words = code_words("| name | use |\n|---|---|\n| `final_response_markdown` | x |\n");
+        assert_eq!(words, []);
+        // A word cut to the width, a quoted code line wrapped after its bar.
+        let words =
+            code_words("`__init__` and\n\n> ```\n> super().__init__(*args, **kwargs)\n> ```");
+        assert_eq!(
+            altered(
+                &words,
+                &["__in… and", "▌ super().__in", "▌ it__(*args, **kwargs)"]
+            ),
+            []
+        );
     }
 
     #[test]

@@ -43,9 +43,15 @@ impl RowCounts {
     }
 }
 
-/// Whether `line` is a status-bar preview row (starts with `…` after indentation).
+/// Whether `line` is a status-bar preview row: indented, then `…` and a space (the classic CLI's
+/// spinner text `f"… {preview}"`, drawn as `  …  t2w033 t2w034`). A line of text that merely
+/// begins with `…` is not one.
 pub fn is_stale_preview(line: &str) -> bool {
-    line.trim_start().starts_with(PREVIEW)
+    let rest = line.trim_start();
+    rest.len() < line.len()
+        && rest
+            .strip_prefix(PREVIEW)
+            .is_some_and(|after| after.starts_with(char::is_whitespace))
 }
 
 /// The row counts of `history` (joined lines, nothing stripped, oldest first), where `questions`

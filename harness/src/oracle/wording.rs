@@ -128,7 +128,7 @@ pub fn verdict_sentence(check: &Check) -> String {
     out
 }
 
-/// "4 code words drawn other than stored (display problem: stored verbatim): `__init__`,
+/// "4 code words drawn other than stored (a display problem: stored verbatim): `__init__`,
 /// `__dict__` in Assistant "Subclass it …" (row 12)": the altered words of the first reply, in
 /// backticks as stored.
 fn code_part(n: usize, altered: &[crate::oracle::AlteredCode]) -> String {
@@ -143,9 +143,8 @@ fn code_part(n: usize, altered: &[crate::oracle::AlteredCode]) -> String {
             .take(NAMED_MESSAGES)
             .map(|(w, _)| format!("`{w}`"))
             .collect();
-        let rows: Vec<String> = first.rows.iter().map(i64::to_string).collect();
         part.push_str(&format!(
-            ": {}{} in Assistant \"{}\" (row {})",
+            ": {}{} in Assistant \"{}\" ({})",
             words.join(", "),
             if first.words.len() > NAMED_MESSAGES {
                 " …"
@@ -153,7 +152,7 @@ fn code_part(n: usize, altered: &[crate::oracle::AlteredCode]) -> String {
                 ""
             },
             first.excerpt,
-            rows.join(", ")
+            list_rows(&first.rows)
         ));
         if altered.len() > 1 {
             part.push_str(&format!(

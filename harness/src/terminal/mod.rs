@@ -56,8 +56,8 @@
 //!   soft-wrapped rows when the width changes (as tmux and other terminals do);
 //! - `choice.rs`: [`Terminal`] (which of the two a scenario's checks read), [`Emulator`] (what
 //!   the harness needs of either), [`difference`] (how their transcripts differ);
-//! - [`cast`]: asciicast v2 recordings, written while the client runs ([`cast::Writer`]) and
-//!   replayed into a [`Screen`] ([`cast::replay`]);
+//! - [`cast`]: asciicast recordings — v2 written while the client runs ([`cast::Writer`]), v2 and
+//!   v3 read and replayed into a [`Screen`] ([`cast::replay`]);
 //! - [`transcript`]: [`Transcript`] and [`TranscriptLine`], the history with chrome stripped;
 //! - `svg.rs`: [`Screen::svg`], the colour picture of the visible screen;
 //! - `size.rs`: [`Size`], the one `COLSxROWS` parser;
@@ -551,7 +551,7 @@ fn texts(lines: Vec<(usize, String)>) -> Vec<String> {
 
 /// Numbered lines with chrome stripped.
 fn transcript_of(lines: &[(usize, String)]) -> Transcript {
-    Transcript::from_numbered(lines.iter().map(|(row, l)| (*row, l.as_str())))
+    Transcript::from_numbered(lines.iter().map(|(row, l)| (*row, l.as_str())), true)
 }
 
 /// The rows of the active screen with their wrap flags.

@@ -410,17 +410,24 @@ fn blank_lines_collapse_and_are_trimmed_at_the_ends() {
 }
 
 /// A stale status-bar preview row (as `resize/drag_while_streaming` leaves one after a drag
-/// while the second reply streams) is not part of the transcript: the row counts report it, and
-/// its eight words are not the reply drawn again. A line of a reply that merely contains `…`
-/// stays.
+/// while the second reply streams) is not part of a screen's transcript: the row counts report
+/// it, and its eight words are not the reply drawn again. A line of a reply that contains `…`,
+/// or begins with it, stays; so does every line given as text (an export).
 #[test]
 fn a_stale_preview_row_is_left_out_of_the_transcript() {
     let history = "t2w030 t2w031 t2w032 t2w033\n\
-        \x20 … t2w033 t2w034 t2w035 t2w036 t2w037 t2w038 t2w039 t2w040\n\
-        t2w034 … t2w035\n";
-    let t = Transcript::from_history_lines(&lines_of(history));
-    assert_eq!(t.text(), "t2w030 t2w031 t2w032 t2w033\nt2w034 … t2w035");
+        \x20 …  t2w033 t2w034 t2w035 t2w036 t2w037 t2w038 t2w039 t2w040\n\
+        t2w034 … t2w035\n\
+        … and the fog horn\n";
+    let screen = fed(24, 80, history.replace('\n', "\r\n").as_bytes());
+    let t = screen.transcript();
+    assert_eq!(
+        t.text(),
+        "t2w030 t2w031 t2w032 t2w033\nt2w034 … t2w035\n… and the fog horn"
+    );
     assert_eq!(t.lines[1].row, 2);
+    let as_text = Transcript::from_history_lines(&lines_of(history));
+    assert_eq!(as_text.lines.len(), 4);
 }
 
 /// The queue dock as iot 0.22.2.post1 drew it below a reply in a run of

@@ -39,22 +39,28 @@ impl Transcript {
     ///   it is kept (it is on screen), a bare prompt line is dropped;
     /// - the queue dock: its heading ([`QUEUE_DOCK_HEADING`]) and the item rows right below it
     ///   ([`is_queue_dock_row`]) are dropped;
-    /// - a stale status-bar preview row (`  … t2w033 … t2w040`, [`is_stale_preview`]: the
-    ///   classic CLI's preview of the reply line being streamed, left in the history when the
-    ///   terminal re-wrapped or clipped it) is dropped: the row counts report it once, as
-    ///   `stale_preview_rows`, and its words are not a message drawn again.
+    /// - on a terminal's screen only ([`Screen::transcript`], not these lines): a stale status-bar
+    ///   preview row (`  …  t2w033 t2w034`, [`is_stale_preview`]: the classic CLI's preview of
+    ///   the reply line being streamed, left in the history when the terminal re-wrapped or
+    ///   clipped it) is dropped: the row counts report it once, as `stale_preview_rows`, and its
+    ///   words are not a message drawn again. An export or a text given as lines keeps it.
     ///
     /// Blank lines are kept as paragraph breaks, but runs of them collapse to one and none are kept
     /// at the start or the end.
     ///
     /// [`Screen::transcript`]: super::Screen::transcript
     pub fn from_history_lines(lines: &[String]) -> Transcript {
-        Transcript::from_numbered(lines.iter().enumerate().map(|(i, l)| (i, l.as_str())))
+        Transcript::from_numbered(
+            lines.iter().enumerate().map(|(i, l)| (i, l.as_str())),
+            false,
+        )
     }
 
-    /// Builds a transcript from `(row, text)` pairs in display order.
+    /// Builds a transcript from `(row, text)` pairs in display order; `screen`: the lines are a
+    /// terminal's, whose stale status-bar preview rows are dropped.
     pub(super) fn from_numbered<'a>(
         lines: impl IntoIterator<Item = (usize, &'a str)>,
+        screen: bool,
     ) -> Transcript {
         let mut out: Vec<TranscriptLine> = Vec::new();
         let mut in_dock = false;
@@ -64,7 +70,7 @@ impl Transcript {
             } else {
                 in_dock && is_queue_dock_row(line)
             };
-            if in_dock || is_stale_preview(line) {
+            if in_dock || (screen && is_stale_preview(line)) {
                 continue;
             }
             let Some(text) = strip_chrome(line) else {
