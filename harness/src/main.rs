@@ -125,7 +125,7 @@ fn main() -> ExitCode {
 fn completions(shell: clap_complete::Shell) -> cli::Outcome {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "hermes-e2e", &mut script);
-    out::print(&String::from_utf8_lossy(&script))?;
+    out::document(&String::from_utf8_lossy(&script))?;
     Ok(cli::Exit::Ok)
 }
 
@@ -150,6 +150,6 @@ fn man() -> cli::Outcome {
             .map_err(cli::Error::Stdout)?;
         page.extend(section);
     }
-    out::print(&String::from_utf8_lossy(&page))?;
+    out::document(&String::from_utf8_lossy(&page))?;
     Ok(cli::Exit::Ok)
 }

@@ -55,7 +55,7 @@ pub enum StoreError {
     /// A session id that is not in the database.
     #[error(
         "`{path}` has no session `{session}`; it holds {}",
-        if sessions.is_empty() { "none".to_owned() } else { sessions.join(", ") }
+        session_list(sessions)
     )]
     NoSuchSession {
         /// The user's file.
@@ -76,6 +76,20 @@ pub enum StoreError {
         /// The user's file.
         path: PathBuf,
     },
+}
+
+/// The sessions a database holds, as a message lists them: the newest 10 (`hermes-e2e inspect`
+/// lists them all).
+fn session_list(sessions: &[String]) -> String {
+    const SHOWN: usize = 10;
+    match sessions.len() {
+        0 => "none".to_owned(),
+        n if n <= SHOWN => sessions.join(", "),
+        n => format!(
+            "{n} sessions, the newest {SHOWN}: {} (`hermes-e2e inspect` lists them all)",
+            sessions[n - SHOWN..].join(", ")
+        ),
+    }
 }
 
 /// Which client generation wrote the database.

@@ -254,8 +254,8 @@ fn each_provenance_gives_the_numbers_of_its_check() {
 /// Upstream references checked against the upstream tracker and found to be about another bug
 /// (issue 33, item 13): `#79391` is an interrupted auto-compaction deleting history, not an
 /// interrupted turn's duplicate; `#81130` and PR `#81231` (closed unmerged) are about in-place
-/// compaction, not the rotating undo/retry. None of them is cited again in the scenarios or the
-/// docs.
+/// compaction, not the rotating undo/retry. None of them is cited in the scenarios or the docs
+/// but in docs/upstream-issues.md, which says what each thread is about.
 #[test]
 fn withdrawn_upstream_references_are_not_cited() {
     let root = root();
@@ -273,6 +273,8 @@ fn withdrawn_upstream_references_are_not_cited() {
     }
     assert!(files.len() > 20, "{files:?}");
     let mut cited = Vec::new();
+    // The table of upstream threads says what each of them is about: the one place they appear.
+    files.retain(|f| !f.ends_with("docs/upstream-issues.md"));
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         for (i, line) in text.lines().enumerate() {

@@ -142,6 +142,14 @@ fn pinned_json(args: &[&str]) -> String {
     serde_json::to_string_pretty(&v.take()).unwrap()
 }
 
+/// Runs `f` with insta's snapshots in the workspace's `snapshots/`, beside the scenarios' own
+/// (named `verdict__…`).
+fn in_snapshots(f: impl FnOnce()) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../snapshots"));
+    settings.bind(f);
+}
+
 /// The JSON verdict's shape, pinned: the rotating fixture against its expectation (passing)
 /// and against none (failing). docs/counting.md, "The JSON verdict", quotes the first.
 #[test]
@@ -153,8 +161,10 @@ fn the_json_verdict_shape_is_pinned() {
         "check", "--cast", &cast, "--db", &db, "--expect", &expect, "--json",
     ]);
     let failing = pinned_json(&["check", "--cast", &cast, "--db", &db, "--json"]);
-    insta::assert_snapshot!("check_json_rotating_expected", passing);
-    insta::assert_snapshot!("check_json_rotating_unexpected", failing);
+    in_snapshots(|| {
+        insta::assert_snapshot!("check_json_rotating_expected", passing);
+        insta::assert_snapshot!("check_json_rotating_unexpected", failing);
+    });
 }
 
 /// The text verdicts of the same checks, pinned: `ok`/`FAIL` first, the internal text located.
@@ -165,10 +175,14 @@ fn the_text_verdicts_are_pinned() {
     let expect = format!("{ROTATING}/expect.toml");
     let o = run(&["check", "--cast", &cast, "--db", &db, "--expect", &expect]);
     assert_eq!(o.status.code(), Some(0));
-    insta::assert_snapshot!("check_text_rotating_expected", stdout(&o));
+    let passing = stdout(&o);
     let o = run(&["check", "--cast", &cast, "--db", &db]);
     assert_eq!(o.status.code(), Some(1));
-    insta::assert_snapshot!("check_text_rotating_unexpected", stdout(&o));
+    let failing = stdout(&o);
+    in_snapshots(|| {
+        insta::assert_snapshot!("check_text_rotating_expected", passing);
+        insta::assert_snapshot!("check_text_rotating_unexpected", failing);
+    });
 }
 
 /// Every check's text starts with `ok` or `FAIL`, whatever its outcome.
@@ -470,7 +484,7 @@ fn bad_input_says_what_was_expected() {
     refused(
         &["check", "--cast", ROTATING, "--db", &db],
         &[
-            "is a directory: expected an asciicast v2 recording",
+            "is a directory: expected an asciicast recording, v2 or v3",
             "it holds resume.cast",
         ],
     );
@@ -480,7 +494,7 @@ fn bad_input_says_what_was_expected() {
     refused(
         &["check", "--cast", binary.to_str().unwrap(), "--db", &db],
         &[
-            "is not an asciicast v2 recording: it is not UTF-8 text",
+            "is not an asciicast recording (v2 or v3): it is not UTF-8 text",
             "expected a `.cast` file",
         ],
     );

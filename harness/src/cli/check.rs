@@ -346,6 +346,11 @@ pub fn check(args: &CheckArgs) -> Outcome {
 
 /// The check of `args`' recording against their database and `expectation`.
 fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<Judged, Error> {
+    // A provider log that is not one is refused before the long reads.
+    let said = match &args.provider_log {
+        Some(path) => Some(crate::provider::said_from_log(path)?),
+        None => None,
+    };
     // The recording and the database are independent until the oracle: read both at once, on
     // two threads (a 1M-word check spends about a quarter of its time on the database side).
     // A recording that cannot be replayed is reported first, as when they were read in turn.
@@ -367,10 +372,6 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
     });
     let replayed = replayed?;
     let (store, basis) = read?;
-    let said = match &args.provider_log {
-        Some(path) => Some(crate::provider::said_from_log(path)?),
-        None => None,
-    };
     // The display settings the client's resume recap was drawn under, when given.
     let recap = match &inputs.config {
         Some(config) => {
@@ -466,26 +467,35 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
 
 /// The command that reruns this check.
 fn rerun(args: &CheckArgs, inputs: &Inputs, session: &str) -> String {
+    let arg = |input: &Input| {
+        if input.stdin {
+            "-".to_owned()
+        } else {
+            shell_word(&input.shown.display().to_string())
+        }
+    };
+    let path = |p: &Path| shell_word(&p.display().to_string());
     let mut cmd = format!(
-        "hermes-e2e check --{} {} --db {} --session {session}",
+        "hermes-e2e check --{} {} --db {} --session {}",
         inputs.flag,
-        inputs.cast.shown.display(),
-        inputs.db.shown.display()
+        arg(&inputs.cast),
+        arg(&inputs.db),
+        shell_word(session)
     );
     if args.terminal != Terminal::Vt100 {
         cmd.push_str(&format!(" --terminal {}", args.terminal.name()));
     }
     if let Some(config) = &inputs.config {
-        cmd.push_str(&format!(" --config {}", config.shown.display()));
+        cmd.push_str(&format!(" --config {}", arg(config)));
     }
     if let Some(size) = args.size {
         cmd.push_str(&format!(" --size {size}"));
     }
     if let Some(log) = &args.provider_log {
-        cmd.push_str(&format!(" --provider-log {}", log.display()));
+        cmd.push_str(&format!(" --provider-log {}", path(log)));
     }
     if let Some(expect) = &args.expect {
-        cmd.push_str(&format!(" --expect {}", expect.display()));
+        cmd.push_str(&format!(" --expect {}", path(expect)));
     }
     if !args.expect_findings.is_empty() {
         let pins: Vec<String> = args
@@ -496,6 +506,20 @@ fn rerun(args: &CheckArgs, inputs: &Inputs, session: &str) -> String {
         cmd.push_str(&format!(" --expect-findings {}", pins.join(",")));
     }
     cmd
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds only characters no shell
+/// treats specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./:@%+=,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// The check as a scenario's result (what `--json` and the HTML report show): one check, the

@@ -50,7 +50,7 @@ pub enum InputError {
     },
     /// A recording that is not text.
     #[error(
-        "{flag} `{}` is not an asciicast v2 recording: it is not UTF-8 text (byte {at} is not); \
+        "{flag} `{}` is not an asciicast recording (v2 or v3): it is not UTF-8 text (byte {at} is not); \
          expected a `.cast` file as `asciinema rec` or `hermes-e2e record` writes it",
         path.display()
     )]
@@ -129,7 +129,7 @@ impl Input {
     /// The recording `arg` of `flag`: as [`Input::file`], and refused unless it is UTF-8 text
     /// (a directory names the `.cast` files in it).
     pub fn recording(arg: &Path, flag: &'static str) -> Result<Input, InputError> {
-        const EXPECTED: &str = "an asciicast v2 recording (a `.cast` file)";
+        const EXPECTED: &str = "an asciicast recording, v2 or v3 (a `.cast` file)";
         let input = Input::file(arg, flag, EXPECTED, "stdin.cast").map_err(|e| match e {
             InputError::Directory { flag, path, .. } => {
                 let mut casts: Vec<String> = std::fs::read_dir(&path)
@@ -209,7 +209,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("is a directory: expected an asciicast v2 recording"),
+            e.contains("is a directory: expected an asciicast recording, v2 or v3"),
             "{e}"
         );
         assert!(e.contains("it holds session-1.cast, session-2.cast"), "{e}");

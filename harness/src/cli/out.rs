@@ -30,6 +30,15 @@ pub fn json(line: &str) -> Result<(), Error> {
         .map_err(stdout_error)
 }
 
+/// Writes a document that was asked for (a completion script, the manual page) to stdout as it
+/// is, `--quiet` or not.
+pub fn document(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
 /// Writes an error line (made printable) to stderr, `--quiet` or not; a failed write is dropped.
 pub fn error(line: &str) {
     let _ = writeln!(std::io::stderr(), "{}", report::printable(line));

@@ -376,7 +376,6 @@ fn wait_until_refused(addr: SocketAddr, deadline: Instant) {
     }
 }
 
-/// Appends `text` unless it is empty or already in `list`.
 /// Why a saved provider log could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -443,6 +442,7 @@ pub fn said_from_log(path: &Path) -> Result<crate::oracle::Said, LogError> {
     Ok(said)
 }
 
+/// Appends `text` unless it is empty or already in `list`.
 fn push_distinct(list: &mut Vec<String>, text: String) {
     if !text.is_empty() && !list.contains(&text) {
         list.push(text);

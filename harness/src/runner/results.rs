@@ -64,7 +64,7 @@ pub struct CheckResult {
     /// (`views.rs`); empty when the check judged one whole screen (the TUI, an export).
     pub views: Vec<ViewSummary>,
     /// What the check's inputs suggest is wrong with them (a recording and a database that do
-    /// not belong together, a WAL-mode database without its `-wal`): the verdict still stands.
+    /// not belong together): the verdict still stands.
     pub warnings: Vec<String>,
     /// What the reader of the verdict should know about the inputs that may not be wrong (a
     /// WAL-mode database without a `-wal` beside it).

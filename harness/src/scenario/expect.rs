@@ -396,7 +396,10 @@ pub(super) struct RawExpectation {
 /// `causes` as written: a list in screen order (`["display", "data"]`) or the compact form, a
 /// count per cause (`{ display = 11 }`).
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a list of causes in screen order (`[\"display\", \"data\"]`) or a count per cause (`{ display = 11 }`)"
+)]
 enum RawCauses {
     List(Vec<String>),
     Counts(std::collections::BTreeMap<String, usize>),
@@ -488,6 +491,14 @@ pub enum ExpectationError {
     /// A cause that is not one.
     #[error("unknown cause `{0}`: expected `display`, `data` or `both`")]
     Cause(String),
+    /// A count of repeats no check could have.
+    #[error("`causes`: `{name} = {n}` is more repeats than a check can have: expected at most {MAX_REPEATS}")]
+    CauseCount {
+        /// The cause.
+        name: String,
+        /// The count given.
+        n: usize,
+    },
     /// `unpinned` names what is not a finding.
     #[error("`unpinned`: unknown finding `{name}`: expected one of {}", UNPINNABLE.join(", "))]
     Unpinned {
@@ -498,6 +509,10 @@ pub enum ExpectationError {
     #[error("{0}")]
     Toml(#[from] toml::de::Error),
 }
+
+/// The most repeats one cause may be pinned at (`causes = { display = N }`): far above any real
+/// check (a repeat is a rendering of a message), far below what would exhaust memory.
+const MAX_REPEATS: usize = 100_000;
 
 impl std::str::FromStr for Expectation {
     type Err = ExpectationError;
@@ -525,7 +540,14 @@ impl RawExpectation {
             Some(RawCauses::Counts(counts)) => {
                 let mut causes = Vec::new();
                 for (name, &n) in counts {
-                    causes.extend(std::iter::repeat_n(cause(name)?, n));
+                    let c = cause(name)?;
+                    if n > MAX_REPEATS {
+                        return Err(ExpectationError::CauseCount {
+                            name: name.clone(),
+                            n,
+                        });
+                    }
+                    causes.extend(std::iter::repeat_n(c, n));
                 }
                 causes.sort_by_key(|c| Cause::ALL.iter().position(|x| x == c));
                 (causes, true)
