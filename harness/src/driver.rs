@@ -59,7 +59,7 @@ pub struct Launch {
     pub cast: PathBuf,
     /// The interface `program` starts (what its idle prompt looks like).
     pub ui: Ui,
-    /// The emulator the run selected: its screen is what every wait reads ([`Shown`]) and its
+    /// The emulator the run selected: its screen is what every wait reads (`Shown`) and its
     /// history what [`Driver::transcript`] gives (both are fed; the picture and the window title
     /// are vt100's).
     pub terminal: Terminal,

@@ -199,6 +199,26 @@ impl Findings {
     }
 }
 
+/// The names of `parts`, in order, as one array of `N`: the lists of names the scenario files,
+/// `--expect-findings` and `--bless` accept, built from [`Findings::NAMES`] and
+/// [`RowCounts::NAMES`]. A wrong `N` fails the build (a panic in a constant).
+pub(crate) const fn joined_names<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut at = 0;
+    let mut p = 0;
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            out[at] = parts[p][i];
+            at += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    assert!(at == N, "joined_names: N is not the number of names");
+    out
+}
+
 /// Why a message was rendered more often than allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

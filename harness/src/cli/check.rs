@@ -130,18 +130,10 @@ pub struct Pin {
 }
 
 /// What `--expect-findings` may name: the oracle's findings and the row counts.
-const PINNABLE: [&str; 10] = [
-    "words_rendered_more_than_once",
-    "missing_messages",
-    "internal_text_shown",
-    "out_of_order",
-    "taken_back_shown",
-    "code_words_altered",
-    "stale_preview_rows",
-    "prompt_rows",
-    "max_blank_run",
-    "questions_not_once",
-];
+const PINNABLE: [&str; 10] = crate::oracle::joined_names(&[
+    &crate::oracle::Findings::NAMES,
+    &crate::oracle::RowCounts::NAMES,
+]);
 
 /// An expectation that is not one.
 #[derive(Debug, thiserror::Error)]

@@ -32,13 +32,22 @@ pub struct RowCounts {
 }
 
 impl RowCounts {
+    /// Every row count's public name, in field order.
+    pub const NAMES: [&'static str; 4] = [
+        "stale_preview_rows",
+        "prompt_rows",
+        "max_blank_run",
+        "questions_not_once",
+    ];
+
     /// The counts as `(public name, value)` pairs, in field order.
     pub fn named(&self) -> [(&'static str, usize); 4] {
+        let [a, b, c, d] = Self::NAMES;
         [
-            ("stale_preview_rows", self.stale_preview_rows),
-            ("prompt_rows", self.prompt_rows),
-            ("max_blank_run", self.max_blank_run),
-            ("questions_not_once", self.questions_not_once),
+            (a, self.stale_preview_rows),
+            (b, self.prompt_rows),
+            (c, self.max_blank_run),
+            (d, self.questions_not_once),
         ]
     }
 }

@@ -18,7 +18,7 @@ pub struct Script {
     pub summary: String,
     /// Title returned for `session_title` calls.
     pub title: String,
-    /// Model ids served besides [`MODEL_ID`](super::MODEL_ID) (listed by `GET /v1/models` and
+    /// Model ids served besides the default `MODEL_ID` (listed by `GET /v1/models` and
     /// described by `GET /v1/models/ID`): the names a scenario switches to with `/model NAME`, so
     /// the client finds them in the endpoint's listing. Replies name the model each request asks
     /// for, listed or not.
@@ -41,7 +41,7 @@ pub struct Turn {
     /// answer to their results (role `tool`, matched by call id) is `reply`.
     pub tool_calls: Vec<ToolCall>,
     /// How the reply is streamed: `None` — in pieces of 40 characters sent at once; `Some` — in
-    /// pieces of [`Pace::chunk_chars`] with [`Pace::delay`] before each, each flushed as written.
+    /// pieces of `Pace::chunk_chars` with `Pace::delay` before each, each flushed as written.
     pub stream: Option<Pace>,
 }
 

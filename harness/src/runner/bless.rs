@@ -662,20 +662,12 @@ fn causes_text(causes: &[Cause], counted: bool) -> String {
 
 /// The order of the keys of an `expect` table: a pin bless adds goes after the last key that
 /// comes before it here.
-const ORDER: [&str; 12] = [
-    "unpinned",
-    "words_rendered_more_than_once",
-    "missing_messages",
-    "internal_text_shown",
-    "out_of_order",
-    "taken_back_shown",
-    "code_words_altered",
-    "causes",
-    "stale_preview_rows",
-    "prompt_rows",
-    "max_blank_run",
-    "questions_not_once",
-];
+const ORDER: [&str; 12] = crate::oracle::joined_names(&[
+    &["unpinned"],
+    &crate::oracle::Findings::NAMES,
+    &["causes"],
+    &crate::oracle::RowCounts::NAMES,
+]);
 
 /// Why a scenario's pins are not rewritten.
 #[derive(Debug, thiserror::Error)]

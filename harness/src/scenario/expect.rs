@@ -31,16 +31,7 @@ pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); 6] {
 }
 
 /// The names `unpinned` accepts: the oracle's findings and `causes`.
-const UNPINNABLE: [&str; 7] = {
-    let mut names = [""; 7];
-    let mut i = 0;
-    while i < Findings::NAMES.len() {
-        names[i] = Findings::NAMES[i];
-        i += 1;
-    }
-    names[i] = "causes";
-    names
-};
+const UNPINNABLE: [&str; 7] = crate::oracle::joined_names(&[&Findings::NAMES, &["causes"]]);
 
 /// One pinned row count: `N` (exactly) or `{ at_most = N }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

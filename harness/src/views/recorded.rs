@@ -239,7 +239,7 @@ fn input_keys(recording: &Recording) -> Option<Vec<(Key, usize)>> {
 
 /// The steps of `recording` from its input events (`None` when it has none): each line sent
 /// starts a view where its typing began. The terminal's replies to the client's queries, which a
-/// recorder capturing input writes as input too, are not typing ([`keys`]).
+/// recorder capturing input writes as input too, are not typing (`views/recorded/keys.rs`).
 pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
     let keys = input_keys(recording)?;
     let mut keys = keys.into_iter().peekable();
