@@ -580,27 +580,35 @@ impl Store {
     /// or superseded by a copy, only after then). What a saved recording's views were drawn
     /// from (`views/recorded.rs`); the user's file and this store's copy are untouched.
     pub fn as_of(&self, max_row_id: i64, live: &[i64]) -> Result<Store, StoreError> {
-        let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
-        {
-            let backup =
-                rusqlite::backup::Backup::new(&self.conn, &mut conn).map_err(|e| self.err(&e))?;
-            backup
-                .run_to_completion(1024, std::time::Duration::ZERO, None)
-                .map_err(|e| self.err(&e))?;
-        }
+        let conn = self.in_memory()?;
         conn.execute("DELETE FROM messages WHERE id > ?1", [max_row_id])
             .map_err(|e| self.err(&e))?;
         if self.message_columns.contains("active") {
-            for chunk in live.chunks(IN_CHUNK) {
-                let sql = format!(
-                    "UPDATE messages SET active = 1 WHERE id IN ({})",
-                    vec!["?"; chunk.len()].join(",")
-                );
-                conn.execute(&sql, rusqlite::params_from_iter(chunk))
-                    .map_err(|e| self.err(&e))?;
-            }
+            self.set_on(&conn, "active = 1", live)?;
         }
         Store::over(&self.path, conn, None)
+    }
+
+    /// An in-memory copy of this store's database (SQLite's backup API).
+    fn in_memory(&self) -> Result<Connection, StoreError> {
+        let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
+        rusqlite::backup::Backup::new(&self.conn, &mut conn)
+            .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
+            .map_err(|e| self.err(&e))?;
+        Ok(conn)
+    }
+
+    /// `UPDATE messages SET {set}` on `conn` for the rows `ids`, a bounded `IN` list at a time.
+    fn set_on(&self, conn: &Connection, set: &str, ids: &[i64]) -> Result<(), StoreError> {
+        for chunk in ids.chunks(IN_CHUNK) {
+            let sql = format!(
+                "UPDATE messages SET {set} WHERE id IN ({})",
+                vec!["?"; chunk.len()].join(",")
+            );
+            conn.execute(&sql, rusqlite::params_from_iter(chunk))
+                .map_err(|e| self.err(&e))?;
+        }
+        Ok(())
     }
 
     /// This database as a client that keeps its display in memory means it: an in-memory copy
@@ -609,14 +617,7 @@ impl Store {
     /// `active = 0, compacted = 0` (rewound, as `/undo` leaves them). What the Ink TUI's frame is
     /// judged against (`views/tui.rs`); the user's file and this store's copy are untouched.
     pub fn edited(&self, session: Option<&str>, taken_back: &[i64]) -> Result<Store, StoreError> {
-        let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
-        {
-            let backup =
-                rusqlite::backup::Backup::new(&self.conn, &mut conn).map_err(|e| self.err(&e))?;
-            backup
-                .run_to_completion(1024, std::time::Duration::ZERO, None)
-                .map_err(|e| self.err(&e))?;
-        }
+        let conn = self.in_memory()?;
         if !self.message_columns.contains("active") {
             return Store::over(&self.path, conn, None);
         }
@@ -627,19 +628,12 @@ impl Store {
             )
             .map_err(|e| self.err(&e))?;
         }
-        let compacted = if self.message_columns.contains("compacted") {
-            ", compacted = 0"
+        let set = if self.message_columns.contains("compacted") {
+            "active = 0, compacted = 0"
         } else {
-            ""
+            "active = 0"
         };
-        for chunk in taken_back.chunks(IN_CHUNK) {
-            let sql = format!(
-                "UPDATE messages SET active = 0{compacted} WHERE id IN ({})",
-                vec!["?"; chunk.len()].join(",")
-            );
-            conn.execute(&sql, rusqlite::params_from_iter(chunk))
-                .map_err(|e| self.err(&e))?;
-        }
+        self.set_on(&conn, set, taken_back)?;
         Store::over(&self.path, conn, None)
     }
 

@@ -267,15 +267,7 @@ impl Inputs {
             cast,
             flag,
             db: Input::file(&args.db, "--db", "a Hermes `state.db` file", "state.db")?,
-            config: match &args.config {
-                Some(c) => Some(Input::file(
-                    c,
-                    "--config",
-                    "a `config.yaml` file",
-                    "config.yaml",
-                )?),
-                None => None,
-            },
+            config: Input::config(args.config.as_deref())?,
         })
     }
 }

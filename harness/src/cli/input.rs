@@ -126,6 +126,12 @@ impl Input {
         })
     }
 
+    /// The `--config` file, when one is given.
+    pub fn config(arg: Option<&Path>) -> Result<Option<Input>, InputError> {
+        arg.map(|c| Input::file(c, "--config", "a `config.yaml` file", "config.yaml"))
+            .transpose()
+    }
+
     /// The recording `arg` of `flag`: as [`Input::file`], and refused unless it is UTF-8 text
     /// (a directory names the `.cast` files in it).
     pub fn recording(arg: &Path, flag: &'static str) -> Result<Input, InputError> {

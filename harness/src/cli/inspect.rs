@@ -34,15 +34,7 @@ pub struct InspectArgs {
 /// `inspect`: exit 0 with the inspection printed.
 pub fn inspect(args: &InspectArgs) -> Outcome {
     let db = Input::file(&args.db, "STATE_DB", "a Hermes `state.db` file", "state.db")?;
-    let config = match &args.config {
-        Some(c) => Some(Input::file(
-            c,
-            "--config",
-            "a `config.yaml` file",
-            "config.yaml",
-        )?),
-        None => None,
-    };
+    let config = Input::config(args.config.as_deref())?;
     let store = Store::open(&db.path)?;
     let settings = match &config {
         Some(config) => {
