@@ -174,3 +174,31 @@ fn a_fresh_frame_expects_nothing_until_a_message_is_sent() {
     let (c, _) = f.judge("after /new", &screen(&[]), &basis, None);
     assert_eq!(c.findings, Findings::default());
 }
+
+/// The 0.19 TUI may store a question behind a client notice in one row (display contract rule
+/// 5: `[System: …]`, a blank line, the question): that row is the last question `/undo` takes
+/// back from; a notice alone is not a question.
+#[test]
+fn undo_takes_back_from_a_question_merged_behind_a_notice() {
+    let merged = "[System: the model was switched to fake-model.]\n\nWhich records should the museum exhibit show?";
+    let said = [SAID[0], SAID[1], ("user", merged), SAID[3]];
+    let db = conversation(&said);
+    let store = db.open();
+    let f = undone(&store);
+    let basis = f.basis(&store).unwrap().unwrap();
+    assert_eq!(basis.expected.messages.len(), 2, "the first exchange kept");
+    let mut alone = conversation(&SAID);
+    alone.msg(&Msg::new(
+        "s",
+        "user",
+        "[System: the model was switched to fake-model.]",
+    ));
+    let store = alone.open();
+    let f = undone(&store);
+    let basis = f.basis(&store).unwrap().unwrap();
+    assert_eq!(
+        basis.expected.messages.len(),
+        2,
+        "a notice alone is not a question: the last exchange is taken back"
+    );
+}
