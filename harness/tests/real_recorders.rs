@@ -37,14 +37,8 @@ const SESSION: &str = "20261202_183601_e28d7d";
 /// Every wait's deadline.
 const DEADLINE: Duration = Duration::from_secs(60);
 
-/// The findings compared.
-const FINDINGS: [&str; 5] = [
-    "words_rendered_more_than_once",
-    "missing_messages",
-    "internal_text_shown",
-    "out_of_order",
-    "taken_back_shown",
-];
+/// The findings compared: every one.
+const FINDINGS: [&str; 6] = hermes_e2e::Findings::NAMES;
 
 /// A recorder: its executable, its name, and its flag that records input.
 struct Recorder {
@@ -311,9 +305,9 @@ fn holds_a_reply(cast: &Path) -> bool {
     })
 }
 
-#[test]
-fn real_recorders_give_the_harnesss_verdict_and_views() {
-    let hermes = client::resolve(CLIENT).expect("the client").executable;
+/// The recorders to record with: asciinema 2.4 (installed from PyPI by the test), and
+/// asciinema 3.x when it is installed (skipped with a note when not).
+fn recorders() -> Vec<Recorder> {
     let mut recorders = vec![Recorder {
         name: "asciinema-2.4",
         program: asciinema_2().expect("asciinema 2.4.0 from PyPI"),
@@ -331,6 +325,13 @@ fn real_recorders_give_the_harnesss_verdict_and_views() {
             recorders_dir().display()
         ),
     }
+    recorders
+}
+
+#[test]
+fn real_recorders_give_the_harnesss_verdict_and_views() {
+    let hermes = client::resolve(CLIENT).expect("the client").executable;
+    let recorders = recorders();
     let out = tempfile::tempdir().unwrap();
     // The harness's own recording of this session: the recap's rotating duplicate (169 words)
     // and its summary (502 words), in the recap view; `/history` and `/quit` draw nothing wrong.
@@ -410,19 +411,7 @@ fn real_recorders_give_the_harnesss_verdict_and_views() {
 #[test]
 fn a_live_session_is_cut_as_the_harness_cuts_it() {
     let hermes = client::resolve(CLIENT).expect("the client").executable;
-    let mut recorders = vec![Recorder {
-        name: "asciinema-2.4",
-        program: asciinema_2().expect("asciinema 2.4.0 from PyPI"),
-        input_flag: "--stdin",
-    }];
-    match asciinema_3() {
-        Some(program) => recorders.push(Recorder {
-            name: "asciinema-3",
-            program,
-            input_flag: "--capture-input",
-        }),
-        None => eprintln!("note: asciinema 3.x not found: its half is skipped"),
-    }
+    let recorders = recorders();
     let out = tempfile::tempdir().unwrap();
     let zero = FINDINGS
         .iter()

@@ -15,14 +15,8 @@ use hermes_e2e::scenario::Scenario;
 
 const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
 
-/// The findings `check --json` and a live check both name.
-const FINDINGS: [&str; 5] = [
-    "words_rendered_more_than_once",
-    "missing_messages",
-    "internal_text_shown",
-    "out_of_order",
-    "taken_back_shown",
-];
+/// The findings `check --json` and a live check both name: every one.
+const FINDINGS: [&str; 6] = hermes_e2e::Findings::NAMES;
 
 /// Runs the bundled scenario `name` into `out`.
 fn run(name: &str, out: &Path) -> ScenarioResult {

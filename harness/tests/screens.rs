@@ -55,6 +55,16 @@ fn raw_of(cast: &Path) -> String {
         .collect()
 }
 
+/// A fixture's resume recording (`resume.cast`, else `session-2.cast`) and its database.
+fn fixture_recording(name: &str) -> (PathBuf, PathBuf) {
+    let f = fixture(name);
+    let cast = [f.join("resume.cast"), f.join("session-2.cast")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap();
+    (cast, f.join("state.db"))
+}
+
 /// The raw rendered history of `cast` (`check --json --history`'s `history`), one line a row.
 fn history(cast: &Path, db: &Path) -> String {
     let out = run(&[
@@ -85,12 +95,7 @@ fn a_pasted_resume_screen_reads_as_its_recording() {
         "0.19.0-rotating-resume",
         "iot-0.22.2.post1-inplace-resume",
     ] {
-        let f = fixture(name);
-        let cast = [f.join("resume.cast"), f.join("session-2.cast")]
-            .into_iter()
-            .find(|p| p.is_file())
-            .unwrap();
-        let db = f.join("state.db");
+        let (cast, db) = fixture_recording(name);
         let (recorded, _) = findings(&["--cast", s(&cast), "--db", s(&db)]);
         // The history as `tmux capture-pane -pJ -S -` gives it: soft wraps joined.
         let pasted_text = history(&cast, &db);
@@ -252,12 +257,7 @@ fn a_tmux_capture_of_a_resume_reads_as_its_recording() {
     }
     let dir = tempfile::tempdir().unwrap();
     for name in ["iot-0.22.2.post1-rotating-resume", "0.19.0-rotating-resume"] {
-        let f = fixture(name);
-        let cast = [f.join("resume.cast"), f.join("session-2.cast")]
-            .into_iter()
-            .find(|p| p.is_file())
-            .unwrap();
-        let db = f.join("state.db");
+        let (cast, db) = fixture_recording(name);
         let (recorded, _) = findings(&["--cast", s(&cast), "--db", s(&db)]);
         let (size, parts) = tmux::cast_parts(&cast, None);
         let lines = tmux::replay(name, &parts, size);
