@@ -228,59 +228,9 @@ impl Recording {
             path: path.to_owned(),
             source,
         })?;
-        let bad = |line: usize, message: &str| CastError::Format {
-            path: path.to_owned(),
-            line,
-            message: message.to_owned(),
-        };
+        let bad = |line: usize, message: &str| format_error(path, line, message);
         let mut lines = text.lines();
-        let header: serde_json::Value = lines
-            .next()
-            .and_then(|l| serde_json::from_str(l).ok())
-            .filter(serde_json::Value::is_object)
-            .ok_or_else(|| {
-                bad(
-                    1,
-                    "expected a JSON header line (`{\"version\": 2, …}` or `{\"version\": 3, …}`); \
-                     a screen copied from a terminal, or asciinema's `txt` or `raw` output, is \
-                     read with `--screen`",
-                )
-            })?;
-        let format = match header["version"].as_u64() {
-            Some(2) => Format::V2,
-            Some(3) => Format::V3,
-            _ => {
-                return Err(bad(
-                    1,
-                    "expected `\"version\": 2` or `\"version\": 3` in the header",
-                ))
-            }
-        };
-        let dim = |value: &serde_json::Value, key: &str, max: u16| {
-            value
-                .as_u64()
-                .and_then(|v| u16::try_from(v).ok())
-                .filter(|v| (1..=max).contains(v))
-                .ok_or_else(|| bad(1, &format!("expected a `{key}` from 1 to {max}")))
-        };
-        let size = match format {
-            Format::V3 => {
-                if !header["term"].is_object() {
-                    return Err(bad(
-                        1,
-                        "expected a `term` object with `cols` and `rows` (asciicast v3)",
-                    ));
-                }
-                Size {
-                    rows: dim(&header["term"]["rows"], "term.rows", MAX_CAST_ROWS)?,
-                    cols: dim(&header["term"]["cols"], "term.cols", MAX_CAST_COLS)?,
-                }
-            }
-            _ => Size {
-                rows: dim(&header["height"], "height", MAX_CAST_ROWS)?,
-                cols: dim(&header["width"], "width", MAX_CAST_COLS)?,
-            },
-        };
+        let (header, format, size) = header(path, lines.next())?;
         let expected = match format {
             Format::V3 => {
                 "expected an event `[interval, \"o\"|\"i\"|\"r\"|\"m\"|\"x\", data]` with a \
@@ -308,34 +258,10 @@ impl Recording {
                 _ => return Err(bad(at, expected)),
             };
             clock = time;
-            let event = match kind.as_str() {
-                "o" => Event::Output(data),
-                "i" => Event::Input(data),
-                "m" => Event::Marker(data),
-                "x" if format == Format::V3 => Event::Exit(data),
-                "r" => Event::Resize(
-                    data.parse::<Size>()
-                        .ok()
-                        .filter(|s| {
-                            (1..=MAX_CAST_COLS).contains(&s.cols)
-                                && (1..=MAX_CAST_ROWS).contains(&s.rows)
-                        })
-                        .ok_or_else(|| {
-                            bad(
-                                at,
-                                &format!(
-                                    "expected a resize `COLSxROWS` of at most \
-                                     {MAX_CAST_COLS}x{MAX_CAST_ROWS}"
-                                ),
-                            )
-                        })?,
-                ),
-                _ => Event::Other,
-            };
             events.push(Timed {
                 time,
                 line: at,
-                event,
+                event: event(format, &kind, data).map_err(|message| bad(at, &message))?,
             });
         }
         Ok(Recording {
@@ -461,4 +387,89 @@ fn text_width(line: &str) -> usize {
     line.chars()
         .map(|c| if u32::from(c) >= 0x1100 { 2 } else { 1 })
         .sum()
+}
+
+/// A recording's line `line` of `path` that is not what was expected.
+fn format_error(path: &Path, line: usize, message: &str) -> CastError {
+    CastError::Format {
+        path: path.to_owned(),
+        line,
+        message: message.to_owned(),
+    }
+}
+
+/// The header line `first` of the recording `path`: the header, its version and the terminal's
+/// size (v2 `width`/`height`, v3 `term`).
+fn header(
+    path: &Path,
+    first: Option<&str>,
+) -> Result<(serde_json::Value, Format, Size), CastError> {
+    let bad = |message: &str| format_error(path, 1, message);
+    let header: serde_json::Value = first
+        .and_then(|l| serde_json::from_str(l).ok())
+        .filter(serde_json::Value::is_object)
+        .ok_or_else(|| {
+            bad(
+                "expected a JSON header line (`{\"version\": 2, …}` or `{\"version\": 3, …}`); \
+                 a screen copied from a terminal, or asciinema's `txt` or `raw` output, is \
+                 read with `--screen`",
+            )
+        })?;
+    let format = match header["version"].as_u64() {
+        Some(2) => Format::V2,
+        Some(3) => Format::V3,
+        _ => {
+            return Err(bad(
+                "expected `\"version\": 2` or `\"version\": 3` in the header",
+            ))
+        }
+    };
+    let dim = |value: &serde_json::Value, key: &str, max: u16| {
+        value
+            .as_u64()
+            .and_then(|v| u16::try_from(v).ok())
+            .filter(|v| (1..=max).contains(v))
+            .ok_or_else(|| bad(&format!("expected a `{key}` from 1 to {max}")))
+    };
+    let size = match format {
+        Format::V3 => {
+            if !header["term"].is_object() {
+                return Err(bad(
+                    "expected a `term` object with `cols` and `rows` (asciicast v3)",
+                ));
+            }
+            Size {
+                rows: dim(&header["term"]["rows"], "term.rows", MAX_CAST_ROWS)?,
+                cols: dim(&header["term"]["cols"], "term.cols", MAX_CAST_COLS)?,
+            }
+        }
+        _ => Size {
+            rows: dim(&header["height"], "height", MAX_CAST_ROWS)?,
+            cols: dim(&header["width"], "width", MAX_CAST_COLS)?,
+        },
+    };
+    Ok((header, format, size))
+}
+
+/// The event of kind `kind` with `data` in a recording of `format`, or what was expected.
+fn event(format: Format, kind: &str, data: String) -> Result<Event, String> {
+    Ok(match kind {
+        "o" => Event::Output(data),
+        "i" => Event::Input(data),
+        "m" => Event::Marker(data),
+        "x" if format == Format::V3 => Event::Exit(data),
+        "r" => Event::Resize(
+            data.parse::<Size>()
+                .ok()
+                .filter(|s| {
+                    (1..=MAX_CAST_COLS).contains(&s.cols) && (1..=MAX_CAST_ROWS).contains(&s.rows)
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "expected a resize `COLSxROWS` of at most {MAX_CAST_COLS}x{MAX_CAST_ROWS}"
+                    )
+                })?,
+        ),
+        _ => Event::Other,
+    })
 }
