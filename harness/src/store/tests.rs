@@ -1,6 +1,7 @@
 //! Unit tests of the read-only store: opening, schemas, lineage and rows, on built and recorded
 //! databases.
 
+use super::copy::SQLITE_MAGIC;
 use super::testdb::{Msg, TestDb};
 use super::*;
 
