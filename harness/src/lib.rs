@@ -109,6 +109,7 @@ pub mod terminal;
 pub mod testing;
 
 // The stages behind it, reached through the re-exports below.
+mod chain;
 mod client;
 mod driver;
 #[cfg(any(test, feature = "test-support"))]

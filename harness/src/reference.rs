@@ -34,7 +34,7 @@ const READ_DEADLINE: Duration = Duration::from_secs(60);
 #[derive(Debug, thiserror::Error)]
 pub enum ReferenceError {
     /// The worker could not be started.
-    #[error("cannot start the client's display read ({python}): {source}")]
+    #[error("cannot start the client's display read ({python})")]
     Start {
         /// The interpreter.
         python: PathBuf,

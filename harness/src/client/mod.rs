@@ -85,7 +85,7 @@ pub enum ClientError {
         tail: String,
     },
     /// Filesystem trouble in the cache directory.
-    #[error("cannot provision `{spec}` in `{dir}`: {source}")]
+    #[error("cannot provision `{spec}` in `{dir}`")]
     Io {
         /// The spec being provisioned.
         spec: String,

@@ -61,7 +61,7 @@ pub fn snapshot_database(from: &Path, to: &Path) -> Result<(), StoreError> {
     let copy = dir.path().join("state.db");
     copy_database(from, &copy)?;
     let source =
-        open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| sqlite_err(from, &e))?;
+        open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| sqlite_err(from, e))?;
     for path in std::iter::once(to.to_path_buf()).chain(SIBLING_SUFFIXES.iter().map(|s| {
         let mut p = to.as_os_str().to_owned();
         p.push(s);
@@ -73,30 +73,30 @@ pub fn snapshot_database(from: &Path, to: &Path) -> Result<(), StoreError> {
             Err(e) => return Err(io_err(&path)(e)),
         }
     }
-    let mut dest = Connection::open(to).map_err(|e| sqlite_err(to, &e))?;
+    let mut dest = Connection::open(to).map_err(|e| sqlite_err(to, e))?;
     rusqlite::backup::Backup::new(&source, &mut dest)
         .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
-        .map_err(|e| sqlite_err(from, &e))?;
+        .map_err(|e| sqlite_err(from, e))?;
     // The backup copies page 1 as the source has it, WAL flag included: switch the copy to a
     // rollback journal so it needs no `-wal`/`-shm` to be read.
     let mode: String = dest
         .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
-        .map_err(|e| sqlite_err(to, &e))?;
+        .map_err(|e| sqlite_err(to, e))?;
     if !mode.eq_ignore_ascii_case("delete") {
-        return Err(StoreError::Sqlite {
+        return Err(StoreError::Journal {
             path: to.to_path_buf(),
-            message: format!("journal mode is `{mode}` after the snapshot; expected `delete`"),
+            mode,
         });
     }
-    dest.close().map_err(|(_, e)| sqlite_err(to, &e))
+    dest.close().map_err(|(_, e)| sqlite_err(to, e))
 }
 
 /// Rejects what is certainly not a usable SQLite file before copying it: empty, wrong magic,
 /// or shorter than its own header says (a truncated download or copy).
 pub(super) fn check_header(path: &Path, len: u64) -> Result<(), StoreError> {
-    let not_sqlite = |message: String| StoreError::Sqlite {
+    let not_sqlite = |reason: String| StoreError::NotSqlite {
         path: path.to_path_buf(),
-        message,
+        reason,
     };
     if len == 0 {
         return Err(not_sqlite(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The file could not be read or copied.
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`")]
     Io {
         /// The user's file.
         path: PathBuf,
@@ -14,12 +14,29 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// SQLite refused the file or a query.
-    #[error("`{path}` is not a readable SQLite database: {message}")]
+    #[error("`{path}` is not a readable SQLite database")]
     Sqlite {
         /// The user's file.
         path: PathBuf,
         /// What SQLite said.
-        message: String,
+        source: rusqlite::Error,
+    },
+    /// The file is certainly not a usable SQLite database (read from its header, before SQLite
+    /// opens it).
+    #[error("`{path}` is not a readable SQLite database: {reason}")]
+    NotSqlite {
+        /// The user's file.
+        path: PathBuf,
+        /// What its header shows, and what was expected.
+        reason: String,
+    },
+    /// A snapshot left its copy in a journal mode that needs siblings beside it.
+    #[error("cannot snapshot into `{path}`: its journal mode is `{mode}` after the copy; expected `delete`")]
+    Journal {
+        /// The snapshot written.
+        path: PathBuf,
+        /// The journal mode it has.
+        mode: String,
     },
     /// The database is SQLite but not a Hermes `state.db` this harness understands.
     #[error("`{path}` is not a Hermes state.db: expected {expected}")]

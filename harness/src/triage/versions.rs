@@ -143,7 +143,8 @@ pub fn published_or_cached() -> Result<Vec<Release>, VersionsError> {
                 return Err(e);
             }
             eprintln!(
-                "hermes-e2e: {e}; using the {} releases provisioned in the cache",
+                "hermes-e2e: {:#}; using the {} releases provisioned in the cache",
+                crate::chain::Chain(&e),
                 cached.len()
             );
             Ok(cached)
