@@ -384,3 +384,16 @@ fn no_error_attribute_interpolates_its_source() {
         }
     }
 }
+
+#[test]
+fn a_step_error_has_the_causes_of_its_error() {
+    let error = crate::runner::StepError::at(7)(runner_io());
+    assert_cause_not_in_message(&error);
+    assert_eq!(
+        Chain(&error).to_string(),
+        format!(
+            "cannot read `/home/u/.hermes/state.db`\n  caused by: {}",
+            io()
+        )
+    );
+}

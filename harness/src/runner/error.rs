@@ -187,14 +187,25 @@ pub enum Error {
     },
 }
 
-/// An [`Error`] at a step of a scenario.
-#[derive(Debug, thiserror::Error)]
-#[error("{error}")]
+/// An [`Error`] at a step of a scenario: says what `error` says, and has its causes.
+#[derive(Debug)]
 pub struct StepError {
     /// Line of the step in the scenario file; `None` before the first step (preparing the run).
     pub line: Option<usize>,
     /// What went wrong.
     pub error: Error,
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for StepError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
 }
 
 impl StepError {
