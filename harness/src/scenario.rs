@@ -138,6 +138,30 @@ pub enum ScenarioError {
         /// What was wrong and what was expected.
         message: String,
     },
+    /// The file an `include` step names could not be read.
+    #[error("invalid scenario `{path}:{line}`: cannot read included `{included}`")]
+    IncludeRead {
+        /// The scenario file.
+        path: PathBuf,
+        /// 1-based line of the `include` step.
+        line: usize,
+        /// The included file.
+        included: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// The file an `include` step names is not a TOML file of steps.
+    #[error("invalid scenario `{path}:{line}`: invalid included `{included}`")]
+    IncludeParse {
+        /// The scenario file.
+        path: PathBuf,
+        /// 1-based line of the `include` step.
+        line: usize,
+        /// The included file.
+        included: PathBuf,
+        /// The parser's error, with the offending line (boxed: a TOML error is large).
+        source: Box<toml::de::Error>,
+    },
     /// A directory or glob given to the runner held no scenario.
     #[error("no scenario files (`*.toml`) found under `{path}`")]
     NoScenarios {

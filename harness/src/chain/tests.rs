@@ -217,6 +217,18 @@ fn errors_with_a_cause() -> Vec<Box<dyn Error>> {
             path: p(),
             source: Box::new(toml()),
         }),
+        Box::new(ScenarioError::IncludeRead {
+            path: p(),
+            line: 3,
+            included: p(),
+            source: io(),
+        }),
+        Box::new(ScenarioError::IncludeParse {
+            path: p(),
+            line: 3,
+            included: p(),
+            source: Box::new(toml()),
+        }),
         Box::new(store_io()),
         Box::new(StoreError::Sqlite {
             path: p(),
