@@ -151,6 +151,16 @@ fn errors_with_a_cause() -> Vec<Box<dyn Error>> {
             python: p(),
             source: io(),
         }),
+        Box::new(ReferenceError::Request(io())),
+        Box::new(ReferenceError::NoReply {
+            status: "still running".into(),
+            source: std::sync::mpsc::RecvTimeoutError::Timeout,
+        }),
+        Box::new(ReferenceError::Reply {
+            line: "{".into(),
+            source: json(),
+        }),
+        Box::new(OfflineError::Reference(ReferenceError::Request(io()))),
         Box::new(crate::verdict::Error::Store(store_io())),
         Box::new(SettingsError::Read {
             path: p(),
