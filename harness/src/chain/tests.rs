@@ -249,6 +249,16 @@ fn errors_with_a_cause() -> Vec<Box<dyn Error>> {
             dir: p(),
             source: io(),
         }),
+        Box::new(crate::client::ClientError::PythonStart {
+            spec: "hermes-agent==0.19.0".into(),
+            python: "python3".into(),
+            source: io(),
+        }),
+        Box::new(crate::triage::versions::VersionsError::IndexStart {
+            package: "hermes-agent".into(),
+            python: "python3".into(),
+            source: io(),
+        }),
         Box::new(BuildError::Copy(store_io())),
         Box::new(BuildError::Sqlite {
             path: p(),
