@@ -69,6 +69,14 @@ fn runner_io() -> crate::runner::Error {
 /// Every error of the crate that has a cause, one of each variant carrying one (transparent
 /// wrappers once each, over an error with a cause), built with a real cause.
 fn errors_with_a_cause() -> Vec<Box<dyn Error>> {
+    [run_errors(), command_errors(), read_errors()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The driver's, the provider log's, a recording's and a run's errors.
+fn run_errors() -> Vec<Box<dyn Error>> {
     use crate::runner::Error as Run;
     let p = path;
     let args = || vec!["sessions".to_owned(), "export".to_owned()];
@@ -147,6 +155,13 @@ fn errors_with_a_cause() -> Vec<Box<dyn Error>> {
             kept: p(),
             source: io(),
         }),
+    ]
+}
+
+/// The offline worker's, the settings', the verdict's and the commands' errors.
+fn command_errors() -> Vec<Box<dyn Error>> {
+    let p = path;
+    vec![
         Box::new(ReferenceError::Start {
             python: p(),
             source: io(),
@@ -219,6 +234,13 @@ fn errors_with_a_cause() -> Vec<Box<dyn Error>> {
         Box::new(ExpectError::Findings(ExpectationError::Cause(
             "neither".into(),
         ))),
+    ]
+}
+
+/// The scenario's, the store's, the client's and the triage's errors.
+fn read_errors() -> Vec<Box<dyn Error>> {
+    let p = path;
+    vec![
         Box::new(ScenarioError::Io {
             path: p(),
             source: io(),
