@@ -72,7 +72,7 @@ pub struct Launch {
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     /// Spawning failed.
-    #[error("cannot start `{program}`: {source}")]
+    #[error("cannot start `{program}`")]
     Spawn {
         /// The executable.
         program: PathBuf,
@@ -80,7 +80,7 @@ pub enum DriverError {
         source: expectrl::Error,
     },
     /// The PTY of the started client could not be given its size.
-    #[error("cannot set the window size of `{program}`'s terminal: {source}")]
+    #[error("cannot set the window size of `{program}`'s terminal")]
     WindowSize {
         /// The executable.
         program: PathBuf,
@@ -110,7 +110,7 @@ pub enum DriverError {
         screen: String,
     },
     /// Reading or writing the PTY or the recording failed.
-    #[error("PTY i/o failed while {what}: {source}")]
+    #[error("PTY i/o failed while {what}")]
     Io {
         /// What was being done.
         what: String,

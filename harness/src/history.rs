@@ -722,9 +722,9 @@ impl Database {
         let name = Path::new("generated-history");
         let conn =
             Connection::open_with_flags(&inner.uri, shared_flags(OpenFlags::SQLITE_OPEN_READ_ONLY))
-                .map_err(|e| StoreError::Sqlite {
+                .map_err(|source| StoreError::Sqlite {
                     path: name.to_path_buf(),
-                    message: e.to_string(),
+                    source,
                 })?;
         let store = Store::from_connection(conn, name)?;
         Ok(inner.store.get_or_init(|| store))

@@ -88,6 +88,8 @@
 //! - `triage/`: `bisect` over published client versions, `minimize`, and the signature of
 //!   a verdict.
 //! - `interrupt.rs`: SIGINT/SIGTERM end the clients' process groups before the harness exits.
+//! - `chain.rs`: an error and its causes, rendered once at the edge (the binary's `error:` and
+//!   `caused by:` lines, a verdict's `error` field on one line).
 //! - `history.rs` (feature `test-support`): generated compaction histories in the real schemas (a
 //!   test double of the client's writes, for property tests, the differential test and
 //!   benchmarks), in reused in-memory databases read by [`Store`] without a file or a copy.
@@ -109,6 +111,7 @@ pub mod terminal;
 pub mod testing;
 
 // The stages behind it, reached through the re-exports below.
+mod chain;
 mod client;
 mod driver;
 #[cfg(any(test, feature = "test-support"))]

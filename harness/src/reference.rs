@@ -34,16 +34,35 @@ const READ_DEADLINE: Duration = Duration::from_secs(60);
 #[derive(Debug, thiserror::Error)]
 pub enum ReferenceError {
     /// The worker could not be started.
-    #[error("cannot start the client's display read ({python}): {source}")]
+    #[error("cannot start the client's display read ({python})")]
     Start {
         /// The interpreter.
         python: PathBuf,
         /// Why.
         source: std::io::Error,
     },
-    /// The worker died, hung or answered garbage.
-    #[error("the client's display read failed: {0}")]
-    Worker(String),
+    /// A request could not be written to the worker (it died).
+    #[error("cannot write a request to the client's display read")]
+    Request(#[source] std::io::Error),
+    /// The worker did not answer in time, or died before it answered.
+    #[error(
+        "the client's display read did not reply within {} s (worker exit status: {status})",
+        READ_DEADLINE.as_secs()
+    )]
+    NoReply {
+        /// The worker's exit status, if it has exited.
+        status: String,
+        /// Why the wait ended.
+        source: std::sync::mpsc::RecvTimeoutError,
+    },
+    /// The worker answered what is not a reply.
+    #[error("the client's display read answered `{line}`, which is not a reply")]
+    Reply {
+        /// What it answered.
+        line: String,
+        /// Why it is not a reply.
+        source: serde_json::Error,
+    },
     /// The client raised an exception reading this database.
     #[error("the client could not read `{db}`: {error}")]
     Client {
@@ -166,15 +185,18 @@ impl Reader {
         let request = request.to_string();
         writeln!(self.stdin, "{request}")
             .and_then(|()| self.stdin.flush())
-            .map_err(|e| ReferenceError::Worker(format!("cannot write a request: {e}")))?;
-        let line = self.lines.recv_timeout(READ_DEADLINE).map_err(|e| {
+            .map_err(ReferenceError::Request)?;
+        let line = self.lines.recv_timeout(READ_DEADLINE).map_err(|source| {
             let status = self.child.try_wait().ok().flatten();
-            ReferenceError::Worker(format!(
-                "no reply within {READ_DEADLINE:?} ({e}; worker exit status: {status:?})"
-            ))
+            ReferenceError::NoReply {
+                status: status.map_or("still running".into(), |s| s.to_string()),
+                source,
+            }
         })?;
-        let reply: Reply = serde_json::from_str(&line)
-            .map_err(|e| ReferenceError::Worker(format!("bad reply `{line}`: {e}")))?;
+        let reply: Reply = serde_json::from_str(&line).map_err(|source| ReferenceError::Reply {
+            line: line.clone(),
+            source,
+        })?;
         if reply.ok {
             Ok(reply.rows)
         } else {

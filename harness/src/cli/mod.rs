@@ -141,7 +141,7 @@ pub enum Error {
     #[error("stdout closed")]
     Closed,
     /// Stdout could not be written.
-    #[error("cannot write to stdout: {0}")]
+    #[error("cannot write to stdout")]
     Stdout(#[source] std::io::Error),
     /// A scenario file could not be used.
     #[error(transparent)]
@@ -193,7 +193,7 @@ pub enum Error {
     #[error("--timeout: expected a positive number of seconds, got {0}")]
     Timeout(f64),
     /// A directory could not be created.
-    #[error("cannot create `{}`: {source}", path.display())]
+    #[error("cannot create `{}`", path.display())]
     Create {
         /// The directory.
         path: PathBuf,
@@ -201,7 +201,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A file could not be written.
-    #[error("cannot write `{}`: {source}", path.display())]
+    #[error("cannot write `{}`", path.display())]
     Write {
         /// The file.
         path: PathBuf,
@@ -209,7 +209,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The HTML report could not be written.
-    #[error("cannot write the report into `{}`: {source}", dir.display())]
+    #[error("cannot write the report into `{}`", dir.display())]
     Report {
         /// The report's directory.
         dir: PathBuf,
@@ -217,7 +217,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A value could not be serialised as JSON.
-    #[error("cannot write JSON: {0}")]
+    #[error("cannot write JSON")]
     Json(#[from] serde_json::Error),
 }
 
@@ -237,7 +237,7 @@ pub fn exit_code(outcome: Outcome) -> ExitCode {
         Ok(exit) => exit.into(),
         Err(Error::Closed) => ExitCode::SUCCESS,
         Err(e) => {
-            out::error(&format!("error: {e}"));
+            out::error(&format!("error: {}", crate::chain::Chain(&e)));
             Exit::Error.into()
         }
     }

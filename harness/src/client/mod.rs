@@ -72,6 +72,16 @@ pub enum ClientError {
         /// What failed.
         detail: String,
     },
+    /// `python3` could not be started.
+    #[error("cannot provision `{spec}`: cannot start `{python}`; install Python 3.11 with the venv module, or set {CLIENT_ENV}=/path/to/hermes")]
+    PythonStart {
+        /// The spec being provisioned.
+        spec: String,
+        /// The interpreter tried.
+        python: String,
+        /// Why it could not be started.
+        source: std::io::Error,
+    },
     /// `pip install` failed.
     #[error(
         "cannot provision `{spec}`: `pip install` failed (exit {status}); last output:\n{tail}"
@@ -85,7 +95,7 @@ pub enum ClientError {
         tail: String,
     },
     /// Filesystem trouble in the cache directory.
-    #[error("cannot provision `{spec}` in `{dir}`: {source}")]
+    #[error("cannot provision `{spec}` in `{dir}`")]
     Io {
         /// The spec being provisioned.
         spec: String,
@@ -263,7 +273,11 @@ fn provision(package: &str, version: &str) -> Result<Client, ClientError> {
         .args(["-m", "venv"])
         .arg(&venv)
         .output()
-        .map_err(|e| no_python(e.to_string()))?;
+        .map_err(|source| ClientError::PythonStart {
+            spec: spec.clone(),
+            python: python.clone(),
+            source,
+        })?;
     if !out.status.success() {
         return Err(no_python(tail(&out.stderr, 5)));
     }

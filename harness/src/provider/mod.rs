@@ -380,7 +380,7 @@ fn wait_until_refused(addr: SocketAddr, deadline: Instant) {
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
     /// The file could not be read.
-    #[error("cannot read the provider log `{}`: {source}", path.display())]
+    #[error("cannot read the provider log `{}`", path.display())]
     Io {
         /// The log.
         path: std::path::PathBuf,

@@ -630,7 +630,12 @@ fn rows_table(db: &Path, session: &str, ids: &[i64]) -> String {
     let rows = Store::open(db).and_then(|store| store.rows(&store.lineage_ids(session)?));
     let rows = match rows {
         Ok(rows) => rows,
-        Err(e) => return format!("<p class=\"error\">{}</p>\n", esc(&e.to_string())),
+        Err(e) => {
+            return format!(
+                "<p class=\"error\">{}</p>\n",
+                esc(&crate::chain::one_line(&e))
+            )
+        }
     };
     let mut o = String::from(
         "<table class=\"rows\"><tr><th>id</th><th>session</th><th>role</th><th>active</th>\

@@ -228,7 +228,7 @@ impl Blessing {
                 Ok(checks) => blessing.checks.extend(checks),
                 Err(reason) => blessing.refused.push(Refused {
                     scenario: run.scenario.clone(),
-                    reason: reason.to_string(),
+                    reason: crate::chain::one_line(&reason),
                 }),
             }
         }
@@ -692,13 +692,13 @@ enum BlessError {
         to: usize,
     },
     /// A scenario file could not be read.
-    #[error("cannot read `{}`: {source}", file.display())]
+    #[error("cannot read `{}`", file.display())]
     Read {
         file: PathBuf,
         source: std::io::Error,
     },
     /// A scenario file is not TOML.
-    #[error("cannot parse `{}`: {source}", file.display())]
+    #[error("cannot parse `{}`", file.display())]
     Parse {
         file: PathBuf,
         source: toml_edit::TomlError,

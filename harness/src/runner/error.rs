@@ -28,7 +28,7 @@ pub enum Error {
     #[error(transparent)]
     Settings(#[from] SettingsError),
     /// A directory could not be created.
-    #[error("cannot create `{}`: {source}", path.display())]
+    #[error("cannot create `{}`", path.display())]
     Create {
         /// The directory.
         path: PathBuf,
@@ -36,7 +36,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A file could not be written.
-    #[error("cannot write `{}`: {source}", path.display())]
+    #[error("cannot write `{}`", path.display())]
     Write {
         /// The file.
         path: PathBuf,
@@ -44,7 +44,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A file or directory could not be read.
-    #[error("cannot read `{}`: {source}", path.display())]
+    #[error("cannot read `{}`", path.display())]
     Read {
         /// The file or directory.
         path: PathBuf,
@@ -52,7 +52,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// What an earlier run left could not be removed.
-    #[error("cannot remove `{}`: {source}", path.display())]
+    #[error("cannot remove `{}`", path.display())]
     Remove {
         /// The file or directory.
         path: PathBuf,
@@ -60,7 +60,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A file could not be copied.
-    #[error("cannot copy `{}`: {source}", path.display())]
+    #[error("cannot copy `{}`", path.display())]
     Copy {
         /// The file copied from.
         path: PathBuf,
@@ -68,7 +68,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The client's `config.yaml` could not be written into its home.
-    #[error("cannot write `{}/config.yaml`: {source}", home.display())]
+    #[error("cannot write `{}/config.yaml`", home.display())]
     Config {
         /// The client's `HERMES_HOME`.
         home: PathBuf,
@@ -76,7 +76,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The fake model could not listen.
-    #[error("cannot start the fake model on 127.0.0.1: {0}")]
+    #[error("cannot start the fake model on 127.0.0.1")]
     Provider(#[source] std::io::Error),
     /// The Ink TUI was asked for and `node` is not on the client's `PATH`.
     #[error("the Ink TUI (`ui = \"tui\"`) needs `node` (Node.js 20 or newer) on the client's PATH `{path}`")]
@@ -126,7 +126,7 @@ pub enum Error {
         db: PathBuf,
     },
     /// The client run without a PTY (`export`) could not be started.
-    #[error("cannot run `{} {}`: {source}", program.display(), args.join(" "))]
+    #[error("cannot run `{} {}`", program.display(), args.join(" "))]
     CliSpawn {
         /// The executable.
         program: PathBuf,
@@ -144,7 +144,7 @@ pub enum Error {
         secs: f64,
     },
     /// Waiting for the client run without a PTY failed.
-    #[error("waiting for `hermes {}`: {source}", args.join(" "))]
+    #[error("waiting for `hermes {}`", args.join(" "))]
     CliWait {
         /// Its arguments.
         args: Vec<String>,
@@ -162,7 +162,7 @@ pub enum Error {
         tail: String,
     },
     /// An exported `.jsonl` file has a line that is not JSON.
-    #[error("`{}` is not JSONL: {source}", path.display())]
+    #[error("`{}` is not JSONL", path.display())]
     NotJsonl {
         /// The file.
         path: PathBuf,
@@ -170,7 +170,7 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// The run's artefacts could not be moved to where its scenario's are kept.
-    #[error("cannot publish the run's artefacts to `{}`: {source}", kept.display())]
+    #[error("cannot publish the run's artefacts to `{}`", kept.display())]
     Publish {
         /// Where the artefacts stayed.
         kept: PathBuf,
@@ -187,14 +187,25 @@ pub enum Error {
     },
 }
 
-/// An [`Error`] at a step of a scenario.
-#[derive(Debug, thiserror::Error)]
-#[error("{error}")]
+/// An [`Error`] at a step of a scenario: says what `error` says, and has its causes.
+#[derive(Debug)]
 pub struct StepError {
     /// Line of the step in the scenario file; `None` before the first step (preparing the run).
     pub line: Option<usize>,
     /// What went wrong.
     pub error: Error,
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for StepError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
 }
 
 impl StepError {

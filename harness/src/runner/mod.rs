@@ -97,7 +97,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
     // database; the last one to finish is what `target/hermes-e2e/<scenario>/` holds.
     let private = private_run_dir(&options.out_root, &scenario.name);
     if let Err(e) = steps::run_steps(scenario, &private, &mut result, options.progress.as_ref()) {
-        result.error = Some(e.error.to_string());
+        result.error = Some(crate::chain::one_line(&e.error));
         result.error_line = e.line;
     }
     match publish(&private, &dir) {
@@ -105,13 +105,10 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
         Err(source) => {
             result.kept = private;
             if result.error.is_none() {
-                result.error = Some(
-                    Error::Publish {
-                        kept: result.kept.clone(),
-                        source,
-                    }
-                    .to_string(),
-                );
+                result.error = Some(crate::chain::one_line(&Error::Publish {
+                    kept: result.kept.clone(),
+                    source,
+                }));
             }
         }
     }

@@ -105,7 +105,7 @@ pub fn repro(
                 ));
             }
             Err(e) => {
-                result.error = Some(format!("path `{path}`: {e}"));
+                result.error = Some(format!("path `{path}`: {}", crate::chain::one_line(&e)));
                 break;
             }
         }

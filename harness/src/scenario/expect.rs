@@ -497,7 +497,7 @@ pub enum ExpectationError {
         name: String,
     },
     /// Not a table of an expectation's keys (TOML syntax, an unknown key, a wrong type).
-    #[error("{0}")]
+    #[error(transparent)]
     Toml(#[from] toml::de::Error),
 }
 

@@ -25,14 +25,20 @@ pub(super) fn expand_includes(
             ));
         }
         let file = path.parent().unwrap_or(Path::new(".")).join(&include);
-        let included = std::fs::read_to_string(&file).map_err(|e| {
-            invalid(
+        let included =
+            std::fs::read_to_string(&file).map_err(|source| ScenarioError::IncludeRead {
+                path: path.to_owned(),
                 line,
-                format!("cannot read included `{}`: {e}", file.display()),
-            )
-        })?;
-        let steps: RawSteps = toml::from_str(&included)
-            .map_err(|e| invalid(line, format!("invalid included `{}`: {e}", file.display())))?;
+                included: file.clone(),
+                source,
+            })?;
+        let steps: RawSteps =
+            toml::from_str(&included).map_err(|source| ScenarioError::IncludeParse {
+                path: path.to_owned(),
+                line,
+                included: file.clone(),
+                source: Box::new(source),
+            })?;
         let count = steps.step.len();
         let [from, to] = s.steps.unwrap_or([1, count]);
         if from == 0 || from > to || to > count {

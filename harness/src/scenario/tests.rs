@@ -8,7 +8,7 @@ fn parse(text: &str) -> Result<Scenario, ScenarioError> {
 
 /// The error parsing `text`, as printed.
 fn error_in(text: &str) -> String {
-    parse(text).unwrap_err().to_string()
+    crate::chain::one_line(&parse(text).unwrap_err())
 }
 
 const OK: &str = "# pins nothing\n[scenario]\nsize = { rows = 40, cols = 100 }\n\n[[step]]\nlaunch = []\n\n[[step]]\nsay = \"hi\"\nreply = \"hello\"\n\n[[step]]\ncheck = \"end\"\nexpect = {}\n";
@@ -84,7 +84,7 @@ fn unknown_key_is_an_error_with_its_line() {
 #[test]
 fn unknown_finding_is_an_error() {
     let text = OK.replace("expect = {}", "expect = { words_rendered_twice = 3 }");
-    let err = parse(&text).unwrap_err().to_string();
+    let err = error_in(&text);
     assert!(err.contains("words_rendered_twice"), "{err}");
 }
 

@@ -215,7 +215,7 @@ impl DisplaySettings {
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
     /// The file could not be read.
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`")]
     Read {
         /// The file.
         path: PathBuf,
@@ -223,7 +223,7 @@ pub enum SettingsError {
         source: std::io::Error,
     },
     /// Not YAML the client's parser accepts.
-    #[error("`{origin}` is not valid YAML: {source} (the client would ignore the whole file and run with its stock settings)")]
+    #[error("`{origin}` is not valid YAML (the client would ignore the whole file and run with its stock settings)")]
     Yaml {
         /// The file (or the text's name).
         origin: String,
@@ -239,7 +239,7 @@ pub enum SettingsError {
         detail: String,
     },
     /// A setting the client's `int()` rejects.
-    #[error("`{origin}`: `{key}` {source} (the client fails drawing the resume recap with it)")]
+    #[error("`{origin}`: `{key}` is not a value the client's int() accepts (the client fails drawing the resume recap with it)")]
     Value {
         /// The file (or the text's name).
         origin: String,

@@ -62,16 +62,16 @@ pub(super) fn lookup<'a>(entries: &'a [(Value, Value)], key: &str) -> Option<&'a
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IntError {
     /// A float that is not finite.
-    #[error("is {0}, which int() cannot convert")]
+    #[error("{0} is not finite, which int() cannot convert")]
     NotFinite(f64),
     /// A string that is not an integer literal.
-    #[error("is {0:?}, not an integer (int() raises ValueError)")]
+    #[error("{0:?} is not an integer (int() raises ValueError)")]
     NotInteger(String),
     /// Neither a number nor a string (described).
-    #[error("is {0}, not a number (int() raises TypeError)")]
+    #[error("{0} is not a number (int() raises TypeError)")]
     NotNumber(String),
     /// An integer out of the settings' range.
-    #[error("is {0}, out of range")]
+    #[error("{0} is out of range")]
     Range(i128),
 }
 

@@ -1,6 +1,7 @@
 //! Unit tests of the read-only store: opening, schemas, lineage and rows, on built and recorded
 //! databases.
 
+use super::copy::SQLITE_MAGIC;
 use super::testdb::{Msg, TestDb};
 use super::*;
 
@@ -22,7 +23,7 @@ fn sqlite_file(name: &str, sql: &str) -> (tempfile::TempDir, PathBuf) {
 fn open_error(p: &Path) -> String {
     let msg = match Store::open(p) {
         Ok(_) => panic!("expected an error"),
-        Err(e) => e.to_string(),
+        Err(e) => crate::chain::one_line(&e),
     };
     let name = p.file_name().unwrap().to_string_lossy();
     assert!(

@@ -112,7 +112,7 @@ impl Writer {
 #[derive(Debug, thiserror::Error)]
 pub enum CastError {
     /// The file could not be read.
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`")]
     Io {
         /// The recording.
         path: std::path::PathBuf,

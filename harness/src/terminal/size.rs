@@ -27,7 +27,7 @@ pub enum SizeError {
         text: String,
     },
     /// One side is not a number from 0 to 65535.
-    #[error("`{part}` in `{text}`: {source}")]
+    #[error("`{part}` in `{text}` is not a number from 0 to 65535")]
     Number {
         /// The side that is not a number.
         part: String,

@@ -474,11 +474,11 @@ fn sizes_are_cols_x_rows() {
     let err = |t: &str| t.parse::<Size>().unwrap_err().to_string();
     assert_eq!(err("100"), "expected COLSxROWS, got `100`");
     assert!(
-        err("100xa").starts_with("`a` in `100xa`: "),
+        err("100xa").starts_with("`a` in `100xa` is not a number"),
         "{}",
         err("100xa")
     );
-    assert!(err("70000x40").starts_with("`70000` in `70000x40`: "));
+    assert!(err("70000x40").starts_with("`70000` in `70000x40` is not a number"));
 }
 
 /// Byte streams that exercise the clear watcher and the parser: fragments of escape

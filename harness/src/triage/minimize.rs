@@ -228,16 +228,16 @@ pub enum Error {
         db: PathBuf,
     },
     /// The original could not be run.
-    #[error("the original could not be reproduced: {0}")]
+    #[error("the original could not be reproduced")]
     Original(#[source] runner::Error),
     /// The final run of `minimized.db` could not be done (it is kept).
-    #[error("the final run of `minimized.db` failed: {0}")]
+    #[error("the final run of `minimized.db` failed")]
     Final(#[source] runner::Error),
     /// A copy could not be made or edited.
     #[error(transparent)]
     Build(#[from] model::BuildError),
     /// An output file could not be written.
-    #[error("cannot write `{}`: {source}", path.display())]
+    #[error("cannot write `{}`", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -444,7 +444,10 @@ fn offline_tier<'a>(
             "the offline read of the original shows no failure ({s}): it cannot tell candidates \
              apart"
         ),
-        Err(e) => format!("the offline read of the original failed: {e}"),
+        Err(e) => format!(
+            "the offline read of the original failed: {:#}",
+            crate::chain::Chain(&e)
+        ),
     };
     progress(&format!(
         "minimize: no offline tier ({why}); every candidate runs the real client"

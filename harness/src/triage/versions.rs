@@ -57,6 +57,18 @@ pub enum VersionsError {
         /// What pip said.
         detail: String,
     },
+    /// Python could not be started to read the package index.
+    #[error(
+        "cannot list the releases of `{package}` from the package index: cannot start `{python}`"
+    )]
+    IndexStart {
+        /// The package.
+        package: String,
+        /// The Python used.
+        python: String,
+        /// Why it could not be started.
+        source: std::io::Error,
+    },
     /// A range endpoint is not a published release.
     #[error("`{spec}` is not a published release (published: {published})")]
     Unknown {
@@ -143,7 +155,8 @@ pub fn published_or_cached() -> Result<Vec<Release>, VersionsError> {
                 return Err(e);
             }
             eprintln!(
-                "hermes-e2e: {e}; using the {} releases provisioned in the cache",
+                "hermes-e2e: {:#}; using the {} releases provisioned in the cache",
+                crate::chain::Chain(&e),
                 cached.len()
             );
             Ok(cached)
@@ -201,7 +214,11 @@ fn index_versions(python: &str, package: &str) -> Result<Vec<String>, VersionsEr
         ])
         .arg(package)
         .output()
-        .map_err(|e| error(e.to_string()))?;
+        .map_err(|source| VersionsError::IndexStart {
+            package: package.to_owned(),
+            python: python.to_owned(),
+            source,
+        })?;
     let text = String::from_utf8_lossy(&out.stdout);
     parse_index_listing(&text).ok_or_else(|| {
         let stderr = String::from_utf8_lossy(&out.stderr);

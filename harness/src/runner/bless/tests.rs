@@ -605,3 +605,25 @@ fn compact_causes_compare_counts_and_mixed_causes_keep_the_list() {
         "{out}"
     );
 }
+
+/// A refusal's message says what failed; its cause is its source (the chain says it once).
+#[test]
+fn a_refusal_keeps_its_cause_out_of_its_message() {
+    use std::error::Error as _;
+    let file = PathBuf::from("scenarios/x.toml");
+    let errors = [
+        BlessError::Read {
+            file: file.clone(),
+            source: std::fs::read("/nonexistent/hermes-e2e/bless").unwrap_err(),
+        },
+        BlessError::Parse {
+            file,
+            source: toml_edit::Document::parse("key = ".to_owned()).unwrap_err(),
+        },
+    ];
+    for error in errors {
+        let cause = error.source().expect("a cause").to_string();
+        assert!(!error.to_string().contains(&cause), "{error}: {cause}");
+        assert!(crate::chain::one_line(&error).contains(&cause), "{error}");
+    }
+}

@@ -294,7 +294,7 @@ pub enum BuildError {
     #[error(transparent)]
     Copy(#[from] StoreError),
     /// SQLite refused a statement on the copy.
-    #[error("cannot edit the copy `{}`: {source}", path.display())]
+    #[error("cannot edit the copy `{}`", path.display())]
     Sqlite {
         /// The copy.
         path: PathBuf,

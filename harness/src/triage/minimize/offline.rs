@@ -65,7 +65,7 @@ pub enum OfflineError {
     #[error(transparent)]
     Verdict(#[from] crate::verdict::Error),
     /// The scratch directory for the copies could not be made.
-    #[error("cannot make a scratch directory for the offline reads: {0}")]
+    #[error("cannot make a scratch directory for the offline reads")]
     Scratch(#[source] std::io::Error),
 }
 

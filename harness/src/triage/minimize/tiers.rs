@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::outcome::rows;
 use super::{model, Phase, Removal, Run, Spent, Stop, Trial, TrialVerdict};
+use crate::chain::one_line;
 use crate::triage::signature::Signature;
 
 impl Run<'_> {
@@ -118,7 +119,7 @@ impl Run<'_> {
     /// whether the offline tier judged it.
     fn try_candidate(&mut self, removal: &Removal) -> (TrialVerdict, usize, usize, bool) {
         if let Err(e) = model::build(&self.best, &self.candidate, removal) {
-            return (TrialVerdict::Failed(e.to_string()), 0, self.rows_now, false);
+            return (TrialVerdict::Failed(one_line(&e)), 0, self.rows_now, false);
         }
         let rows_after = model::count_rows(&self.candidate).unwrap_or(self.rows_now);
         let (Some(tier), Some(original)) = (self.offline.as_mut(), &self.original_offline) else {
@@ -130,7 +131,7 @@ impl Run<'_> {
         let signature = tier.signature(&self.candidate, &self.session);
         self.offline_secs += read.elapsed().as_secs_f64();
         let verdict = match signature {
-            Err(e) => TrialVerdict::Failed(format!("offline: {e}")),
+            Err(e) => TrialVerdict::Failed(format!("offline: {}", one_line(&e))),
             Ok(s) if !self.matching.matches(original, &s) => {
                 TrialVerdict::Other(format!("offline: {s}"))
             }
@@ -159,7 +160,7 @@ impl Run<'_> {
                         break;
                     }
                 }
-                Err(e) => return (TrialVerdict::Failed(e.to_string()), signatures.len() + 1),
+                Err(e) => return (TrialVerdict::Failed(one_line(&e)), signatures.len() + 1),
             }
         }
         let runs = signatures.len();
