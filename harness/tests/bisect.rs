@@ -4,7 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+    pub mod output;
+}
+
+use common::bin::BIN;
+use common::output::text;
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -21,10 +27,6 @@ fn bisect(args: &[&str], out: &Path, env: &[(&str, &str)]) -> Output {
         .envs(env.iter().copied())
         .output()
         .expect("run hermes-e2e bisect")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The pinned releases: 0.19.0 does not repeat the carried reply after `--resume` (it loses the

@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+    pub mod output;
+}
+
+use common::bin::BIN;
+use common::output::text;
 
 /// The tests of this file run the client one at a time.
 static TURN: Mutex<()> = Mutex::new(());
@@ -28,10 +34,6 @@ fn run(args: &[&str], out: &Path) -> Output {
         .env_remove("HERMES_E2E_CLIENT")
         .output()
         .expect("run hermes-e2e")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The 1-based line of the first line of `text` that contains `needle`.

@@ -12,11 +12,17 @@ use std::process::{Command, Output};
 use hermes_e2e::testing::client::Ui;
 use hermes_e2e::testing::triage::signature::Signature;
 
-mod common;
+mod common {
+    pub mod bin;
+    pub mod output;
+    pub mod processes;
+    pub mod report;
+}
 
-use common::rotating_db;
-
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+use common::bin::BIN;
+use common::output::text;
+use common::processes::processes_under;
+use common::report::{rotating_db, user_report};
 
 fn hermes(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -31,10 +37,6 @@ fn minimize(db: &Path, out: &Path, args: &[&str]) -> Output {
     let mut all = vec!["minimize", db, "--out", out];
     all.extend_from_slice(args);
     hermes(&all)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The line of `REPORT.md` starting with `prefix`, without it.
@@ -70,7 +72,7 @@ fn signature_of(db: &Path, out: &Path) -> Signature {
 /// the user's file is byte-identical afterwards and no process is left.
 #[test]
 fn the_rotating_bug_report_shrinks_with_the_same_signature() {
-    let (dir, user, before) = common::user_report();
+    let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     let o = minimize(&user, &out, &[]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
@@ -138,7 +140,7 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
         std::fs::read(&user).unwrap() == before,
         "the user's file changed"
     );
-    let left = common::processes_under(dir.path());
+    let left = processes_under(dir.path());
     assert!(left.is_empty(), "orphans: {left:?}");
 }
 
@@ -146,7 +148,7 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
 /// the original, settled — says so, and the result is still a valid input with the signature.
 #[test]
 fn a_timeout_stops_with_the_best_confirmed_database() {
-    let (dir, user, before) = common::user_report();
+    let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     let o = minimize(&user, &out, &["--timeout", "0.001"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
@@ -170,7 +172,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     use std::io::BufRead;
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
-    let (dir, user, before) = common::user_report();
+    let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     // The offline worker's private home goes under TMPDIR: under the test's directory.
     let mut child = Command::new(BIN)
@@ -200,7 +202,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     loop {
         let trials = log.lock().unwrap().contains("minimize: trial 1/");
         // Its own environment names the directory too (TMPDIR): not counted.
-        let client = common::processes_under(dir.path())
+        let client = processes_under(dir.path())
             .iter()
             .any(|p| !p.starts_with(BIN) && !p.contains("reference_worker"));
         if trials && client {
@@ -228,7 +230,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     assert_eq!(status.code(), Some(130), "{}", log.lock().unwrap());
     let started = Instant::now();
     loop {
-        let left = common::processes_under(dir.path());
+        let left = processes_under(dir.path());
         if left.is_empty() {
             break;
         }

@@ -13,7 +13,11 @@ use std::process::Command;
 use hermes_e2e::runner::{self, RunOptions, ScenarioResult};
 use hermes_e2e::scenario::Scenario;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+}
+
+use common::bin::BIN;
 
 /// The findings `check --json` and a live check both name: every one.
 const FINDINGS: [&str; 6] = hermes_e2e::Findings::NAMES;

@@ -8,7 +8,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+}
+
+use common::bin::BIN;
 
 /// The workspace root: commands run there, naming the fixtures by relative paths (as the docs
 /// do), so the output is the same on every machine.
