@@ -8,13 +8,30 @@
 //! expectation differs; then each resumed checkpoint's rendered history (a check right after a
 //! `launch` or `resume`) is compared with its insta snapshot under `snapshots/` (redacted: session
 //! ids, timestamps, paths, ports, timings, token estimates, tips; blank lines dropped).
+//!
+//! A test that judges what a scenario's run leaves (its recordings, its database) is a trial of
+//! its own fed by that run, not a second launch of the client: `recorded_views/NAME` (see
+//! [`recorded_views`]) shares the run of trial `NAME`, whichever of the two starts first makes it.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use hermes_e2e::report;
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::{self, Action, Scenario, Ui};
 use libtest_mimic::{Arguments, Failed, Trial};
+
+mod common {
+    pub mod bin;
+}
+mod judges {
+    pub mod recorded_views;
+}
+
+use judges::recorded_views;
+
+/// A scenario's run, shared by the trials that judge it: made once, by the first to ask.
+type Shared = Arc<OnceLock<runner::ScenarioResult>>;
 
 fn main() {
     let (args, filters) = arguments(std::env::args());
@@ -114,6 +131,9 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
     };
     let (sweep_all, sizes) = sweep();
     let mut trials = Vec::new();
+    // Trials fed by another trial's run, listed last: by the time a worker takes one, the run
+    // it judges is made or under way.
+    let mut judging = Vec::new();
     for file in files {
         let name = file
             .strip_prefix(&root)
@@ -149,12 +169,26 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
                 "note: {name} skipped: the Ink TUI needs `node` (Node.js 20+) on the client's PATH"
             );
         }
+        let shared = Shared::default();
+        if recorded_views::SCENARIOS.contains(&name.as_str()) {
+            let (file, root, shared, name) =
+                (file.clone(), root.clone(), shared.clone(), name.clone());
+            judging.push(
+                Trial::test(format!("recorded_views/{name}{suffix}"), move || {
+                    judge_recordings(&file, &root, &name, &shared)
+                })
+                .with_ignored_flag(skip),
+            );
+        }
         let root = root.clone();
         trials.push(
-            Trial::test(format!("{name}{suffix}"), move || run_one(&file, &root))
-                .with_ignored_flag(skip),
+            Trial::test(format!("{name}{suffix}"), move || {
+                run_one(&file, &root, &shared)
+            })
+            .with_ignored_flag(skip),
         );
     }
+    trials.extend(judging);
     trials
 }
 
@@ -232,17 +266,36 @@ fn failure(result: &runner::ScenarioResult) -> String {
     text
 }
 
-fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
+/// The run of `scenario` into the default output root, made once for the trials sharing `shared`.
+fn shared_run<'a>(scenario: &Scenario, shared: &'a Shared) -> &'a runner::ScenarioResult {
+    shared.get_or_init(|| {
+        let options = RunOptions {
+            out_root: runner::default_out_root(),
+            ..Default::default()
+        };
+        runner::run(scenario, &options)
+    })
+}
+
+/// The trial `recorded_views/NAME`: the recordings and database of the run of `NAME` judged
+/// again by `check --cast` (the run's own failure is its own trial's).
+fn judge_recordings(file: &Path, root: &Path, name: &str, shared: &Shared) -> Result<(), Failed> {
     let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
-    let options = RunOptions {
-        out_root: runner::default_out_root(),
-        ..Default::default()
-    };
-    let result = runner::run(&scenario, &options);
+    let result = shared_run(&scenario, shared);
     if !result.passed {
-        return Err(failure(&result).into());
+        return Err(format!("the run of `{name}` failed: its trial `{name}` says why").into());
     }
-    kept_database_is_whole(&result)?;
+    recorded_views::judge(name, result);
+    Ok(())
+}
+
+fn run_one(file: &Path, root: &Path, shared: &Shared) -> Result<(), Failed> {
+    let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
+    let result = shared_run(&scenario, shared);
+    if !result.passed {
+        return Err(failure(result).into());
+    }
+    kept_database_is_whole(result)?;
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(snapshot_dir());
     settings.set_prepend_module_to_snapshot(false);
