@@ -10,8 +10,9 @@
 //! ids, timestamps, paths, ports, timings, token estimates, tips; blank lines dropped).
 //!
 //! A test that judges what a scenario's run leaves (its recordings, its database) is a trial of
-//! its own fed by that run, not a second launch of the client: `recorded_views/NAME` (see
-//! [`recorded_views`]) shares the run of trial `NAME`, whichever of the two starts first makes it.
+//! its own fed by that run, not a second launch of the client: `recorded_views/NAME` and
+//! `upstream_resize/NAME` (see [`JUDGES`]) share the run of trial `NAME`, whichever starts first
+//! makes it.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -26,12 +27,30 @@ mod common {
 }
 mod judges {
     pub mod recorded_views;
+    pub mod upstream_resize;
 }
 
-use judges::recorded_views;
+use judges::{recorded_views, upstream_resize};
 
 /// A scenario's run, shared by the trials that judge it: made once, by the first to ask.
 type Shared = Arc<OnceLock<runner::ScenarioResult>>;
+
+/// A test judging the passed run of a scenario (it panics with what differs).
+type Judge = fn(&str, &runner::ScenarioResult);
+
+/// The trials fed by a scenario trial's run: each judge's name, the scenarios it judges, the judge.
+const JUDGES: [(&str, &[&str], Judge); 2] = [
+    (
+        "recorded_views",
+        &recorded_views::SCENARIOS,
+        recorded_views::judge,
+    ),
+    (
+        "upstream_resize",
+        &upstream_resize::SCENARIOS,
+        upstream_resize::judge,
+    ),
+];
 
 fn main() {
     let (args, filters) = arguments(std::env::args());
@@ -170,12 +189,15 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
             );
         }
         let shared = Shared::default();
-        if recorded_views::SCENARIOS.contains(&name.as_str()) {
+        for (judge_name, scenarios, judge) in JUDGES {
+            if !scenarios.contains(&name.as_str()) {
+                continue;
+            }
             let (file, root, shared, name) =
                 (file.clone(), root.clone(), shared.clone(), name.clone());
             judging.push(
-                Trial::test(format!("recorded_views/{name}{suffix}"), move || {
-                    judge_recordings(&file, &root, &name, &shared)
+                Trial::test(format!("{judge_name}/{name}{suffix}"), move || {
+                    judge_run(&file, &root, &name, &shared, judge)
                 })
                 .with_ignored_flag(skip),
             );
@@ -277,15 +299,21 @@ fn shared_run<'a>(scenario: &Scenario, shared: &'a Shared) -> &'a runner::Scenar
     })
 }
 
-/// The trial `recorded_views/NAME`: the recordings and database of the run of `NAME` judged
-/// again by `check --cast` (the run's own failure is its own trial's).
-fn judge_recordings(file: &Path, root: &Path, name: &str, shared: &Shared) -> Result<(), Failed> {
+/// A judging trial ([`JUDGES`]): `judge` on the run of the scenario `name` (the run's own failure
+/// is its own trial's).
+fn judge_run(
+    file: &Path,
+    root: &Path,
+    name: &str,
+    shared: &Shared,
+    judge: Judge,
+) -> Result<(), Failed> {
     let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
     let result = shared_run(&scenario, shared);
     if !result.passed {
         return Err(format!("the run of `{name}` failed: its trial `{name}` says why").into());
     }
-    recorded_views::judge(name, result);
+    judge(name, result);
     Ok(())
 }
 
