@@ -11,12 +11,14 @@ use rusqlite::Connection;
 mod common {
     pub mod bin;
     pub mod fixture;
+    pub mod output;
     pub mod processes;
     pub mod report;
 }
 
 use common::bin::BIN;
 use common::fixture::fixture;
+use common::output::{stderr, stdout};
 use common::processes::processes_under;
 use common::report::{rotating_db, user_report};
 
@@ -35,14 +37,6 @@ fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run hermes-e2e")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Asserts a clean refusal: exit status 2, one `error:` line naming `path` and containing `what`,

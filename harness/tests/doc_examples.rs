@@ -9,7 +9,7 @@
 //!   prefix);
 //! - each fixture's `PROVENANCE.md` states the numbers its check command gives.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 mod common {
@@ -18,12 +18,8 @@ mod common {
 
 use common::bin::BIN;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate is inside the workspace")
-        .to_path_buf()
-}
+// The workspace root (the crate lives in `harness/`).
+use hermes_e2e::runner::workspace_root as root;
 
 /// The markdown files with examples: `README.md`, `docs/*.md`, `fixtures/*/PROVENANCE.md`.
 fn documents() -> Vec<PathBuf> {

@@ -20,7 +20,7 @@ mod common {
 }
 
 use common::bin::BIN;
-use common::output::text;
+use common::output::{stderr, stdout};
 use common::processes::processes_under;
 use common::report::{rotating_db, user_report};
 
@@ -75,7 +75,7 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
     let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     let o = minimize(&user, &out, &[]);
-    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    let (stdout, stderr) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stderr.contains("minimize: offline signature: "), "{stderr}");
     assert!(stderr.contains("minimize: trial 1/200 ["), "{stderr}");
@@ -128,14 +128,14 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
     let args: Vec<&str> = check.split(' ').collect();
     let c = hermes(&args);
     assert!(
-        text(&c.stdout).contains("rendered more than once"),
+        common::output::stdout(&c).contains("rendered more than once"),
         "{}",
-        text(&c.stdout)
+        common::output::stdout(&c)
     );
     // With the expectation it was made with, the check holds.
     let expect = fixture.join("expect.toml");
     let c = hermes(&[&args[..], &["--expect", expect.to_str().unwrap()]].concat());
-    assert_eq!(c.status.code(), Some(0), "{}", text(&c.stdout));
+    assert_eq!(c.status.code(), Some(0), "{}", common::output::stdout(&c));
     assert!(
         std::fs::read(&user).unwrap() == before,
         "the user's file changed"
@@ -151,7 +151,7 @@ fn a_timeout_stops_with_the_best_confirmed_database() {
     let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     let o = minimize(&user, &out, &["--timeout", "0.001"]);
-    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    let (stdout, stderr) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("--timeout ran out"), "{stdout}");
     assert!(stdout.contains("minimized: 18 → 18 rows"), "{stdout}");
@@ -160,8 +160,12 @@ fn a_timeout_stops_with_the_best_confirmed_database() {
     assert!(std::fs::read(&user).unwrap() == before);
     // A bad timeout is refused before anything runs.
     let o = minimize(&user, &out, &["--timeout", "0"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("--timeout"), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{}", common::output::stderr(&o));
+    assert!(
+        common::output::stderr(&o).contains("--timeout"),
+        "{}",
+        common::output::stderr(&o)
+    );
 }
 
 /// SIGINT while the real client confirms a candidate: the harness kills the client and the
@@ -263,7 +267,7 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     let before = std::fs::read(&db).unwrap();
     let out = dir.path().join("min");
     let o = minimize(&db, &out, &[]);
-    let stderr = text(&o.stderr);
+    let stderr = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("\nnothing to minimize: "), "{stderr}");
     assert!(!stderr.contains("error:"), "{stderr}");
@@ -275,10 +279,10 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     assert!(std::fs::read(&db).unwrap() == before);
     // The minimizer's options are `minimize`'s, not `repro`'s (refused before any client runs).
     let o = hermes(&["repro", db.to_str().unwrap(), "--max-trials", "3"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{}", common::output::stderr(&o));
     assert!(
-        text(&o.stderr).contains("--max-trials"),
+        common::output::stderr(&o).contains("--max-trials"),
         "{}",
-        text(&o.stderr)
+        common::output::stderr(&o)
     );
 }

@@ -10,9 +10,11 @@ use std::process::{Command, Output, Stdio};
 
 mod common {
     pub mod bin;
+    pub mod output;
 }
 
 use common::bin::BIN;
+use common::output::{stderr, stdout};
 
 /// The workspace root: commands run there, naming the fixtures by relative paths (as the docs
 /// do), so the output is the same on every machine.
@@ -39,14 +41,6 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
         .expect("run hermes-e2e");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 const ROTATING: &str = "fixtures/iot-0.22.2.post1-rotating-resume";
