@@ -311,7 +311,11 @@ fn judge_run(
     let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
     let result = shared_run(&scenario, shared);
     if !result.passed {
-        return Err(format!("the run of `{name}` failed: its trial `{name}` says why").into());
+        return Err(format!(
+            "the run of `{name}` failed (its trial `{name}` fails with it):\n{}",
+            report::text(result)
+        )
+        .into());
     }
     judge(name, result);
     Ok(())
