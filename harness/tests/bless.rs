@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+    pub mod output;
+}
+
+use common::bin::BIN;
+use common::output::{stderr, stdout};
 
 /// The tests of this file run the client one at a time.
 static TURN: Mutex<()> = Mutex::new(());
@@ -28,10 +34,6 @@ fn run(args: &[&str], out: &Path) -> Output {
         .env_remove("HERMES_E2E_CLIENT")
         .output()
         .expect("run hermes-e2e")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The 1-based line of the first line of `text` that contains `needle`.
@@ -84,7 +86,7 @@ fn bless_restores_a_doctored_pin_and_prints_the_change() {
         &["--bless", path.to_str().unwrap()],
         &dir.path().join("out"),
     );
-    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     // The run itself failed on the doctored pin …
     assert!(out.contains("FAIL "), "{out}");
@@ -141,7 +143,7 @@ fn expect_correct_fails_on_the_carrier_duplicate() {
         &["--expect-correct", "--json", scenario.to_str().unwrap()],
         dir.path(),
     );
-    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
     let result = json_of(&out);
     assert_eq!(result["passed"], false, "{out}");
@@ -184,7 +186,7 @@ fn expect_correct_passes_where_the_client_draws_every_message_once() {
         &["--expect-correct", scenario.to_str().unwrap()],
         dir.path(),
     );
-    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     assert!(
         out.lines()
@@ -209,7 +211,7 @@ fn bless_takes_no_overrides_and_no_expect_correct() {
         let mut args = vec!["--bless", scenario.to_str().unwrap()];
         args.extend_from_slice(extra);
         let o = run(&args, dir.path());
-        let err = text(&o.stderr);
+        let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
         assert!(err.contains("cannot be used with"), "{extra:?}: {err}");
     }
@@ -243,7 +245,7 @@ fn bless_of_a_pin_that_becomes_non_zero_writes_a_todo_known_bug() {
         &["--bless", path.to_str().unwrap()],
         &dir.path().join("out"),
     );
-    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     let blessed = std::fs::read_to_string(&path).unwrap();
     let pinned = regex::Regex::new(
@@ -258,5 +260,5 @@ fn bless_of_a_pin_that_becomes_non_zero_writes_a_todo_known_bug() {
     );
     // The blessed file loads and holds: a second run passes.
     let o = run(&[path.to_str().unwrap()], &dir.path().join("out"));
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }

@@ -8,17 +8,19 @@ use std::process::{Command, Output};
 
 use rusqlite::Connection;
 
-mod common;
-
-use common::rotating_db;
-
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(name)
+mod common {
+    pub mod bin;
+    pub mod fixture;
+    pub mod output;
+    pub mod processes;
+    pub mod report;
 }
+
+use common::bin::BIN;
+use common::fixture::fixture;
+use common::output::{stderr, stdout};
+use common::processes::processes_under;
+use common::report::{rotating_db, user_report};
 
 /// A copy of the recorded database, `state.db` in a fresh temporary directory: a test may
 /// write to it, the fixture stays as recorded.
@@ -35,14 +37,6 @@ fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run hermes-e2e")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Asserts a clean refusal: exit status 2, one `error:` line naming `path` and containing `what`,
@@ -552,7 +546,7 @@ fn repro_json(db: &Path, args: &[&str], out: &Path) -> serde_json::Value {
 /// process outlives the run.
 #[test]
 fn repro_of_the_rotating_bug_report_in_the_real_client() {
-    let (dir, user, before) = common::user_report();
+    let (dir, user, before) = user_report();
     let out = dir.path().join("out");
     let v = repro_json(&user, &[], &out);
     assert_eq!(v["passed"], false);
@@ -574,7 +568,7 @@ fn repro_of_the_rotating_bug_report_in_the_real_client() {
         "repro changed the user's file"
     );
     // No process still runs with the private homes of this run in its environment.
-    let left = common::processes_under(&out);
+    let left = processes_under(&out);
     assert!(left.is_empty(), "orphans: {left:?}");
 }
 
@@ -600,7 +594,7 @@ fn repro_with_the_users_stock_settings_counts_what_they_show() {
         assert_eq!(f["internal_text_shown"], 502, "{c}");
         assert_eq!(c["repeats"][0]["cause"], "display");
     }
-    let left = common::processes_under(&out);
+    let left = processes_under(&out);
     assert!(left.is_empty(), "orphans: {left:?}");
     // A config that is not YAML is refused, naming the file.
     std::fs::write(&config, "display: [unclosed\n").unwrap();
@@ -656,7 +650,7 @@ fn two_runs_of_one_scenario_at_once_both_pass() {
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(runs.is_empty(), "{runs:?}");
-    let left = common::processes_under(out.path());
+    let left = processes_under(out.path());
     assert!(left.is_empty(), "orphans: {left:?}");
 }
 
@@ -697,7 +691,7 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
                 })
         };
         let started = Instant::now();
-        while common::processes_under(out.path()).is_empty() || !recording(out.path()) {
+        while processes_under(out.path()).is_empty() || !recording(out.path()) {
             assert!(
                 started.elapsed() < Duration::from_secs(120),
                 "no client started"
@@ -711,7 +705,7 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
         assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
         let started = Instant::now();
         loop {
-            let left = common::processes_under(out.path());
+            let left = processes_under(out.path());
             if left.is_empty() {
                 break;
             }

@@ -9,17 +9,17 @@
 //!   prefix);
 //! - each fixture's `PROVENANCE.md` states the numbers its check command gives.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate is inside the workspace")
-        .to_path_buf()
+mod common {
+    pub mod bin;
 }
+
+use common::bin::BIN;
+
+// The workspace root (the crate lives in `harness/`).
+use hermes_e2e::runner::workspace_root as root;
 
 /// The markdown files with examples: `README.md`, `docs/*.md`, `fixtures/*/PROVENANCE.md`.
 fn documents() -> Vec<PathBuf> {

@@ -12,13 +12,8 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-/// The workspace root (the crate lives in `harness/`).
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate is inside the workspace")
-        .to_path_buf()
-}
+// The workspace root (the crate lives in `harness/`).
+use hermes_e2e::runner::workspace_root as root;
 
 /// The markdown files whose links are checked, relative to the root: `README.md`, `CHANGELOG.md`
 /// and every `docs/*.md`.

@@ -7,11 +7,14 @@
 
 use std::time::{Duration, Instant};
 
-mod common;
-
-use common::processes_under;
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::Scenario;
+
+mod common {
+    pub mod processes;
+}
+
+use common::processes::processes_under;
 
 /// Runs scenario `text` (written into a fresh directory) with artefacts under that directory.
 fn run(name: &str, text: &str) -> (runner::ScenarioResult, Duration, tempfile::TempDir) {

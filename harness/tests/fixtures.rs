@@ -3,18 +3,16 @@
 //! Each fixture's numbers are pinned, and doctored transcripts show that the numbers move with what
 //! was drawn (a test that cannot fail proves nothing).
 
-use std::path::PathBuf;
-
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::store::Store;
 use hermes_e2e::terminal::{cast, ReflowScreen, Transcript};
 use hermes_e2e::{Basis, Cause, Check, Session};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(name)
+mod common {
+    pub mod fixture;
 }
+
+use common::fixture::fixture;
 
 fn load(name: &str) -> (Transcript, display::Expected) {
     load_cast(name, "resume.cast")

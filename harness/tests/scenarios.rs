@@ -8,13 +8,49 @@
 //! expectation differs; then each resumed checkpoint's rendered history (a check right after a
 //! `launch` or `resume`) is compared with its insta snapshot under `snapshots/` (redacted: session
 //! ids, timestamps, paths, ports, timings, token estimates, tips; blank lines dropped).
+//!
+//! A test that judges what a scenario's run leaves (its recordings, its database) is a trial of
+//! its own fed by that run, not a second launch of the client: `recorded_views/NAME` and
+//! `upstream_resize/NAME` (see [`JUDGES`]) share the run of trial `NAME`, whichever starts first
+//! makes it.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use hermes_e2e::report;
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::{self, Action, Scenario, Ui};
 use libtest_mimic::{Arguments, Failed, Trial};
+
+mod common {
+    pub mod bin;
+}
+mod judges {
+    pub mod recorded_views;
+    pub mod upstream_resize;
+}
+
+use judges::{recorded_views, upstream_resize};
+
+/// A scenario's run, shared by the trials that judge it: made once, by the first to ask.
+type Shared = Arc<OnceLock<runner::ScenarioResult>>;
+
+/// A test judging the passed run of a scenario (it panics with what differs).
+type Judge = fn(&str, &runner::ScenarioResult);
+
+/// The trials fed by a scenario trial's run: each judge's name, the scenarios it judges, the judge.
+const JUDGES: [(&str, &[&str], Judge); 2] = [
+    (
+        "recorded_views",
+        &recorded_views::SCENARIOS,
+        recorded_views::judge,
+    ),
+    (
+        "upstream_resize",
+        &upstream_resize::SCENARIOS,
+        upstream_resize::judge,
+    ),
+];
 
 fn main() {
     let (args, filters) = arguments(std::env::args());
@@ -114,6 +150,9 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
     };
     let (sweep_all, sizes) = sweep();
     let mut trials = Vec::new();
+    // Trials fed by another trial's run, listed last: by the time a worker takes one, the run
+    // it judges is made or under way.
+    let mut judging = Vec::new();
     for file in files {
         let name = file
             .strip_prefix(&root)
@@ -149,12 +188,29 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
                 "note: {name} skipped: the Ink TUI needs `node` (Node.js 20+) on the client's PATH"
             );
         }
+        let shared = Shared::default();
+        for (judge_name, scenarios, judge) in JUDGES {
+            if !scenarios.contains(&name.as_str()) {
+                continue;
+            }
+            let (file, root, shared, name) =
+                (file.clone(), root.clone(), shared.clone(), name.clone());
+            judging.push(
+                Trial::test(format!("{judge_name}/{name}{suffix}"), move || {
+                    judge_run(&file, &root, &name, &shared, judge)
+                })
+                .with_ignored_flag(skip),
+            );
+        }
         let root = root.clone();
         trials.push(
-            Trial::test(format!("{name}{suffix}"), move || run_one(&file, &root))
-                .with_ignored_flag(skip),
+            Trial::test(format!("{name}{suffix}"), move || {
+                run_one(&file, &root, &shared)
+            })
+            .with_ignored_flag(skip),
         );
     }
+    trials.extend(judging);
     trials
 }
 
@@ -232,17 +288,46 @@ fn failure(result: &runner::ScenarioResult) -> String {
     text
 }
 
-fn run_one(file: &Path, root: &Path) -> Result<(), Failed> {
+/// The run of `scenario` into the default output root, made once for the trials sharing `shared`.
+fn shared_run<'a>(scenario: &Scenario, shared: &'a Shared) -> &'a runner::ScenarioResult {
+    shared.get_or_init(|| {
+        let options = RunOptions {
+            out_root: runner::default_out_root(),
+            ..Default::default()
+        };
+        runner::run(scenario, &options)
+    })
+}
+
+/// A judging trial ([`JUDGES`]): `judge` on the run of the scenario `name` (the run's own failure
+/// is its own trial's).
+fn judge_run(
+    file: &Path,
+    root: &Path,
+    name: &str,
+    shared: &Shared,
+    judge: Judge,
+) -> Result<(), Failed> {
     let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
-    let options = RunOptions {
-        out_root: runner::default_out_root(),
-        ..Default::default()
-    };
-    let result = runner::run(&scenario, &options);
+    let result = shared_run(&scenario, shared);
     if !result.passed {
-        return Err(failure(&result).into());
+        return Err(format!(
+            "the run of `{name}` failed (its trial `{name}` fails with it):\n{}",
+            report::text(result)
+        )
+        .into());
     }
-    kept_database_is_whole(&result)?;
+    judge(name, result);
+    Ok(())
+}
+
+fn run_one(file: &Path, root: &Path, shared: &Shared) -> Result<(), Failed> {
+    let scenario = Scenario::load(file, root).map_err(|e| e.to_string())?;
+    let result = shared_run(&scenario, shared);
+    if !result.passed {
+        return Err(failure(result).into());
+    }
+    kept_database_is_whole(result)?;
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(snapshot_dir());
     settings.set_prepend_module_to_snapshot(false);

@@ -9,13 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
-
-fn fixture(name: &str) -> PathBuf {
-    hermes_e2e::runner::workspace_root()
-        .join("fixtures")
-        .join(name)
+mod common {
+    pub mod bin;
+    pub mod fixture;
 }
+
+use common::bin::BIN;
+use common::fixture::fixture;
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()

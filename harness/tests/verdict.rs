@@ -8,7 +8,13 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+mod common {
+    pub mod bin;
+    pub mod output;
+}
+
+use common::bin::BIN;
+use common::output::{stderr, stdout};
 
 /// The workspace root: commands run there, naming the fixtures by relative paths (as the docs
 /// do), so the output is the same on every machine.
@@ -35,14 +41,6 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
         .expect("run hermes-e2e");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 const ROTATING: &str = "fixtures/iot-0.22.2.post1-rotating-resume";

