@@ -87,6 +87,48 @@ pub fn wrong_session(named: Option<&str>, lineage: &[String]) -> Option<Opened> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A session id from a number (the same number, the same id).
+    fn id(n: u32) -> String {
+        format!("20261206_{:06}_{:06x}", n % 1_000_000, n % 0xff_ffff)
+    }
+
+    proptest! {
+        /// Planted: a screen of arbitrary text (no ids) with the lineage's banner somewhere in it
+        /// and, when planted, a resume line naming a session of another lineage after it, then
+        /// more text. Exactly 1 with the foreign session planted, else 0; a switching command
+        /// after the foreign name makes it 0 again.
+        #[test]
+        fn a_planted_foreign_session_reads_exactly_one(
+            before in prop::collection::vec("[a-z ]{0,30}", 0..20),
+            after in prop::collection::vec("[a-z ]{0,30}", 0..20),
+            lineage_len in 1usize..4,
+            named_at in 0usize..4,
+            foreign in any::<bool>(),
+            switch_after in any::<bool>(),
+        ) {
+            let lineage: Vec<String> = (0..lineage_len as u32).map(|n| id(10 + n)).collect();
+            let mut screen = before.clone();
+            screen.push(format!("│  Session: {}   │", lineage[named_at % lineage_len]));
+            screen.extend(after.iter().cloned());
+            if foreign {
+                screen.push(format!("  ↻ Resumed session {} \"elsewhere\"", id(99)));
+                screen.extend(before.iter().cloned());
+            }
+            if switch_after {
+                screen.push("❯ /new".to_owned());
+                screen.extend(after.iter().cloned());
+            }
+            let found = wrong_session(opened_session(&screen).as_deref(), &lineage);
+            let wanted = usize::from(foreign && !switch_after);
+            prop_assert_eq!(usize::from(found.is_some()), wanted);
+            if let Some(o) = found {
+                prop_assert_eq!(o.named, id(99));
+                prop_assert_eq!(&o.judged, lineage.last().unwrap());
+            }
+        }
+    }
 
     fn lines(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
