@@ -100,7 +100,7 @@ mod align;
 mod code;
 pub use code::AlteredCode;
 mod opened;
-pub use opened::{opened_session, wrong_session, Opened};
+pub use opened::{listing_counts, opened_session, wrong_session, Opened};
 mod coverage;
 mod holders;
 mod repeat;

@@ -37,7 +37,8 @@
 //! [[step]]
 //! say = "Tell me about the lighthouse keeper."
 //! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn
-//! # fault = "drop_stream"        # optional: http_500 | malformed_json | drop_stream | hang
+//! # fault = "drop_stream"        # optional: http_500 | malformed_json | drop_stream | hang |
+//! #                              # usage_only_end
 //! # fault_times = 1              # optional: only the first N answers (retries then succeed)
 //! # tools = [{ name = "read_file", arguments = { path = "keeper_log.txt" } }]
 //! #                              # optional: the model calls these first, then replies

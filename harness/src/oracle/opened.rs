@@ -7,6 +7,9 @@
 //! (`Session:        ID`). A command that switches the session without naming the new one
 //! (`/new`, `/reset`, `/clear`, `/branch`, `/fork`, an in-session `/resume` the client answers
 //! without an id) leaves the session unnamed until the screen names one again: no judgement then.
+//!
+//! A session listing (`hermes sessions list`) is judged here too (rule 13, [`listing_counts`]):
+//! it is where a user finds the id to resume.
 
 /// A session id as the client writes them: `YYYYMMDD_HHMMSS_` and six hex digits.
 fn session_id_at(text: &str) -> Option<&str> {
@@ -82,6 +85,28 @@ pub fn wrong_session(named: Option<&str>, lineage: &[String]) -> Option<Opened> 
         named: named.to_owned(),
         judged: judged.clone(),
     })
+}
+
+/// Rule 13 on a session listing's `lines`: for each conversation of `lineages` (its sessions'
+/// ids), how many lines name one of its sessions. Returns (conversations listed on no line,
+/// lines beyond the first that name an already listed conversation).
+pub fn listing_counts(lines: &[String], lineages: &[Vec<String>]) -> (usize, usize) {
+    let mut missing = 0;
+    let mut surplus = 0;
+    for lineage in lineages {
+        let listed = lines
+            .iter()
+            .filter(|line| {
+                line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|word| lineage.iter().any(|id| id == word))
+            })
+            .count();
+        match listed {
+            0 => missing += 1,
+            n => surplus += n - 1,
+        }
+    }
+    (missing, surplus)
 }
 
 #[cfg(test)]
@@ -171,6 +196,26 @@ mod tests {
         assert_eq!(opened_session(&lines(&["Session: 20261206_0341"])), None);
         assert_eq!(opened_session(&lines(&[&format!("Session: {A}x")])), None);
         assert_eq!(opened_session(&[]), None);
+    }
+
+    #[test]
+    fn every_listable_conversation_is_listed_once() {
+        let lineages = vec![vec![id(1), id(2)], vec![id(3)], vec![id(4), id(5), id(6)]];
+        let row = |i: &str| format!("Lighthouse notes    a lamp at dusk     2m ago   {i}");
+        // Each by its root or its tip: 0, 0.
+        let listing = vec![
+            "Title   Preview   ID".to_owned(),
+            row(&id(2)),
+            row(&id(3)),
+            row(&id(4)),
+        ];
+        assert_eq!(listing_counts(&listing, &lineages), (0, 0));
+        // A conversation left out, another listed by its root and its tip.
+        let listing = vec![row(&id(1)), row(&id(2)), row(&id(4))];
+        assert_eq!(listing_counts(&listing, &lineages), (1, 1));
+        // An id inside a longer word is not a listing of it.
+        let listing = vec![row(&format!("{}x", id(3)))];
+        assert_eq!(listing_counts(&listing, &lineages), (3, 0));
     }
 
     #[test]

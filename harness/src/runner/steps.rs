@@ -86,6 +86,9 @@ enum Format {
     /// `## Compression segment: ID` heading, each judged as that session's own display
     /// ([`Basis::segment`]).
     Segments,
+    /// `sessions list`: a session listing, judged by rule 13 (every conversation the database
+    /// holds listed once; [`oracle::listing_counts`]).
+    Listing,
 }
 
 impl Format {
@@ -96,6 +99,9 @@ impl Format {
                 .find(|w| w[0] == flag)
                 .map(|w| w[1].as_str())
         };
+        if args.len() >= 2 && args[0] == "sessions" && args[1] == "list" {
+            return Some(Format::Listing);
+        }
         match (value("--format"), value("--lineage")) {
             (Some("jsonl"), _) => Some(Format::Jsonl),
             (_, Some("logical")) => Some(Format::Segments),
@@ -580,7 +586,14 @@ impl<'a> Run<'a> {
             self.basis(&store, surface)?.ok_or(Error::NothingToCheck)?
         };
         let live_views = svg.is_some() && self.scenario.ui != Ui::Tui;
-        let (check, views) = if format == Some(Format::Segments) {
+        let (check, views) = if format == Some(Format::Listing) {
+            let lines: Vec<String> = transcript.lines.iter().map(|l| l.text.clone()).collect();
+            let (missing, surplus) = oracle::listing_counts(&lines, &store.listable_lineages()?);
+            let mut check = oracle::Check::empty(name);
+            check.findings.missing_messages = missing;
+            check.findings.words_rendered_more_than_once = surplus;
+            (check, Vec::new())
+        } else if format == Some(Format::Segments) {
             let judged = self.segments(&store, &transcript, (name, line), surface)?;
             views::combine(name, &judged, 0, &basis)
         } else if live_views {
@@ -856,5 +869,13 @@ mod format_tests {
         );
         assert_eq!(with(&["--format", "md", "--lineage", "single"]), None);
         assert_eq!(with(&["--format", "md"]), None);
+        assert_eq!(
+            Format::of(&args(&["sessions", "list"])),
+            Some(Format::Listing)
+        );
+        assert_eq!(
+            Format::of(&args(&["sessions", "list", "--limit", "50"])),
+            Some(Format::Listing)
+        );
     }
 }
