@@ -109,6 +109,12 @@ pub enum DriverError {
         /// The visible screen when it exited.
         screen: String,
     },
+    /// Processes the client started were still running after `kill` (their ids).
+    #[error("processes the killed client started still run: {pids:?}")]
+    Orphans {
+        /// Their process ids.
+        pids: Vec<i32>,
+    },
     /// Reading or writing the PTY or the recording failed.
     #[error("PTY i/o failed while {what}")]
     Io {
@@ -887,6 +893,38 @@ impl Driver {
         }
     }
 
+    /// Kills the client as a crash or a closed terminal would (a scenario's `kill`): SIGKILL to
+    /// every process it started — its process group, and each descendant in a group or session
+    /// of its own (a tool's shell started with `setsid`), found through `/proc` before the first
+    /// signal — then reaps the client and waits until none of them is left. Fails, naming the
+    /// survivors, when one still runs at the deadline: the next launch must not share the home
+    /// with an orphan of this one.
+    pub fn kill_tree(&mut self, deadline: Duration) -> Result<(), DriverError> {
+        let tree = descendants(self.pid.as_raw());
+        let _ = killpg(self.pid, Signal::SIGKILL);
+        for &pid in &tree {
+            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            if let Ok(group) = nix::unistd::getpgid(Some(Pid::from_raw(pid))) {
+                let _ = killpg(group, Signal::SIGKILL);
+            }
+        }
+        self.kill();
+        // Drain the PTY: what the client wrote before the signal stays in the recording.
+        let _ = self.pump(Duration::from_millis(50));
+        let start = Instant::now();
+        loop {
+            let left: Vec<i32> = tree.iter().copied().filter(|&p| alive(p)).collect();
+            if left.is_empty() {
+                return Ok(());
+            }
+            if start.elapsed() >= deadline {
+                return Err(DriverError::Orphans { pids: left });
+            }
+            // Orphans are reaped by init: no fd signals it; poll briefly.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Flushes the recording.
     pub fn finish_recording(&mut self) -> Result<(), DriverError> {
         self.cast.flush().map_err(|source| DriverError::Io {
@@ -894,6 +932,51 @@ impl Driver {
             source,
         })
     }
+}
+
+/// Every live descendant of `root` (children, their children, …), read from `/proc/*/stat`.
+fn descendants(root: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| Some((pid, parent_of(pid)?)))
+        .collect();
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    tree.remove(0);
+    tree
+}
+
+/// The parent of `pid` and whether it still runs (not a zombie), from `/proc/PID/stat`.
+fn stat_of(pid: i32) -> Option<(i32, char)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `PID (COMM) STATE PPID …`: COMM may hold spaces and parentheses; it ends at the last `)`.
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    Some((parent, state))
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    stat_of(pid).map(|(parent, _)| parent)
+}
+
+/// Whether `pid` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    stat_of(pid).is_some_and(|(_, state)| state != 'Z' && state != 'X')
 }
 
 impl Drop for Driver {

@@ -43,6 +43,8 @@
 //! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
 //! | a terminal that reflows on resize; which one a check reads | [`terminal::ReflowScreen`], [`terminal::Terminal`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | `provider/` |
+//! | which session did the client open? is a session listing whole? (rules 12, 13) | `oracle/opened.rs`; the runner's `judge_opened` and `Format::Listing` (`runner/steps.rs`) |
+//! | killing the client mid-turn (`kill`), its orphans | `Driver::kill_tree` (`driver.rs`), `Run::killed` (`runner/steps.rs`) |
 //! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
 //! | the commands of the binary: arguments, output, exit status | [`cli`] |

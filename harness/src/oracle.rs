@@ -99,6 +99,8 @@
 mod align;
 mod code;
 pub use code::AlteredCode;
+mod opened;
+pub use opened::{listing_counts, opened_session, wrong_session, Opened};
 mod coverage;
 mod holders;
 mod repeat;
@@ -157,22 +159,28 @@ pub struct Findings {
     /// [`Check::altered_code`] names them): `__init__` drawn as `init` inside a code block.
     #[serde(default)]
     pub code_words_altered: usize,
+    /// 1 when the screen names as the client's own session one outside the judged session's
+    /// compression lineage (rule 12; [`Check::opened`] names both), else 0: every number above
+    /// then compares the wrong conversation.
+    #[serde(default)]
+    pub wrong_session: usize,
 }
 
 impl Findings {
     /// Every finding's public name (scenario files, `--json`, `--expect-findings`), in field
     /// order: the one list the others are made from.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "words_rendered_more_than_once",
         "missing_messages",
         "internal_text_shown",
         "out_of_order",
         "taken_back_shown",
         "code_words_altered",
+        "wrong_session",
     ];
 
     /// Each finding with its public name, in [`Findings::NAMES`] order.
-    pub fn named(&self) -> [(&'static str, usize); 6] {
+    pub fn named(&self) -> [(&'static str, usize); 7] {
         let n = [
             self.words_rendered_more_than_once,
             self.missing_messages,
@@ -180,8 +188,9 @@ impl Findings {
             self.out_of_order,
             self.taken_back_shown,
             self.code_words_altered,
+            self.wrong_session,
         ];
-        let mut out = [("", 0); 6];
+        let mut out = [("", 0); 7];
         for (i, (name, value)) in Self::NAMES.into_iter().zip(n).enumerate() {
             out[i] = (name, value);
         }
@@ -196,6 +205,7 @@ impl Findings {
         self.out_of_order += other.out_of_order;
         self.taken_back_shown += other.taken_back_shown;
         self.code_words_altered += other.code_words_altered;
+        self.wrong_session = self.wrong_session.max(other.wrong_session);
     }
 }
 
@@ -360,6 +370,10 @@ pub struct Check {
     pub altered_code: Vec<AlteredCode>,
     /// What the database alone shows is wrong (see `integrity.rs`); empty when not known.
     pub data_problems: Vec<DataProblem>,
+    /// The session the screen named as the client's own when it is not the judged one's
+    /// ([`Findings::wrong_session`]); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<Opened>,
     /// Every rendering the alignment found, in screen order (for reports; not in `--json`).
     #[serde(skip)]
     pub drawn: Vec<Drawn>,
@@ -384,6 +398,7 @@ impl Check {
             taken_back: Vec::new(),
             altered_code: Vec::new(),
             data_problems: Vec::new(),
+            opened: None,
             drawn: Vec::new(),
             out_of_order_messages: Vec::new(),
             internal_words: Vec::new(),
@@ -567,6 +582,7 @@ pub(crate) fn check_prepared(
         out_of_order: out_of_order_messages.len(),
         taken_back_shown: taken_back.len(),
         code_words_altered: altered_code.iter().map(AlteredCode::count).sum(),
+        wrong_session: 0,
     };
     Check {
         at: at.to_string(),
@@ -576,6 +592,7 @@ pub(crate) fn check_prepared(
         taken_back,
         altered_code,
         data_problems: cx.data_problems.to_vec(),
+        opened: None,
         drawn,
         out_of_order_messages,
         internal_words,

@@ -26,14 +26,19 @@
 //! "keeper_log.txt" = "…"
 //!
 //! [[step]]
-//! launch = []                    # start the client (arguments; `{session}` = newest session id)
+//! launch = []                    # start the client (arguments; `{session}` = newest session id
+//! #                              # with messages, `{lineage_root}` = the first session of its
+//! #                              # compression lineage, `{banner_session}` = the id the last
+//! #                              # `quit`'s exit banner printed — also in `command`, `resume`,
+//! #                              # `export`)
 //! # client = "hermes-agent==0.19.0"   # optional: another client for this launch only
 //! # during = [{ after_word = "keeper", drag = ["90x40", "80x40"], gap_ms = 50 }]
 //! #                              # optional: resizes while it draws its first screen (a recap)
 //! [[step]]
 //! say = "Tell me about the lighthouse keeper."
 //! reply = "…"                    # the fake model's scripted reply; the step waits until it is drawn
-//! # fault = "drop_stream"        # optional: http_500 | malformed_json | drop_stream | hang
+//! # fault = "drop_stream"        # optional: http_500 | malformed_json | drop_stream | hang |
+//! #                              # usage_only_end
 //! # fault_times = 1              # optional: only the first N answers (retries then succeed)
 //! # tools = [{ name = "read_file", arguments = { path = "keeper_log.txt" } }]
 //! #                              # optional: the model calls these first, then replies
@@ -54,7 +59,8 @@
 //! [[step]]
 //! settle = 500                   # quiet output for 500 ms (a wait with the step's deadline)
 //! [[step]]
-//! quit = true
+//! quit = true                    # or `kill = true`: SIGKILL the client and what it started,
+//! #                              # no `/quit` (see also `during` … `kill = true`)
 //! [[step]]
 //! launch = []                    # a fresh client …
 //! [[step]]
@@ -303,6 +309,10 @@ pub enum Action {
     },
     /// Quit the client (`/quit`) and wait for it to exit.
     Quit,
+    /// SIGKILL the client's process group and every process it started, without `/quit` (a
+    /// crash or a closed terminal), and wait until none of them is left; the next step may
+    /// `launch` again. A `say` step's `during` entry `kill = true` does the same mid-turn.
+    Kill,
     /// Run the oracle on the whole rendered history and compare with the expectation.
     Check {
         /// Checkpoint name.
@@ -337,6 +347,7 @@ impl RawStep {
             self.resume.is_some(),
             self.resize.is_some(),
             self.quit.is_some(),
+            self.kill.is_some(),
             self.check.is_some(),
             self.type_.is_some(),
             self.settle.is_some(),
@@ -419,6 +430,7 @@ struct RawStep {
     export: Option<Vec<String>>,
     client: Option<String>,
     quit: Option<bool>,
+    kill: Option<bool>,
     #[serde(rename = "type")]
     type_: Option<String>,
     keys: Option<Vec<EditKey>>,
@@ -629,7 +641,7 @@ fn steps(
             return Err(invalid(
                 line,
                 "a step must have exactly one of `include`, `launch`, `say`, `command`, \
-                 `resume`, `resize`, `type`, `settle`, `export`, `quit`, `check`"
+                 `resume`, `resize`, `type`, `settle`, `export`, `quit`, `kill`, `check`"
                     .into(),
             ));
         }
@@ -679,7 +691,9 @@ fn steps(
                 ),
             ));
         }
-        if matches!(action, Action::Quit | Action::Launch { .. }) {
+        if matches!(action, Action::Quit | Action::Kill | Action::Launch { .. })
+            || killed_mid_turn(&action)
+        {
             // `quit` clears the draft before `/quit`; a new client starts with an empty composer.
             composer = Line::default();
         }
@@ -689,7 +703,7 @@ fn steps(
         }
         let default_deadline = match &action {
             Action::Launch { .. } => 60,
-            Action::Say { .. } | Action::Quit | Action::Check { .. } => 30,
+            Action::Say { .. } | Action::Quit | Action::Kill | Action::Check { .. } => 30,
             Action::Command { .. } => 90,
             Action::Resume(_) => 60,
             Action::Resize { .. } | Action::Type { .. } | Action::Settle { .. } => 30,
@@ -717,6 +731,12 @@ fn steps(
         ));
     }
     Ok(steps)
+}
+
+/// Whether a `say` step's `during` ends with `kill = true` (the client is gone after it).
+pub(crate) fn killed_mid_turn(action: &Action) -> bool {
+    matches!(action, Action::Say { during, .. }
+        if during.last().is_some_and(|d| d.action == DuringAction::Kill))
 }
 
 /// The action of a step that names exactly one.
@@ -787,6 +807,13 @@ fn action(
         return Err(invalid(
             line,
             "`quit = false` is not a step; remove it".into(),
+        ));
+    } else if s.kill == Some(true) {
+        Action::Kill
+    } else if s.kill == Some(false) {
+        return Err(invalid(
+            line,
+            "`kill = false` is not a step; remove it".into(),
         ));
     } else {
         check_action(line, s, invalid)?

@@ -733,6 +733,51 @@ impl Store {
         Ok(out)
     }
 
+    /// The conversations a session listing must show (display contract, rule 13), oldest first,
+    /// each as its sessions' ids, root first: every session that holds a message and is not a
+    /// tool's child (`source = 'tool'`), grouped by compression continuation — a hop to the
+    /// parent only where the parent ended with `end_reason = 'compression'` and the session is
+    /// no explicit fork of it. A `/branch` child is a conversation of its own (unlike
+    /// [`Store::lineage`], which shows a branch with its parent's turns, rule 9).
+    pub fn listable_lineages(&self) -> Result<Vec<Vec<String>>, StoreError> {
+        let with_messages = self.query_links(
+            "WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id) \
+             ORDER BY started_at ASC, rowid ASC",
+            &[],
+        )?;
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for link in with_messages {
+            if link.source.as_deref() == Some("tool") {
+                continue;
+            }
+            let mut chain = vec![link.session.id.clone()];
+            let mut current = link;
+            while let Some(parent_id) = current.session.parent_session_id.clone() {
+                let Some(parent) = self.session_link(&parent_id)? else {
+                    break;
+                };
+                let continues = parent.session.end_reason.as_deref() == Some("compression")
+                    && !current.is_fork_of(&parent_id);
+                if !continues || chain.contains(&parent_id) {
+                    break;
+                }
+                chain.insert(0, parent_id);
+                current = parent;
+            }
+            match out.iter_mut().find(|l| l.first() == chain.first()) {
+                Some(known) => {
+                    for id in chain {
+                        if !known.contains(&id) {
+                            known.push(id);
+                        }
+                    }
+                }
+                None => out.push(chain),
+            }
+        }
+        Ok(out)
+    }
+
     fn session_link(&self, id: &str) -> Result<Option<SessionLink>, StoreError> {
         Ok(self
             .query_links("WHERE id = ? LIMIT 1", &[&id])?

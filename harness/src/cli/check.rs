@@ -130,7 +130,7 @@ pub struct Pin {
 }
 
 /// What `--expect-findings` may name: the oracle's findings and the row counts.
-const PINNABLE: [&str; 10] = crate::oracle::joined_names(&[
+const PINNABLE: [&str; 11] = crate::oracle::joined_names(&[
     &crate::oracle::Findings::NAMES,
     &crate::oracle::RowCounts::NAMES,
 ]);

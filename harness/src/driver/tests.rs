@@ -60,6 +60,41 @@ fn dropping_the_driver_kills_the_whole_process_group() {
     assert!(!alive(bg), "background child {bg} survived the driver");
 }
 
+#[test]
+fn kill_tree_kills_a_child_in_a_session_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("bg.pid");
+    // `setsid` puts the child in a new session and group: `killpg` on the client's group alone
+    // would leave it running.
+    let script = format!(
+        "setsid sleep 300 & echo $! > {}; echo ready; sleep 300",
+        pidfile.display()
+    );
+    let mut d = Driver::spawn(&shell(&script, dir.path())).unwrap();
+    d.wait_until("ready", Duration::from_secs(10), |s| {
+        s.viewport_rows().iter().any(|r| r == "ready")
+    })
+    .unwrap();
+    let bg: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(bg));
+    // `$!` is known before `setsid` has run in the child: wait until it leads its own group.
+    let group = || nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(bg))).map(|g| g.as_raw());
+    let start = Instant::now();
+    while group() != Ok(bg) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(group(), Ok(bg), "the child leads a group of its own");
+    d.kill_tree(Duration::from_secs(5)).unwrap();
+    assert!(
+        !alive(bg),
+        "the child in its own session survived kill_tree"
+    );
+}
+
 /// The error of waiting up to `deadline` for the idle prompt from a shell running `script`.
 fn prompt_wait_error(script: &str, deadline: Duration) -> String {
     let dir = tempfile::tempdir().unwrap();

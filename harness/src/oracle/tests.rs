@@ -727,12 +727,17 @@ fn verdict_sentence_lists_every_nonzero_finding() {
             out_of_order: 4,
             taken_back_shown: 5,
             code_words_altered: 6,
+            wrong_session: 1,
         },
         repeats: vec![],
         missing: vec![],
         taken_back: vec![],
         altered_code: vec![],
         data_problems: vec![],
+        opened: Some(crate::oracle::Opened {
+            named: "20261206_000000_aaaaaa".into(),
+            judged: "20261206_000001_bbbbbb".into(),
+        }),
         drawn: vec![],
         out_of_order_messages: vec![],
         internal_words: vec![],
@@ -741,7 +746,9 @@ fn verdict_sentence_lists_every_nonzero_finding() {
         verdict_sentence(&c),
         "1 word rendered more than once; 2 messages missing; 3 words of internal text \
              shown; 5 messages the user took back shown; 6 code words drawn other than stored (a \
-             display problem: stored verbatim); 4 messages out of order"
+             display problem: stored verbatim); the wrong session: the screen names \
+             20261206_000000_aaaaaa as the client's own, the check judges 20261206_000001_bbbbbb \
+             (rule 12: not in its lineage); 4 messages out of order"
     );
 }
 

@@ -102,6 +102,16 @@ pub fn verdict_sentence(check: &Check) -> String {
     if f.code_words_altered > 0 {
         parts.push(code_part(f.code_words_altered, &check.altered_code));
     }
+    if f.wrong_session > 0 {
+        parts.push(match &check.opened {
+            Some(o) => format!(
+                "the wrong session: the screen names {} as the client's own, the check judges {} \
+                 (rule 12: not in its lineage)",
+                o.named, o.judged
+            ),
+            None => "the wrong session (rule 12)".to_owned(),
+        });
+    }
     if f.out_of_order > 0 {
         parts.push(format!(
             "{} out of order",

@@ -24,6 +24,12 @@ pub enum Fault {
     DropStream,
     /// No answer at all until the fake model shuts down.
     Hang,
+    /// A stream whose final chunk is usage-only (`choices: []`, `usage`) and that carries no
+    /// `finish_reason` on any chunk, then `[DONE]`: the shape upstream #91373 reports from
+    /// vLLM with `stream_options.include_usage`. The text and tool calls arrive whole; a client
+    /// that reads the missing `finish_reason` as a cut stream retries or nudges. A JSON (not
+    /// streamed) answer is sent unchanged.
+    UsageOnlyEnd,
 }
 
 /// How often a hanging answer checks whether the fake model is stopping.
@@ -90,7 +96,44 @@ pub(super) fn inject(fault: Fault, reply: Reply, stream: bool) -> Reply {
             status: 0,
             body: Body::Hang,
         },
+        Fault::UsageOnlyEnd => Reply {
+            status: reply.status,
+            body: match reply.body {
+                Body::Events(events) => Body::Events(usage_only_end(events)),
+                Body::Paced(events, delay) => Body::Paced(usage_only_end(events), delay),
+                other => other,
+            },
+        },
     }
+}
+
+/// `events` without the chunk that carries `finish_reason`, ending with a usage-only chunk: the
+/// one the request asked for (`stream_options.include_usage`), else one made from the first
+/// chunk's id and model with zero counts.
+pub(super) fn usage_only_end(events: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    let finishes = |e: &serde_json::Value| {
+        e.pointer("/choices/0/finish_reason")
+            .is_some_and(|f| !f.is_null())
+    };
+    let usage_only = |e: &serde_json::Value| {
+        e.get("usage").is_some()
+            && e.get("choices")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(Vec::is_empty)
+    };
+    let head = events.first().cloned().unwrap_or_default();
+    let mut out: Vec<serde_json::Value> = events.into_iter().filter(|e| !finishes(e)).collect();
+    if !out.last().is_some_and(usage_only) {
+        out.push(serde_json::json!({
+            "id": head.get("id").cloned().unwrap_or_default(),
+            "object": "chat.completion.chunk",
+            "created": head.get("created").cloned().unwrap_or_default(),
+            "model": head.get("model").cloned().unwrap_or_default(),
+            "choices": [],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        }));
+    }
+    out
 }
 
 /// A reader that yields `bytes` up to `cut`, then fails: tiny_http then closes the connection

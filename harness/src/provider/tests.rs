@@ -832,6 +832,50 @@ fn drop_stream_fault_sends_half_a_stream_without_done() {
 }
 
 #[test]
+fn usage_only_end_fault_sends_the_whole_text_and_no_finish_reason() {
+    let provider = Provider::start(faulty_script(Fault::UsageOnlyEnd, None)).expect("start");
+    let body = chat_body(json!([{"role": "user", "content": "hi"}]), true);
+    let reply = http(&provider, "POST", "/v1/chat/completions", &body);
+    let events = reply.events();
+    assert_eq!(
+        events.last().map(String::as_str),
+        Some("[DONE]"),
+        "{events:?}"
+    );
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).expect("JSON"))
+        .collect();
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| {
+            c.pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
+        })
+        .collect();
+    assert_eq!(text, LIGHTHOUSE, "the text arrives whole");
+    let finishes = chunks
+        .iter()
+        .filter(|c| {
+            c.pointer("/choices/0/finish_reason")
+                .is_some_and(|f| !f.is_null())
+        })
+        .count();
+    assert_eq!(finishes, 0, "{chunks:?}");
+    let last = chunks.last().expect("a chunk");
+    assert_eq!(last["choices"], json!([]), "{last}");
+    assert!(last.get("usage").is_some(), "{last}");
+    // Already ending usage-only: nothing is added, only the finish chunk is taken out.
+    let with_usage = vec![
+        json!({"choices": [{"delta": {"content": "a"}, "finish_reason": null}]}),
+        json!({"choices": [{"delta": {}, "finish_reason": "stop"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 3}}),
+    ];
+    let out = super::faults::usage_only_end(with_usage.clone());
+    assert_eq!(out, vec![with_usage[0].clone(), with_usage[2].clone()]);
+}
+
+#[test]
 fn a_hanging_answer_does_not_hold_up_the_fake_models_shutdown() {
     let provider = Provider::start(faulty_script(Fault::Hang, None)).expect("start");
     let addr = provider.addr();

@@ -8,7 +8,8 @@
 //! after a `during` message with a scripted `reply`, when that reply is drawn (it comes last);
 //! after Ctrl-C, when the client is idle and its output settled (the interrupt acknowledged; the
 //! rest of the reply never comes); with text typed ahead and not sent, when the reply is drawn,
-//! the composer holds the text and the output has settled.
+//! the composer holds the text and the output has settled; at a `kill` entry's trigger, at once
+//! (the caller kills the client: `Run::killed` in `runner/steps.rs`).
 
 use std::time::Duration;
 
@@ -55,6 +56,10 @@ pub(super) fn say_during(
             mark,
         };
         wait_trigger(d, Some(provider), &pending, &end, clock)?;
+        if entry.action == DuringAction::Kill {
+            // The caller kills the client now: the turn never ends.
+            return Ok(());
+        }
         let notices = interrupt_notices(&d.shown());
         act(d, &entry.action, clock)?;
         match &entry.action {
@@ -206,6 +211,8 @@ fn act(d: &mut Driver, action: &DuringAction, clock: &Deadline) -> Result<(), Er
         DuringAction::Key(key) => d.type_raw(key.bytes()).map_err(io),
         DuringAction::Type { text, .. } => type_ahead(d, text, clock),
         DuringAction::Command { text, .. } => type_ahead(d, &format!("{text}\n"), clock),
+        // `say_during` returns at its trigger; the caller kills the client.
+        DuringAction::Kill => Ok(()),
     }
 }
 

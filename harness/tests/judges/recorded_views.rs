@@ -17,7 +17,7 @@ use hermes_e2e::runner::ScenarioResult;
 use crate::common::bin::BIN;
 
 /// The findings `check --json` and a live check both name: every one.
-const FINDINGS: [&str; 6] = hermes_e2e::Findings::NAMES;
+const FINDINGS: &[&str] = &hermes_e2e::Findings::NAMES;
 
 /// The last check of each client process (0-based, in launch order) of `result`.
 fn last_checks(result: &ScenarioResult) -> Vec<(usize, serde_json::Value)> {
