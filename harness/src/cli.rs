@@ -18,15 +18,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod belonging;
-pub mod bisect;
-pub mod check;
+pub mod bisect_command;
+pub mod check_command;
 pub mod input;
-pub mod inspect;
-pub mod minimize;
+pub mod inspect_command;
+pub mod minimize_command;
 pub mod out;
-pub mod record;
-pub mod repro;
-pub mod run;
+pub mod record_command;
+pub mod repro_command;
+pub mod run_command;
 mod values;
 
 use crate::report;
@@ -170,7 +170,7 @@ pub enum Error {
     /// An expectation (`--expect`, `--expect-findings`) is not one (boxed: a TOML error is
     /// large, and every command's result carries this type).
     #[error(transparent)]
-    Expect(Box<check::ExpectError>),
+    Expect(Box<check_command::ExpectError>),
     /// The releases to bisect could not be listed.
     #[error(transparent)]
     Versions(#[from] crate::triage::versions::VersionsError),
@@ -221,8 +221,8 @@ pub enum Error {
     Json(#[from] serde_json::Error),
 }
 
-impl From<check::ExpectError> for Error {
-    fn from(e: check::ExpectError) -> Error {
+impl From<check_command::ExpectError> for Error {
+    fn from(e: check_command::ExpectError) -> Error {
         Error::Expect(Box::new(e))
     }
 }

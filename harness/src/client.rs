@@ -13,7 +13,7 @@
 //! succeeded tells a complete venv from an interrupted install, which is redone.
 //!
 //! Files:
-//! - `mod.rs` (this page): provisioning ([`resolve`]) and configuration ([`base_config`],
+//! - `client.rs` (this page): provisioning ([`resolve`]) and configuration ([`base_config`],
 //!   [`environment`], [`terminal_identity`]);
 //! - [`profile`]: the interfaces ([`Ui`]), the idle and busy rules ([`is_idle`], [`is_busy`]), the
 //!   composer placeholders, and how long the client's output must be quiet;

@@ -38,14 +38,14 @@
 //! | when is a step done? what the harness waits for, and for how long | `client/profile.rs` (`reply_closed`, `Ui::settle`, `Ui::command_settle`, `ENTER_HOLD`), the wait loop `Driver::wait_done` (`driver.rs`) |
 //! | what on screen is client chrome? the recap panel? | `client/chrome.rs`, `client/recap.rs` |
 //! | what does the client write into `state.db`? | `client/stored.rs` (row markers, schemas), read by [`store`] |
-//! | how is the client installed and configured? | `client/mod.rs` (`resolve`, `base_config`) |
+//! | how is the client installed and configured? | `client.rs` (`resolve`, `base_config`) |
 //! | the asciicast format (write and replay) | [`terminal::cast`] |
 //! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
 //! | a terminal that reflows on resize; which one a check reads | [`terminal::ReflowScreen`], [`terminal::Terminal`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | `provider/` |
-//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
+//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/streaming.rs`; the `export` step in `runner/export.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
-//! | the commands of the binary: arguments, output, exit status | [`cli`] |
+//! | the commands of the binary: arguments, output, exit status | [`cli`] (one `cli/<command>_command.rs` each) |
 //! | first bad client version, the smallest database that still misrenders, failure signatures | `triage/` (`bisect`, `minimize`, `signature`) |
 //! | text, JSON and HTML reports | [`report`], [`report::html`] |
 //!

@@ -89,7 +89,7 @@
 //! `O(n log n)` in the transcript and conversation sizes (see `oracle/align.rs`).
 //!
 //! # Files
-//! [`check_prepared`] runs the stages in order, one file each: `oracle/words.rs` (both sides as
+//! [`check_prepared`] runs the stages in order, one file each: `oracle/vocabulary.rs` (both sides as
 //! word ids; the expectation's side can be made beforehand, [`PreparedExpected`]), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
 //! (renderings), `oracle/coverage.rs` (what they cover, missing messages, order) and
 //! `oracle/repeat.rs` (one [`Repeat`] per surplus run). They only count: every sentence about a
@@ -103,8 +103,8 @@ mod coverage;
 mod holders;
 mod repeat;
 mod rows;
+mod vocabulary;
 pub mod wording;
-mod words;
 
 use crate::display::{Expected, Role};
 use crate::integrity::DataProblem;
@@ -114,7 +114,7 @@ use align::{Rendering, SourceKind, Texts};
 use coverage::{missing_and_positions, outside_longest_run, Coverage};
 use holders::{identical_holders_in_order, Holders};
 use repeat::{repeats, Surplus};
-use words::{excerpt, Vocabulary, Words};
+use vocabulary::{excerpt, Vocabulary, Words};
 
 pub use rows::{count_rows, is_stale_preview, RowCounts};
 pub use wording::verdict_sentence;
@@ -585,7 +585,7 @@ pub(crate) fn check_prepared(
 /// The texts the alignment looks for: messages, then internal texts, then taken-back messages
 /// (those with words).
 fn sources(words: &Vocabulary) -> Vec<(SourceKind, Vec<u32>)> {
-    fn with_words(texts: &[words::Tokens]) -> impl Iterator<Item = (usize, Vec<u32>)> + '_ {
+    fn with_words(texts: &[vocabulary::Tokens]) -> impl Iterator<Item = (usize, Vec<u32>)> + '_ {
         texts
             .iter()
             .enumerate()

@@ -11,7 +11,7 @@
 //! Only 127.0.0.1 is ever bound: the fake must not be reachable from outside the machine.
 //!
 //! Where each part lives:
-//! - `mod.rs`: the [`Provider`] handle (start, address, log, [`Provider::said`], shutdown), the
+//! - `provider.rs`: the [`Provider`] handle (start, address, log, [`Provider::said`], shutdown), the
 //!   logged [`Exchange`] and its [`CallKind`], the public constants.
 //! - `http.rs`: the tiny_http side — the worker loop, routing a request to its reply, the request
 //!   body limit, the reply bodies and how each is written.

@@ -20,14 +20,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub mod bless;
-mod cli;
-mod during;
 pub mod error;
+mod export;
 pub mod record;
 pub mod repro;
 pub mod results;
 mod session;
 mod steps;
+mod streaming;
 
 pub use error::{Error, StepError};
 pub use record::record;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::repro::ClientArgs;
+use super::repro_command::ClientArgs;
 use super::{out, Error, Exit, Outcome};
 use crate::display::Surface;
 use crate::report;

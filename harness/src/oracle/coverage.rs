@@ -8,7 +8,7 @@ use crate::display::Expected;
 
 use super::align::{Rendering, SourceKind};
 use super::holders::Holders;
-use super::words::{excerpt, Words};
+use super::vocabulary::{excerpt, Words};
 use super::{Missing, SHINGLE_WORDS};
 
 /// What the renderings cover.

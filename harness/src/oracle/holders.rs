@@ -6,7 +6,7 @@ use crate::display::{Expected, Role};
 use crate::integrity::{DataProblem, DataProblemKind};
 
 use super::align::{self, Rendering, SourceKind};
-use super::words::{same_as, FastMap, Words};
+use super::vocabulary::{same_as, FastMap, Words};
 use super::{Cause, Context, SHINGLE_WORDS};
 
 /// Who holds which text, and how often each text may be drawn.

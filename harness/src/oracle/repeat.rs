@@ -9,7 +9,7 @@ use crate::display::{Expected, LogicalMessage, RowRef};
 use super::align::{Rendering, SourceKind};
 use super::coverage::Coverage;
 use super::holders::Holders;
-use super::words::{excerpt, excerpt_in, word_ranges, FastMap};
+use super::vocabulary::{excerpt, excerpt_in, word_ranges, FastMap};
 use super::{Cause, Repeat};
 
 /// Earlier renderings examined per repeat to list the allowed ones (a message rendered thousands of

@@ -974,10 +974,10 @@ proptest! {
     ) {
         let texts: Vec<String> = texts.iter().map(|t| t.join(" ")).collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let (one_vocab, one) = words::tokenize_split(&texts, texts.len());
-        let (two_vocab, two) = words::tokenize_split(&texts, half.min(texts.len()));
+        let (one_vocab, one) = vocabulary::tokenize_split(&texts, texts.len());
+        let (two_vocab, two) = vocabulary::tokenize_split(&texts, half.min(texts.len()));
         prop_assert_eq!(one_vocab, two_vocab);
-        let ids = |t: &[words::Tokens]| t.iter().map(|t| t.ids.clone()).collect::<Vec<_>>();
+        let ids = |t: &[vocabulary::Tokens]| t.iter().map(|t| t.ids.clone()).collect::<Vec<_>>();
         prop_assert_eq!(ids(&one), ids(&two));
     }
 
@@ -995,8 +995,8 @@ proptest! {
         let text = words.join(" ");
         let range = start..start + len;
         prop_assert_eq!(
-            words::excerpt(&text, range.clone()),
-            words::excerpt_in(&text, &words::word_ranges(&text), range)
+            vocabulary::excerpt(&text, range.clone()),
+            vocabulary::excerpt_in(&text, &vocabulary::word_ranges(&text), range)
         );
     }
 
@@ -1028,12 +1028,12 @@ fn a_long_transcript_is_looked_up_in_order_on_two_threads() {
         )],
         vec![],
     );
-    let lines: Vec<String> = (0..2 * words::PARALLEL_LINES + 3)
+    let lines: Vec<String> = (0..2 * vocabulary::PARALLEL_LINES + 3)
         .map(|i| format!("the lamp {i} keeper unknown{}", i % 7))
         .collect();
     let t = transcript(&lines);
-    let vocabulary = words::Vocabulary::new(&exp);
-    let both = words::Words::new(&t, &vocabulary);
+    let vocabulary = vocabulary::Vocabulary::new(&exp);
+    let both = vocabulary::Words::new(&t, &vocabulary);
     let one = both.stream(&t.lines, 0);
     assert_eq!(both.transcript, one.0);
     assert_eq!(both.line_of, one.1);

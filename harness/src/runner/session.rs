@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::during::launch_during;
 use super::error::Error;
+use super::streaming::launch_during;
 use crate::client::profile::COMMAND_RUNNING_HINT;
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};

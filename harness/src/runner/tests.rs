@@ -130,9 +130,9 @@ mod during {
     use std::path::Path;
     use std::time::Duration;
 
-    use super::super::during::say_during;
     use super::super::error::Error;
     use super::super::session::Deadline;
+    use super::super::streaming::say_during;
     use crate::driver::Driver;
     use crate::provider::{Provider, Script};
     use crate::scenario::{During, DuringAction, Trigger};

@@ -54,7 +54,7 @@ pub mod fixture;
 pub mod model;
 pub mod offline;
 pub mod outcome;
-pub mod report;
+pub mod report_md;
 pub mod texts;
 mod tiers;
 
@@ -684,7 +684,7 @@ fn finish(mut run: Run<'_>, ends: Ends<'_>) -> Result<Outcome, Error> {
     fixture::write(&outcome, &run.oracle.repro_args())?;
     outcome.wall_secs = run.started.elapsed().as_secs_f64();
     let path = run.dir.join("REPORT.md");
-    std::fs::write(&path, report::markdown(&outcome))
+    std::fs::write(&path, report_md::markdown(&outcome))
         .map_err(|source| Error::Io { path, source })?;
     Ok(outcome)
 }
