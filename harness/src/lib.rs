@@ -131,5 +131,5 @@ pub use runner::{run, CheckResult, RunOptions, ScenarioResult};
 pub use scenario::Scenario;
 pub use store::Store;
 pub use terminal::{Screen, Transcript};
-pub use verdict::{Basis, Error as VerdictError, Session};
-pub use views::{Rules, ViewKind, ViewSummary};
+pub use verdict::{Basis, Error as VerdictError, Rules, Session};
+pub use views::{ViewKind, ViewSummary};

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub mod bless;
+mod deadline;
 pub mod error;
 mod export;
 pub mod record;

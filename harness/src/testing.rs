@@ -11,7 +11,8 @@ pub mod client {
 /// The real client in a real PTY: the driver (the real-recorder tests drive a recorder with it),
 /// and its output with cursor moves squashed.
 pub mod driver {
-    pub use crate::driver::{squash, Driver, Launch};
+    pub use crate::client::profile::squash;
+    pub use crate::driver::{Driver, Launch};
 }
 
 /// Generated compaction histories in the real schemas (feature `test-support`).

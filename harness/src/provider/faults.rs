@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 
-use super::http::{Body, Reply};
+use super::reply::{Body, Reply};
 use super::script::{match_turn, turn_index};
 use super::{CallKind, Exchange, Shared};
 

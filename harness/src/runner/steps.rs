@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::deadline::Deadline;
 use super::error::{Error, StepError};
 use super::export::{export_transcript, run_cli};
-use super::session::{self, slash_resume, start_client, Deadline};
+use super::session::{self, slash_resume, start_client};
 use super::streaming::say_during;
 use super::{create_dir, CheckResult, Progress, ScenarioResult, StepTiming};
 use crate::client::{self, Client};

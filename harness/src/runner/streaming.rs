@@ -12,12 +12,13 @@
 
 use std::time::Duration;
 
+use super::deadline::Deadline;
 use super::error::Error;
-use super::session::{reply_tail, Deadline};
 use crate::client::chrome::PROMPT;
 use crate::client::profile::ENTER_PAUSE;
+use crate::client::profile::{reply_tail, squash};
 use crate::client::{is_idle, COMMAND_SETTLE};
-use crate::driver::{squash, Driver, DriverError, Shown};
+use crate::driver::{Driver, DriverError, Shown};
 use crate::provider::Provider;
 use crate::scenario::{count_word, During, DuringAction, Key, Trigger};
 
