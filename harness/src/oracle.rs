@@ -540,23 +540,7 @@ pub(crate) fn check_prepared(
         .into_iter()
         .map(|i| positions[i].0)
         .collect();
-    let redrawn: Vec<usize> = cx
-        .internal_redrawn
-        .iter()
-        .filter_map(|&x| holders.group_internal.get(x).copied())
-        .collect();
-    let internal_words: Vec<usize> = cov
-        .internal
-        .iter()
-        .enumerate()
-        .map(|(g, c)| {
-            if redrawn.contains(&g) {
-                0
-            } else {
-                c.iter().filter(|b| **b).count()
-            }
-        })
-        .collect();
+    let internal_words = internal_words(&cov, &holders, cx);
     let drawn = drawn(&renderings, kinds, &rows_of);
     let taken_back = taken_back_drawn(expected, &words, &cov);
     let altered_code = code::altered_replies(expected, prepared, &drawn, transcript);
@@ -580,6 +564,27 @@ pub(crate) fn check_prepared(
         out_of_order_messages,
         internal_words,
     }
+}
+
+/// The words of each internal-text group drawn, 0 for a group an earlier view drew or the view
+/// redraws where the client erased it (`cx.internal_redrawn`).
+fn internal_words(cov: &Coverage, holders: &Holders, cx: &Context<'_>) -> Vec<usize> {
+    let redrawn: Vec<usize> = cx
+        .internal_redrawn
+        .iter()
+        .filter_map(|&x| holders.group_internal.get(x).copied())
+        .collect();
+    cov.internal
+        .iter()
+        .enumerate()
+        .map(|(g, c)| {
+            if redrawn.contains(&g) {
+                0
+            } else {
+                c.iter().filter(|b| **b).count()
+            }
+        })
+        .collect()
 }
 
 /// The texts the alignment looks for: messages, then internal texts, then taken-back messages

@@ -335,27 +335,7 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
         Some(path) => Some(crate::provider::said_from_log(path)?),
         None => None,
     };
-    // The recording and the database are independent until the oracle: read both at once, on
-    // two threads (a 1M-word check spends about a quarter of its time on the database side).
-    // A recording that cannot be replayed is reported first, as when they were read in turn.
-    let (replayed, read) = std::thread::scope(|scope| {
-        let read = scope.spawn(|| -> Result<(Store, Basis), Error> {
-            let store = Store::open(&inputs.db.path)?;
-            let basis = Basis::read(
-                &store,
-                args.session.as_deref().into(),
-                display::Surface::default(),
-            )?;
-            Ok((store, basis))
-        });
-        let replayed = replay(args, inputs, true);
-        let read = read
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (replayed, read)
-    });
-    let replayed = replayed?;
-    let (store, basis) = read?;
+    let (replayed, store, basis) = replay_and_read(args, inputs)?;
     // The display settings the client's resume recap was drawn under, when given.
     let recap = match &inputs.config {
         Some(config) => {
@@ -447,6 +427,32 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
         basis,
         cut_note: recorded.note(),
     })
+}
+
+/// `args`' recording replayed and their database read with its basis.
+fn replay_and_read(args: &CheckArgs, inputs: &Inputs) -> Result<(Replayed, Store, Basis), Error> {
+    // The recording and the database are independent until the oracle: read both at once, on
+    // two threads (a 1M-word check spends about a quarter of its time on the database side).
+    // A recording that cannot be replayed is reported first, as when they were read in turn.
+    let (replayed, read) = std::thread::scope(|scope| {
+        let read = scope.spawn(|| -> Result<(Store, Basis), Error> {
+            let store = Store::open(&inputs.db.path)?;
+            let basis = Basis::read(
+                &store,
+                args.session.as_deref().into(),
+                display::Surface::default(),
+            )?;
+            Ok((store, basis))
+        });
+        let replayed = replay(args, inputs, true);
+        let read = read
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (replayed, read)
+    });
+    let replayed = replayed?;
+    let (store, basis) = read?;
+    Ok((replayed, store, basis))
 }
 
 /// The command that reruns this check.
