@@ -236,8 +236,7 @@ pub(super) fn command(
         // handler (UI thread) still has to clear the composer it read the command from
         // (`cli.py` `handle_enter`: `_pending_input.put(payload)`, then
         // `current_buffer.reset()`): when the command is quicker than the reset, the text put
-        // back is wiped (measured: 1 of ≈ 30 runs of `history/v0_19_undo_rotating`, the `/undo`
-        // done 11 ms after Enter). Both prints and the composer's redraw go through the UI's
+        // back is wiped. Both prints and the composer's redraw go through the UI's
         // event loop after that handler, so once the output has been quiet the composer shows
         // what it holds: the text is cleared if it is there; if it was lost, the state is the
         // same as after clearing it. (The full settle for every client: an empty prompt drawn
@@ -260,11 +259,9 @@ pub(super) fn command(
 /// prompt: Ctrl-E (end of line), then Ctrl-U (prompt_toolkit's `unix-line-discard`, which
 /// deletes back to the start of the line). Ctrl-E first because the client sets the text and
 /// then, in a second step, moves the cursor to its end (`_prefill_input_buffer`): the text can be
-/// drawn while the cursor is still at its start, where Ctrl-U alone deletes nothing (measured: one
-/// `/undo 2` of the first runs kept its text). The keys are sent again while the composer still
+/// drawn while the cursor is still at its start, where Ctrl-U alone deletes nothing. The keys are sent again while the composer still
 /// holds the text [`CLEAR_AGAIN`] after they were sent: the client draws the text from its
-/// command thread before the command has returned, and keys that arrive in between can be lost
-/// (measured: 1 of 6 runs of `history/v0_19_undo_rotating`).
+/// command thread before the command has returned, and keys that arrive in between can be lost.
 fn clear_composer(d: &mut Driver, back: &str, clock: &Deadline) -> Result<(), Error> {
     let ui = d.ui();
     let what = format!("the composer cleared of `{back}`");
