@@ -1,3 +1,5 @@
+//! The commands of the `hermes-e2e` binary.
+//!
 //! The commands of the `hermes-e2e` binary: each command's arguments (clap) and what it does, one
 //! file each; the binary (`main.rs`) only parses the command line and dispatches here.
 //!

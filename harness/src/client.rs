@@ -1,3 +1,5 @@
+//! The real Hermes client: install, configuration, and how it looks and behaves.
+//!
 //! Stage `client`: the real Hermes client — where its executable comes from, how it is configured,
 //! and what it looks like and how it behaves: the one place a new client version touches.
 //!

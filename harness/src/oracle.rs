@@ -1,3 +1,5 @@
+//! The oracle: a transcript against the expected display, as findings.
+//!
 //! Stage `oracle`: pure functions, no I/O. Compares a [`Transcript`] with the [`Expected`] display
 //! (and, when there is one, what the provider log says was said) and produces a [`Check`] whose
 //! findings carry numbers and a diagnosis for every surplus rendering.

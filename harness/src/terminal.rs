@@ -1,3 +1,5 @@
+//! The terminal: emulation with the whole history, escapes, recordings, transcripts.
+//!
 //! Stage `terminal`: the terminal side — a `vt100` emulator that keeps the **whole** rendered
 //! history, the one escape-sequence scanner, asciicast recordings and the transcript.
 //!

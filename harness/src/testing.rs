@@ -1,3 +1,5 @@
+//! Internals the crate's own tests and benchmarks reach (not the contract).
+//!
 //! Internals the crate's own integration tests and benchmarks reach: not the contract, hidden
 //! from the documentation, and free to change with the stages they mirror. Each module here
 //! re-exports, from the internal module of the same name, what the tests and benchmarks use

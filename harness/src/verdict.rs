@@ -1,3 +1,5 @@
+//! Where a verdict is made from a transcript and a database.
+//!
 //! Where a verdict is made from a transcript and a database: the one path every caller takes
 //! (`check --cast`, a scenario's `check` step, `repro`, the fixture tests, the report test, the
 //! benchmarks).

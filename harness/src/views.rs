@@ -1,3 +1,5 @@
+//! A live screen judged as a sequence of views.
+//!
 //! Stage `views`: a live screen judged as a sequence of views, so a finding means the client did
 //! something wrong.
 //!

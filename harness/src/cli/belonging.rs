@@ -1,3 +1,5 @@
+//! Whether a recording and a database belong together.
+//!
 //! Whether a recording and a database belong together: `check` warns (it still judges) when the
 //! recording names sessions the database does not hold, or when the session checked is not one
 //! the recording names. The session ids the classic CLI prints are the evidence (the Ink TUI

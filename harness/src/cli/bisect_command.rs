@@ -1,3 +1,5 @@
+//! The `bisect` command.
+//!
 //! `bisect`: the first published client release that misrenders, or every release where what
 //! it shows changes.
 

@@ -1,3 +1,5 @@
+//! The `check` command.
+//!
 //! `check`: the oracle on a saved recording and a `state.db`, without a client, against an
 //! expectation (`--expect FILE`, `--expect-findings NAME=N,…`; without either, every finding 0).
 

@@ -1,3 +1,5 @@
+//! The `minimize` command.
+//!
 //! `minimize`: a user's `state.db` shrunk to the fewest rows and shortest texts that still
 //! misrender the same way in the real client.
 

@@ -1,3 +1,5 @@
+//! The `run` command.
+//!
 //! `run`: scenarios run on the real client, each verdict printed as soon as it and those before
 //! it are done.
 

@@ -1,3 +1,5 @@
+//! How the real client behaves on screen: interfaces, idle and busy, quiet times.
+//!
 //! How the real client behaves on screen: its interfaces ([`Ui`]: what to launch, with which
 //! arguments and environment, and what it draws once started), when it is idle ([`is_idle`]: the
 //! prompt, the composer placeholders) or busy ([`is_busy`]), and how long its output must be quiet

@@ -1,3 +1,5 @@
+//! Unit tests of the data problems.
+//!
 //! Unit tests of the data problems: built databases, rows written by the real clients, and
 //! generated histories.
 

@@ -1,3 +1,5 @@
+//! Which stretch of the screen renders which text.
+//!
 //! Alignment of the transcript's word stream to the expectation's texts: which stretch of the
 //! screen renders which logical message (or internal text), and at which word of it.
 //!

@@ -1,3 +1,5 @@
+//! What the renderings cover; missing messages and their order.
+//!
 //! The oracle's third stage: what the renderings cover — each message's word positions and how
 //! often they are drawn, the runs beyond the allowance — then the missing messages and the
 //! positions `out_of_order` is counted on.

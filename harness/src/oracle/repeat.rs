@@ -1,3 +1,5 @@
+//! One repeat for each surplus run of a rendering.
+//!
 //! The oracle's last stage: one [`Repeat`] for each surplus run of a rendering — its words, how
 //! often the passage is drawn, its screen rows (allowed and surplus), the stored rows it is
 //! attributed to, and its excerpt.

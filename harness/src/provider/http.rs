@@ -1,3 +1,5 @@
+//! The fake model's HTTP side.
+//!
 //! The tiny_http side of the fake model: the worker loop, routing one request to its [`Reply`],
 //! the request body limit, and writing the reply (JSON with a length, everything else chunked).
 

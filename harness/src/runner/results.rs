@@ -1,3 +1,5 @@
+//! What a run produces.
+//!
 //! What a run produces: every check's outcome, the step timings and the scenario's result — the
 //! types the reports ([`crate::report`], [`crate::report::html`]) read.
 

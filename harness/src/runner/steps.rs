@@ -1,3 +1,5 @@
+//! The step interpreter.
+//!
 //! The step interpreter: a scenario's steps run one by one on a small state — the client's home,
 //! the fake model, the running client — one function per scenario action.
 

@@ -1,3 +1,5 @@
+//! A `say` step that acts while its reply streams.
+//!
 //! A `say` step that acts while its reply streams (`during = [ … ]`, see `scenario/during.rs`):
 //! the line is typed as in any turn, then each entry's trigger is awaited in order — a word of
 //! the reply drawn on the screen, or a time after the turn's first chat request reached the fake

@@ -1,3 +1,5 @@
+//! A checkpoint's expectation.
+//!
 //! A checkpoint's expectation: the exact findings and causes a `check` step pins
 //! ([`Expectation`], re-exported as `scenario::Expectation`), its comparison with a check's
 //! findings ([`Expectation::mismatches`]) and its raw form as written in a scenario file.

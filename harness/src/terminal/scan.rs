@@ -1,3 +1,5 @@
+//! The one escape-sequence scanner.
+//!
 //! The one escape-sequence scanner: follows a terminal byte stream as vt100's parser (`vte` 0.15)
 //! does, byte by byte, and says where an erase in display, a full reset or a printed character
 //! completes — without emulating anything.

@@ -1,3 +1,5 @@
+//! Minimization of a user's `state.db`.
+//!
 //! `minimize STATE_DB`: shrink a copy of a user's database to the fewest rows (and
 //! sessions), and the shortest texts, that still misrender *the same way* in the real client.
 //!

@@ -1,3 +1,5 @@
+//! What a bisection probes each release with.
+//!
 //! What a bisection probes each release with: a scenario, or a saved `state.db` resumed as
 //! `repro` does; and the commands that rerun a probe or the whole bisection.
 

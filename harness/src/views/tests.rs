@@ -1,3 +1,5 @@
+//! The views on generated live sessions.
+//!
 //! The views on generated live sessions: a simulated client (a test double of the real one's
 //! writes and screen, named as such) plays turns, `/history`, `/undo`, `/retry`, in-place `/compress` and
 //! resumes against a real-schema `state.db`, drawing what a correct client draws, and the views

@@ -1,3 +1,5 @@
+//! The fast offline tier of `minimize`.
+//!
 //! The fast offline tier of `minimize`: a candidate's signature read from the rows the
 //! client materializes for display, without a terminal.
 //!

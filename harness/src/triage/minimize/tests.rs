@@ -1,3 +1,5 @@
+//! Offline tests of the minimizer's parts.
+//!
 //! Offline tests of the minimizer's parts: delta debugging, the units of a real fixture, and a
 //! candidate built from a copy.
 
