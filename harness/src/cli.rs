@@ -19,7 +19,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-mod belonging;
 pub mod bisect_command;
 pub mod check_command;
 pub mod input;
@@ -163,6 +162,9 @@ pub enum Error {
     /// A recording could not be replayed.
     #[error(transparent)]
     Cast(#[from] crate::terminal::cast::CastError),
+    /// A saved recording could not be checked against its database (`check`).
+    #[error(transparent)]
+    Check(#[from] crate::recording::Error),
     /// A provider log (`check --provider-log`) could not be read.
     #[error(transparent)]
     ProviderLog(#[from] crate::provider::LogError),

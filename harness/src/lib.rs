@@ -46,6 +46,7 @@
 //! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/streaming.rs`; the `export` step in `runner/export.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
 //! | the commands of the binary: arguments, output, exit status | [`cli`] (one `cli/<command>_command.rs` each) |
+//! | the oracle on a saved recording and a `state.db` (`check`'s judging) | `recording.rs` (and `recording/belonging.rs`) |
 //! | first bad client version, the smallest database that still misrenders, failure signatures | `triage/` (`bisect`, `minimize`, `signature`) |
 //! | text, JSON and HTML reports | [`report`], [`report::html`] |
 //!
@@ -85,6 +86,7 @@
 //! - `verdict.rs`: where a verdict is made from a transcript and a database — one reading of the
 //!   database ([`Basis::read`]), then the oracle on each transcript ([`Basis::check`]).
 //! - `views.rs`: the views of a live screen a check's numbers add up from.
+//! - `recording.rs`: a saved recording and a `state.db` judged without a client (`check`).
 //! - `triage/`: `bisect` over published client versions, `minimize`, and the signature of
 //!   a verdict.
 //! - `interrupt.rs`: SIGINT/SIGTERM end the clients' process groups before the harness exits.
@@ -118,6 +120,7 @@ mod integrity;
 mod interrupt;
 mod oracle;
 mod provider;
+mod recording;
 mod reference;
 mod settings;
 mod triage;
