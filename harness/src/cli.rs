@@ -1,7 +1,7 @@
 //! The commands of the `hermes-e2e` binary.
 //!
-//! The commands of the `hermes-e2e` binary: each command's arguments (clap) and what it does, one
-//! file each; the binary (`main.rs`) only parses the command line and dispatches here.
+//! Each command's arguments (clap) and what it does, one file each; the binary (`main.rs`) only
+//! parses the command line and dispatches here.
 //!
 //! Every command returns an [`Exit`] or an [`Error`]; [`exit_code`] turns either into the
 //! process's exit status, the same table for every command ([`EXIT_STATUS`]):

@@ -1,8 +1,7 @@
 //! Where a verdict is made from a transcript and a database.
 //!
-//! Where a verdict is made from a transcript and a database: the one path every caller takes
-//! (`check --cast`, a scenario's `check` step, `repro`, the fixture tests, the report test, the
-//! benchmarks).
+//! The one path every caller takes (`check --cast`, a scenario's `check` step, `repro`, the fixture
+//! tests, the report test, the benchmarks).
 //!
 //! Two stages, so one reading of the database serves several transcripts (`repro` judges each
 //! display path against the same reading):

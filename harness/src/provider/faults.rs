@@ -1,8 +1,8 @@
 //! Faults the fake model injects into chat answers.
 //!
-//! Faults the fake model injects into chat answers: which answers get one (counted against
-//! [`Turn::fault_times`](super::Turn::fault_times)), how each [`Fault`] transforms a reply, the
-//! reader that cuts a stream halfway, and the polling of a hanging answer.
+//! Which answers get one (counted against [`Turn::fault_times`](super::Turn::fault_times)), how
+//! each [`Fault`] transforms a reply, the reader that cuts a stream halfway, and the polling of a
+//! hanging answer.
 
 use std::io::{self, Cursor, Read};
 use std::sync::atomic::Ordering;

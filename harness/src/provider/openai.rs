@@ -1,8 +1,7 @@
 //! The OpenAI wire format as the fake model reads and writes it.
 //!
-//! The OpenAI wire format as the fake model reads and writes it: a request's messages and their
-//! text, the kind of a completion request, `usage`, completion bodies and SSE chunks, the model
-//! object of `GET /v1/models`.
+//! A request's messages and their text, the kind of a completion request, `usage`, completion
+//! bodies and SSE chunks, the model object of `GET /v1/models`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};

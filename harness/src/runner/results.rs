@@ -1,7 +1,7 @@
 //! What a run produces.
 //!
-//! What a run produces: every check's outcome, the step timings and the scenario's result — the
-//! types the reports ([`crate::report`], [`crate::report::html`]) read.
+//! Every check's outcome, the step timings and the scenario's result — the types the reports
+//! ([`crate::report`], [`crate::report::html`]) read.
 
 use std::path::PathBuf;
 

@@ -1,8 +1,8 @@
 //! The client session protocol.
 //!
-//! The client session protocol: how the harness starts the real client in its PTY and knows, for
-//! each thing it types (a line of conversation, a slash command, `/resume`, a resize, `/quit`),
-//! when the client is done with it. Every wait of one step shares the step's deadline.
+//! How the harness starts the real client in its PTY and knows, for each thing it types (a line of
+//! conversation, a slash command, `/resume`, a resize, `/quit`), when the client is done with it.
+//! Every wait of one step shares the step's deadline.
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The step interpreter.
 //!
-//! The step interpreter: a scenario's steps run one by one on a small state — the client's home,
-//! the fake model, the running client — one function per scenario action.
+//! A scenario's steps run one by one on a small state — the client's home, the fake model, the
+//! running client — one function per scenario action.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! What a bisection probes each release with.
 //!
-//! What a bisection probes each release with: a scenario, or a saved `state.db` resumed as
-//! `repro` does; and the commands that rerun a probe or the whole bisection.
+//! A scenario, or a saved `state.db` resumed as `repro` does; and the commands that rerun a probe
+//! or the whole bisection.
 
 use std::path::{Path, PathBuf};
 

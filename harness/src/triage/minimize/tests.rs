@@ -1,7 +1,6 @@
 //! Offline tests of the minimizer's parts.
 //!
-//! Offline tests of the minimizer's parts: delta debugging, the units of a real fixture, and a
-//! candidate built from a copy.
+//! Delta debugging, the units of a real fixture, and a candidate built from a copy.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
