@@ -43,7 +43,7 @@
 //! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
 //! | a terminal that reflows on resize; which one a check reads | [`terminal::ReflowScreen`], [`terminal::Terminal`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | `provider/` |
-//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/streaming.rs`; the `export` step in `runner/export.rs`) |
+//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/streaming.rs`; the `export` step in `runner/export.rs`; scenarios on several threads in `runner/jobs.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
 //! | the commands of the binary: arguments, output, exit status | [`cli`] (one `cli/<command>_command.rs` each) |
 //! | the oracle on a saved recording and a `state.db` (`check`'s judging) | `recording.rs` (and `recording/belonging.rs`) |

@@ -23,6 +23,7 @@ pub mod bless;
 mod deadline;
 pub mod error;
 mod export;
+mod jobs;
 pub mod record;
 pub mod repro;
 pub mod results;
@@ -31,6 +32,7 @@ mod steps;
 mod streaming;
 
 pub use error::{Error, StepError};
+pub use jobs::run_in_order;
 pub use record::record;
 pub use repro::{repro, REPRO_PATHS};
 pub use results::{CheckResult, InternalShown, ScenarioResult, StepTiming};
