@@ -449,6 +449,28 @@ fn project(
     held.sort_unstable();
     held.dedup();
 
+    let messages = logical_messages(groups, &mut views, rows, surface);
+    // Rule 10: what the user took back (rule 8) and no kept message holds.
+    let taken_back = taken_back_texts(&views, rows, &held, &messages, surface);
+
+    Expected {
+        session_id: session_id.to_string(),
+        lineage,
+        stored_rows: rows.len(),
+        messages,
+        internal: internal.texts,
+        taken_back,
+    }
+}
+
+/// One logical message per group of views (rules 2 and 3), in the order of their first rows, each
+/// taking its shown view's text; groups not on `surface` are left out.
+fn logical_messages(
+    groups: Vec<Vec<usize>>,
+    views: &mut [RowView],
+    rows: &[Row],
+    surface: Surface,
+) -> Vec<LogicalMessage> {
     let mut messages: Vec<(i64, LogicalMessage)> = Vec::new();
     for members in groups {
         let mut members = members;
@@ -498,18 +520,7 @@ fn project(
     // Rule 2: order by the logical message's FIRST row. A protected-tail copy in a newer generation
     // has a higher id than messages written after the original; its position is the original's.
     messages.sort_by_key(|(first, _)| *first);
-    let messages: Vec<LogicalMessage> = messages.into_iter().map(|(_, m)| m).collect();
-    // Rule 10: what the user took back (rule 8) and no kept message holds.
-    let taken_back = taken_back_texts(&views, rows, &held, &messages, surface);
-
-    Expected {
-        session_id: session_id.to_string(),
-        lineage,
-        stored_rows: rows.len(),
-        messages,
-        internal: internal.texts,
-        taken_back,
-    }
+    messages.into_iter().map(|(_, m)| m).collect()
 }
 
 /// Rule 6, extended: a database with the uid columns whose compactions were written by a client

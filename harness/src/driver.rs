@@ -34,7 +34,7 @@ use expectrl::session::OsSession;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::client::profile::SETTLE;
+use crate::client::profile::{squash, SETTLE};
 use crate::client::{composer_text, is_idle, BeforeEnter, Ui};
 use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
@@ -1043,14 +1043,6 @@ fn composer_note(ui: Ui, rows: &[String], draft: &str) -> String {
     } else {
         format!("{held}; the harness typed `{}` into it", excerpt(draft))
     }
-}
-
-/// Letters and digits only, lower-cased: compares text across wrapping, panel borders and styling.
-pub fn squash(text: &str) -> String {
-    text.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 /// Text as an echo is compared: whitespace and box-drawing characters (panel borders, the edges

@@ -1,3 +1,5 @@
+//! Generated compaction histories in the real client schemas (test support).
+//!
 //! Generated compaction histories in the real client schemas: test data for the property tests of
 //! the display model, the differential test against the client's own display read, and benchmarks.
 //!

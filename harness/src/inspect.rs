@@ -234,27 +234,7 @@ pub fn inspect_under(
         .iter()
         .filter_map(|m| m.rows.first().map(|r| r.id))
         .collect();
-    let mut recap_first: HashSet<i64> = all
-        .messages
-        .iter()
-        .filter(|m| display::in_recap(m))
-        .filter_map(|m| m.rows.first().map(|r| r.id))
-        .collect();
-    if let Some((settings, version)) = recap {
-        // What the recap leaves out under the settings, on the surface it draws.
-        let shown = display::expected_from_rows(
-            store,
-            &session_id,
-            lineage_ids.clone(),
-            &rows,
-            Surface::default(),
-        );
-        for i in settings::not_on_recap(settings, version, &shown) {
-            if let Some(first) = shown.messages[i].rows.first() {
-                recap_first.remove(&first.id);
-            }
-        }
-    }
+    let recap_first = recap_first_rows(store, &session_id, &lineage_ids, &rows, &all, recap);
 
     let generation_of = generations_of(&rows, &classes, &message_of, &first_of, &lineage_ids);
     let states = StateCounts::of(&classes);
@@ -300,6 +280,40 @@ pub fn inspect_under(
         taken_back: all.taken_back,
         data_problems,
     })
+}
+
+/// The first rows of the messages the resume recap shows: those [`display::in_recap`] keeps of
+/// `all`, less what the classic CLI's recap leaves out under `recap`.
+fn recap_first_rows(
+    store: &Store,
+    session_id: &str,
+    lineage_ids: &[String],
+    rows: &[Row],
+    all: &Expected,
+    recap: Option<(&DisplaySettings, ClientVersion)>,
+) -> HashSet<i64> {
+    let mut recap_first: HashSet<i64> = all
+        .messages
+        .iter()
+        .filter(|m| display::in_recap(m))
+        .filter_map(|m| m.rows.first().map(|r| r.id))
+        .collect();
+    if let Some((settings, version)) = recap {
+        // What the recap leaves out under the settings, on the surface it draws.
+        let shown = display::expected_from_rows(
+            store,
+            session_id,
+            lineage_ids.to_vec(),
+            rows,
+            Surface::default(),
+        );
+        for i in settings::not_on_recap(settings, version, &shown) {
+            if let Some(first) = shown.messages[i].rows.first() {
+                recap_first.remove(&first.id);
+            }
+        }
+    }
+    recap_first
 }
 
 /// Every row with its state, kind, generation and logical message.

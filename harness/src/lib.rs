@@ -38,16 +38,17 @@
 //! | when is a step done? what the harness waits for, and for how long | `client/profile.rs` (`reply_closed`, `Ui::settle`, `Ui::command_settle`, `ENTER_HOLD`), the wait loop `Driver::wait_done` (`driver.rs`) |
 //! | what on screen is client chrome? the recap panel? | `client/chrome.rs`, `client/recap.rs` |
 //! | what does the client write into `state.db`? | `client/stored.rs` (row markers, schemas), read by [`store`] |
-//! | how is the client installed and configured? | `client/mod.rs` (`resolve`, `base_config`) |
+//! | how is the client installed and configured? | `client.rs` (`resolve`, `base_config`) |
 //! | the asciicast format (write and replay) | [`terminal::cast`] |
 //! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
 //! | a terminal that reflows on resize; which one a check reads | [`terminal::ReflowScreen`], [`terminal::Terminal`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | `provider/` |
 //! | which session did the client open? is a session listing whole? (rules 12, 13) | `oracle/opened.rs`; the runner's `judge_opened` and `Format::Listing` (`runner/steps.rs`) |
 //! | killing the client mid-turn (`kill`), its orphans | `Driver::kill_tree` (`driver.rs`), `Run::killed` (`runner/steps.rs`) |
-//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
+//! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/streaming.rs`; the `export` step in `runner/export.rs`; scenarios on several threads in `runner/jobs.rs`) |
 //! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
-//! | the commands of the binary: arguments, output, exit status | [`cli`] |
+//! | the commands of the binary: arguments, output, exit status | [`cli`] (one `cli/<command>_command.rs` each) |
+//! | the oracle on a saved recording and a `state.db` (`check`'s judging) | `recording.rs` (and `recording/belonging.rs`) |
 //! | first bad client version, the smallest database that still misrenders, failure signatures | `triage/` (`bisect`, `minimize`, `signature`) |
 //! | text, JSON and HTML reports | [`report`], [`report::html`] |
 //!
@@ -87,6 +88,7 @@
 //! - `verdict.rs`: where a verdict is made from a transcript and a database — one reading of the
 //!   database ([`Basis::read`]), then the oracle on each transcript ([`Basis::check`]).
 //! - `views.rs`: the views of a live screen a check's numbers add up from.
+//! - `recording.rs`: a saved recording and a `state.db` judged without a client (`check`).
 //! - `triage/`: `bisect` over published client versions, `minimize`, and the signature of
 //!   a verdict.
 //! - `interrupt.rs`: SIGINT/SIGTERM end the clients' process groups before the harness exits.
@@ -123,6 +125,7 @@ mod integrity;
 mod interrupt;
 mod oracle;
 mod provider;
+mod recording;
 mod reference;
 mod settings;
 mod triage;
@@ -136,5 +139,5 @@ pub use runner::{run, CheckResult, RunOptions, ScenarioResult};
 pub use scenario::Scenario;
 pub use store::Store;
 pub use terminal::{Screen, Transcript};
-pub use verdict::{Basis, Error as VerdictError, Session};
-pub use views::{Rules, ViewKind, ViewSummary};
+pub use verdict::{Basis, Error as VerdictError, Rules, Session};
+pub use views::{ViewKind, ViewSummary};

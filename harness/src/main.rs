@@ -5,7 +5,10 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use hermes_e2e::cli::{self, bisect, check, inspect, minimize, out, record, repro, run};
+use hermes_e2e::cli::{
+    self, bisect_command, check_command, inspect_command, minimize_command, out, record_command,
+    repro_command, run_command,
+};
 
 /// End-to-end harness and regression oracle for the Hermes Agent terminal client.
 #[derive(Parser)]
@@ -29,39 +32,39 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run scenarios on the real client and print each verdict.
-    #[command(after_help = run::EXIT_STATUS)]
-    Run(run::RunArgs),
+    #[command(after_help = run_command::EXIT_STATUS)]
+    Run(run_command::RunArgs),
     /// Run one scenario and keep what it produced as a fixture: `state.db`, the `.cast`
     /// recordings, the provider log, `expect.toml` and a `PROVENANCE.md`. A new bug becomes a
     /// fixture in one command.
-    #[command(after_help = record::EXIT_STATUS)]
-    Record(record::RecordArgs),
+    #[command(after_help = record_command::EXIT_STATUS)]
+    Record(record_command::RecordArgs),
     /// Reproduce a bug report: resume a saved `state.db` in the real client through every display
     /// path (`--resume ID`, `/resume ID`) and print the verdict of each. The file is never modified.
-    #[command(after_help = repro::EXIT_STATUS)]
-    Repro(repro::ReproArgs),
+    #[command(after_help = repro_command::EXIT_STATUS)]
+    Repro(repro_command::ReproArgs),
     /// Shrink a copy of a saved `state.db` to the fewest rows (and sessions) and the shortest
     /// texts that still misrender the same way in the real client, then print the minimized
     /// database's verdict; `minimized.db`, `REPORT.md` and a `record`-style fixture go into
     /// `--out`. Candidates are judged first offline (the client's own display read), confirmed by
     /// two runs of the real client every 10 kept steps and at the end. The file is never modified.
-    #[command(after_help = minimize::EXIT_STATUS)]
-    Minimize(minimize::MinimizeArgs),
+    #[command(after_help = minimize_command::EXIT_STATUS)]
+    Minimize(minimize_command::MinimizeArgs),
     /// Show what a `state.db` holds and what a correct display of it is, without a client: the
     /// lineage, every row with its state, kind and generation, the carriers, the logical messages
     /// and the internal text. The file is never modified.
-    #[command(after_help = inspect::EXIT_STATUS)]
-    Inspect(inspect::InspectArgs),
+    #[command(after_help = inspect_command::EXIT_STATUS)]
+    Inspect(inspect_command::InspectArgs),
     /// Run the oracle on a saved recording (asciicast v2 or v3) or a pasted screen (`--screen`)
     /// and a `state.db`, without a client,
     /// against the expected findings.
-    #[command(after_help = check::EXIT_STATUS)]
-    Check(check::CheckArgs),
+    #[command(after_help = check_command::EXIT_STATUS)]
+    Check(check_command::CheckArgs),
     /// Find the first published client release that misrenders a scenario (or a saved
     /// `state.db`), or every release where what it shows changes (`--by signature`). Each
     /// release is installed into the cache on first use. Writes `REPORT.md`.
-    #[command(after_help = bisect::EXIT_STATUS)]
-    Bisect(bisect::BisectArgs),
+    #[command(after_help = bisect_command::EXIT_STATUS)]
+    Bisect(bisect_command::BisectArgs),
     /// Print a shell completion script: `hermes-e2e completions bash >
     /// ~/.local/share/bash-completion/completions/hermes-e2e` (zsh: a `_hermes-e2e` file in
     /// `$fpath`; fish: `~/.config/fish/completions/hermes-e2e.fish`).
@@ -109,13 +112,13 @@ fn main() -> ExitCode {
     };
     cli::install_interrupt(&out_root.unwrap_or_else(hermes_e2e::runner::default_out_root));
     cli::exit_code(match cli.command {
-        Command::Run(args) => run::run(args),
-        Command::Record(args) => record::record(args),
-        Command::Repro(args) => repro::repro(args),
-        Command::Minimize(args) => minimize::minimize(args),
-        Command::Inspect(args) => inspect::inspect(&args),
-        Command::Check(args) => check::check(&args),
-        Command::Bisect(args) => bisect::bisect(args),
+        Command::Run(args) => run_command::run(args),
+        Command::Record(args) => record_command::record(args),
+        Command::Repro(args) => repro_command::repro(args),
+        Command::Minimize(args) => minimize_command::minimize(args),
+        Command::Inspect(args) => inspect_command::inspect(&args),
+        Command::Check(args) => check_command::check(&args),
+        Command::Bisect(args) => bisect_command::bisect(args),
         Command::Completions { shell } => completions(shell),
         Command::Man => man(),
     })

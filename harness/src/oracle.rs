@@ -1,3 +1,5 @@
+//! The oracle: a transcript against the expected display, as findings.
+//!
 //! Stage `oracle`: pure functions, no I/O. Compares a [`Transcript`] with the [`Expected`] display
 //! (and, when there is one, what the provider log says was said) and produces a [`Check`] whose
 //! findings carry numbers and a diagnosis for every surplus rendering.
@@ -89,7 +91,7 @@
 //! `O(n log n)` in the transcript and conversation sizes (see `oracle/align.rs`).
 //!
 //! # Files
-//! [`check_prepared`] runs the stages in order, one file each: `oracle/words.rs` (both sides as
+//! [`check_prepared`] runs the stages in order, one file each: `oracle/vocabulary.rs` (both sides as
 //! word ids; the expectation's side can be made beforehand, [`PreparedExpected`]), `oracle/holders.rs` (who holds which text, allowances and causes), `oracle/align.rs`
 //! (renderings), `oracle/coverage.rs` (what they cover, missing messages, order) and
 //! `oracle/repeat.rs` (one [`Repeat`] per surplus run). They only count: every sentence about a
@@ -105,8 +107,8 @@ mod coverage;
 mod holders;
 mod repeat;
 mod rows;
+mod vocabulary;
 pub mod wording;
-mod words;
 
 use crate::display::{Expected, Role};
 use crate::integrity::DataProblem;
@@ -116,7 +118,7 @@ use align::{Rendering, SourceKind, Texts};
 use coverage::{missing_and_positions, outside_longest_run, Coverage};
 use holders::{identical_holders_in_order, Holders};
 use repeat::{repeats, Surplus};
-use words::{excerpt, Vocabulary, Words};
+use vocabulary::{excerpt, Vocabulary, Words};
 
 pub use rows::{count_rows, is_stale_preview, RowCounts};
 pub use wording::verdict_sentence;
@@ -555,23 +557,7 @@ pub(crate) fn check_prepared(
         .into_iter()
         .map(|i| positions[i].0)
         .collect();
-    let redrawn: Vec<usize> = cx
-        .internal_redrawn
-        .iter()
-        .filter_map(|&x| holders.group_internal.get(x).copied())
-        .collect();
-    let internal_words: Vec<usize> = cov
-        .internal
-        .iter()
-        .enumerate()
-        .map(|(g, c)| {
-            if redrawn.contains(&g) {
-                0
-            } else {
-                c.iter().filter(|b| **b).count()
-            }
-        })
-        .collect();
+    let internal_words = internal_words(&cov, &holders, cx);
     let drawn = drawn(&renderings, kinds, &rows_of);
     let taken_back = taken_back_drawn(expected, &words, &cov);
     let altered_code = code::altered_replies(expected, prepared, &drawn, transcript);
@@ -599,10 +585,31 @@ pub(crate) fn check_prepared(
     }
 }
 
+/// The words of each internal-text group drawn, 0 for a group an earlier view drew or the view
+/// redraws where the client erased it (`cx.internal_redrawn`).
+fn internal_words(cov: &Coverage, holders: &Holders, cx: &Context<'_>) -> Vec<usize> {
+    let redrawn: Vec<usize> = cx
+        .internal_redrawn
+        .iter()
+        .filter_map(|&x| holders.group_internal.get(x).copied())
+        .collect();
+    cov.internal
+        .iter()
+        .enumerate()
+        .map(|(g, c)| {
+            if redrawn.contains(&g) {
+                0
+            } else {
+                c.iter().filter(|b| **b).count()
+            }
+        })
+        .collect()
+}
+
 /// The texts the alignment looks for: messages, then internal texts, then taken-back messages
 /// (those with words).
 fn sources(words: &Vocabulary) -> Vec<(SourceKind, Vec<u32>)> {
-    fn with_words(texts: &[words::Tokens]) -> impl Iterator<Item = (usize, Vec<u32>)> + '_ {
+    fn with_words(texts: &[vocabulary::Tokens]) -> impl Iterator<Item = (usize, Vec<u32>)> + '_ {
         texts
             .iter()
             .enumerate()

@@ -1,3 +1,5 @@
+//! The client's own display read, through one long-lived worker.
+//!
 //! The client's own display read, for the differential test of the display model and the fast
 //! offline tier of `minimize` ([`crate::triage::minimize::offline`]).
 //!

@@ -637,41 +637,7 @@ fn steps(
     let mut composer = Line::default();
     for (line, s) in expanded {
         let line = *line;
-        if s.actions() != 1 {
-            return Err(invalid(
-                line,
-                "a step must have exactly one of `include`, `launch`, `say`, `command`, \
-                 `resume`, `resize`, `type`, `settle`, `export`, `quit`, `kill`, `check`"
-                    .into(),
-            ));
-        }
-        let stray = |key: &str, ok: bool| -> Result<(), ScenarioError> {
-            if ok {
-                Ok(())
-            } else {
-                Err(invalid(
-                    line,
-                    format!("`{key}` does not belong to this step"),
-                ))
-            }
-        };
-        stray("reply", s.reply.is_none() || s.say.is_some())?;
-        stray("fault", s.fault.is_none() || s.say.is_some())?;
-        stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
-        stray("tools", s.tools.is_none() || s.say.is_some())?;
-        stray("stream", s.stream.is_none() || s.say.is_some())?;
-        stray(
-            "during",
-            s.during.is_none() || s.say.is_some() || s.launch.is_some(),
-        )?;
-        stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
-        stray("prefill", s.prefill.is_none() || s.command.is_some())?;
-        stray("expect", s.expect.is_none() || s.check.is_some())?;
-        stray("known_bug", s.known_bug.is_none() || s.check.is_some())?;
-        stray("client", s.client.is_none() || s.launch.is_some())?;
-        stray("keys", s.keys.is_none() || s.type_.is_some())?;
-        // Included steps have replaced their `include`: what is left is in no include.
-        stray("steps", s.steps.is_none())?;
+        one_action(line, s, invalid)?;
         let action = match &s.type_ {
             Some(text) => type_action(line, text, s.keys.as_deref(), &mut composer, invalid)?,
             None => action(line, s, invalid)?,
@@ -737,6 +703,50 @@ fn steps(
 pub(crate) fn killed_mid_turn(action: &Action) -> bool {
     matches!(action, Action::Say { during, .. }
         if during.last().is_some_and(|d| d.action == DuringAction::Kill))
+}
+
+/// A step has exactly one action and only the keys of that action.
+fn one_action(
+    line: usize,
+    s: &RawStep,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    if s.actions() != 1 {
+        return Err(invalid(
+            line,
+            "a step must have exactly one of `include`, `launch`, `say`, `command`, \
+             `resume`, `resize`, `type`, `settle`, `export`, `quit`, `kill`, `check`"
+                .into(),
+        ));
+    }
+    let stray = |key: &str, ok: bool| -> Result<(), ScenarioError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(invalid(
+                line,
+                format!("`{key}` does not belong to this step"),
+            ))
+        }
+    };
+    stray("reply", s.reply.is_none() || s.say.is_some())?;
+    stray("fault", s.fault.is_none() || s.say.is_some())?;
+    stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
+    stray("tools", s.tools.is_none() || s.say.is_some())?;
+    stray("stream", s.stream.is_none() || s.say.is_some())?;
+    stray(
+        "during",
+        s.during.is_none() || s.say.is_some() || s.launch.is_some(),
+    )?;
+    stray("wait_for", s.wait_for.is_none() || s.command.is_some())?;
+    stray("prefill", s.prefill.is_none() || s.command.is_some())?;
+    stray("expect", s.expect.is_none() || s.check.is_some())?;
+    stray("known_bug", s.known_bug.is_none() || s.check.is_some())?;
+    stray("client", s.client.is_none() || s.launch.is_some())?;
+    stray("keys", s.keys.is_none() || s.type_.is_some())?;
+    // Included steps have replaced their `include`: what is left is in no include.
+    stray("steps", s.steps.is_none())?;
+    Ok(())
 }
 
 /// The action of a step that names exactly one.

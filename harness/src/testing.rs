@@ -1,3 +1,5 @@
+//! Internals the crate's own tests and benchmarks reach (not the contract).
+//!
 //! Internals the crate's own integration tests and benchmarks reach: not the contract, hidden
 //! from the documentation, and free to change with the stages they mirror. Each module here
 //! re-exports, from the internal module of the same name, what the tests and benchmarks use
@@ -11,7 +13,8 @@ pub mod client {
 /// The real client in a real PTY: the driver (the real-recorder tests drive a recorder with it),
 /// and its output with cursor moves squashed.
 pub mod driver {
-    pub use crate::driver::{squash, Driver, Launch};
+    pub use crate::client::profile::squash;
+    pub use crate::driver::{Driver, Launch};
 }
 
 /// Generated compaction histories in the real schemas (feature `test-support`).

@@ -1,6 +1,7 @@
-//! Where a verdict is made from a transcript and a database: the one path every caller takes
-//! (`check --cast`, a scenario's `check` step, `repro`, the fixture tests, the report test, the
-//! benchmarks).
+//! Where a verdict is made from a transcript and a database.
+//!
+//! The one path every caller takes (`check --cast`, a scenario's `check` step, `repro`, the fixture
+//! tests, the report test, the benchmarks).
 //!
 //! Two stages, so one reading of the database serves several transcripts (`repro` judges each
 //! display path against the same reading):
@@ -24,7 +25,6 @@ use crate::oracle::{self, Check, Said};
 use crate::settings::{self, ClientVersion, DisplaySettings};
 use crate::store::{Store, StoreError};
 use crate::terminal::Transcript;
-use crate::views::Rules;
 
 /// Which session of the database was displayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,4 +237,22 @@ impl Basis {
     pub fn data_problems(&self) -> &[DataProblem] {
         &self.data_problems
     }
+}
+
+/// What one view may draw of a [`Basis`]: the oracle's per-view allowances
+/// (`oracle::Context`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// How often the view may draw each message (indexes into [`Expected::messages`]); `None`:
+    /// once each.
+    pub allowed: Option<Vec<usize>>,
+    /// Messages the view need not draw (drawn, allowed as `allowed` says).
+    pub optional: Vec<usize>,
+    /// Taken-back messages the view may draw once.
+    pub taken_back_here: Vec<usize>,
+    /// Internal texts an earlier view of the same client process drew, or the view redraws
+    /// where the client erased them: not counted again.
+    pub internal_redrawn: Vec<usize>,
+    /// Whether the recap's display settings apply (a recap view).
+    pub recap: bool,
 }

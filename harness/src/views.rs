@@ -1,3 +1,5 @@
+//! A live screen judged as a sequence of views.
+//!
 //! Stage `views`: a live screen judged as a sequence of views, so a finding means the client did
 //! something wrong.
 //!
@@ -47,7 +49,7 @@ use crate::display::{Expected, LogicalMessage};
 use crate::oracle::{Check, Drawn, Findings, Said};
 use crate::store::{Store, StoreError};
 use crate::terminal::Transcript;
-use crate::verdict::Basis;
+use crate::verdict::{Basis, Rules};
 
 /// What a view is expected to draw (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -202,24 +204,6 @@ impl Erased {
             .max()
             .unwrap_or(0)
     }
-}
-
-/// What one view may draw of a [`Basis`]: the oracle's per-view allowances
-/// (`oracle::Context`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rules {
-    /// How often the view may draw each message (indexes into [`Expected::messages`]); `None`:
-    /// once each.
-    pub allowed: Option<Vec<usize>>,
-    /// Messages the view need not draw (drawn, allowed as `allowed` says).
-    pub optional: Vec<usize>,
-    /// Taken-back messages the view may draw once.
-    pub taken_back_here: Vec<usize>,
-    /// Internal texts an earlier view of the same client process drew, or the view redraws
-    /// where the client erased them: not counted again.
-    pub internal_redrawn: Vec<usize>,
-    /// Whether the recap's display settings apply (a recap view).
-    pub recap: bool,
 }
 
 impl Rules {

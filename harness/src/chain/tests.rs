@@ -5,7 +5,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use super::{one_line, Chain};
-use crate::cli::check::ExpectError;
+use crate::cli::check_command::ExpectError;
 use crate::cli::input::InputError;
 use crate::driver::DriverError;
 use crate::provider::LogError;

@@ -1,6 +1,8 @@
-//! The files a command reads, as given on the command line: `-` is stdin (written to a private
-//! temporary file first, since SQLite and the replay need a path), and a path that cannot be what
-//! the flag expects (a directory, a binary recording) is refused saying what was expected.
+//! The files a command reads, as given on the command line.
+//!
+//! `-` is stdin (written to a private temporary file first, since SQLite and the replay need a
+//! path), and a path that cannot be what the flag expects (a directory, a binary recording) is
+//! refused saying what was expected.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

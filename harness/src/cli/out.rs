@@ -1,3 +1,5 @@
+//! What the commands write to stdout and stderr.
+//!
 //! What the commands write: stdout through [`print()`] and [`println()`], where a reader that went away
 //! (`hermes-e2e check … --history | head -1`) is [`Error::Closed`] — the command stops and the
 //! binary exits 0, saying nothing — and stderr through [`note`] and [`Progress`], where a failed

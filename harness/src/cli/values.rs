@@ -1,3 +1,5 @@
+//! The command line's names of the crate's enums.
+//!
 //! The command line's names of the crate's enums that are not the CLI's own ([`Ui`],
 //! [`Terminal`]): their allowed values and what each means, as `--help` lists them. The triage
 //! enums derive theirs ([`crate::triage::bisect::Bad`], [`crate::triage::bisect::By`],

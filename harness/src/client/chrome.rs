@@ -1,3 +1,5 @@
+//! Client chrome on screen: prompt, status bar, rules, borders.
+//!
 //! What is client chrome on screen: the prompt `❯`, the status bar, horizontal rules and box
 //! borders, the queue dock ([`QUEUE_DOCK_HEADING`]) — the parts of the rendered history that are the client's furniture, not the
 //! conversation. The transcript ([`crate::terminal::Transcript`]) drops them with

@@ -1,3 +1,5 @@
+//! How the real client behaves on screen: interfaces, idle and busy, quiet times.
+//!
 //! How the real client behaves on screen: its interfaces ([`Ui`]: what to launch, with which
 //! arguments and environment, and what it draws once started), when it is idle ([`is_idle`]: the
 //! prompt, the composer placeholders) or busy ([`is_busy`]), and how long its output must be quiet
@@ -197,7 +199,7 @@ impl Ui {
     }
 }
 
-/// Whether the turn whose reply ends with `tail` (squashed as [`crate::driver::squash`] does) is
+/// Whether the turn whose reply ends with `tail` (squashed as [`squash`] does) is
 /// drawn to its end.
 ///
 /// - Classic CLI: the reply is drawn in a Rich panel, and the panel's bottom border (`╰──…──╯`)
@@ -220,7 +222,7 @@ pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
                 r.starts_with('╰') && r.ends_with('╯')
             })
             .is_some_and(|border| {
-                let squash = |rows: &[String]| crate::driver::squash(&rows.concat());
+                let squash = |rows: &[String]| squash(&rows.concat());
                 squash(&rows[..border]).ends_with(tail) && !squash(&rows[border..]).contains(tail)
             }),
     }
@@ -387,6 +389,21 @@ pub fn is_busy(ui: Ui, rows: &[String], title: &str) -> bool {
 pub fn tui_status_ready(row: &str, title: &str) -> bool {
     let row = row.trim_start();
     row.starts_with("─ ready │") || (row.starts_with("─ running… │") && title.starts_with('✓'))
+}
+
+/// Letters and digits only, lower-cased: compares text across wrapping, panel borders and styling.
+pub fn squash(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
+pub(crate) fn reply_tail(reply: &str) -> String {
+    let squashed = squash(reply);
+    let n = squashed.chars().count();
+    squashed.chars().skip(n.saturating_sub(40)).collect()
 }
 
 #[cfg(test)]

@@ -1,3 +1,5 @@
+//! The classic CLI's resume recap panel.
+//!
 //! The classic CLI's resume recap panel, as the real client draws it: `/resume ID` prints a
 //! one-line notice, then the recap panel, closed by a line starting with `╰`. The history is
 //! complete once that panel has closed below the echoed command.

@@ -1,3 +1,5 @@
+//! What the client writes into `state.db`: row markers and schemas.
+//!
 //! What the client writes into `state.db`: the markers its stored rows contain (data formats — what
 //! the rows hold, not display logic; the names in parentheses are the client's own constants) and
 //! the `sessions` + `messages` DDL of each measured version (`tests/data/schema_0_*.sql`, dumped

@@ -1,3 +1,5 @@
+//! Logical messages of 0.19-style databases, by aligning generations.
+//!
 //! Pass 2 on 0.19-style databases: rows grouped into logical messages by aligning compaction
 //! generations (rule 6), whose clones carry fresh timestamps.
 

@@ -1,3 +1,5 @@
+//! Logical messages of 0.22-style databases, by display identity.
+//!
 //! Pass 2 on 0.22-style databases: rows grouped into logical messages by display identity
 //! (rules 2, 3 and 5).
 

@@ -1,3 +1,5 @@
+//! What the user took back, in every session of the lineage.
+//!
 //! Rule 8 on 0.22-style databases: a message the user took back (`/undo`, `/retry`) is taken
 //! back in every session of the lineage.
 //!

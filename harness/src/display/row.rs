@@ -1,3 +1,5 @@
+//! What one stored row contributes to the display.
+//!
 //! Pass 1 of the projection: what one stored row contributes ([`RowView`]) — its displayed role
 //! and text, the internal text it holds (summary, handoff marker, notice), and whether it is a
 //! candidate at all (rule 1) — and the readings of stored content it rests on.

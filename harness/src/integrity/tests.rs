@@ -1,5 +1,6 @@
-//! Unit tests of the data problems: built databases, rows written by the real clients, and
-//! generated histories.
+//! Unit tests of the data problems.
+//!
+//! Built databases, rows written by the real clients, and generated histories.
 
 use super::*;
 use crate::store::testdb::{Msg, TestDb};

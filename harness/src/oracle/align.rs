@@ -1,3 +1,5 @@
+//! Which stretch of the screen renders which text.
+//!
 //! Alignment of the transcript's word stream to the expectation's texts: which stretch of the
 //! screen renders which logical message (or internal text), and at which word of it.
 //!
@@ -523,9 +525,8 @@ impl<'a> Texts<'a> {
 /// The entries of `parts`, in order, sorted as `sort_unstable` of the tuples would sort them, for
 /// the shingle index: one counting pass on each hash's top bits, then each bucket sorted on its
 /// own. The hashes are spread evenly below 2^61 (a polynomial hash modulo 2^61 − 1), so with
-/// about four entries a bucket the whole sort is two passes over memory. It replaced a four-pass
-/// radix sort on 16-bit digits, whose scattered writes to 65,536 buckets a pass cost a
-/// million-shingle index 40 ms (a comparison sort had been a fifth of a 1M-word check). Skewed
+/// about four entries a bucket the whole sort is two passes over memory, where a radix sort on
+/// 16-bit digits scatters its writes over 65,536 buckets a pass (docs/performance.md). Skewed
 /// hashes only make the buckets larger: each is still sorted. With `two_threads`, the lower and
 /// the upper half of the buckets are filled and sorted on two threads.
 pub(super) fn sort_by_hash(parts: &[&[Shingle]], two_threads: bool) -> Vec<Shingle> {

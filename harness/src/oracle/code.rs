@@ -21,7 +21,7 @@
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use super::words::excerpt;
+use super::vocabulary::excerpt;
 use super::{Drawn, PreparedExpected};
 use crate::display::{Expected, Role};
 use crate::terminal::Transcript;

@@ -1,3 +1,5 @@
+//! What the renderings cover; missing messages and their order.
+//!
 //! The oracle's third stage: what the renderings cover — each message's word positions and how
 //! often they are drawn, the runs beyond the allowance — then the missing messages and the
 //! positions `out_of_order` is counted on.
@@ -8,7 +10,7 @@ use crate::display::Expected;
 
 use super::align::{Rendering, SourceKind};
 use super::holders::Holders;
-use super::words::{excerpt, Words};
+use super::vocabulary::{excerpt, Words};
 use super::{Missing, SHINGLE_WORDS};
 
 /// What the renderings cover.

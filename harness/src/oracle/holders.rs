@@ -1,3 +1,5 @@
+//! Who holds which text, and how often each may be drawn.
+//!
 //! The oracle's second stage: who holds which text (groups of messages with identical words), how
 //! often the provider said it and the database stores it, so how many renderings each message is
 //! allowed and, for a surplus one, its [`Cause`].
@@ -6,7 +8,7 @@ use crate::display::{Expected, Role};
 use crate::integrity::{DataProblem, DataProblemKind};
 
 use super::align::{self, Rendering, SourceKind};
-use super::words::{same_as, FastMap, Words};
+use super::vocabulary::{same_as, FastMap, Words};
 use super::{Cause, Context, SHINGLE_WORDS};
 
 /// Who holds which text, and how often each text may be drawn.

@@ -1,3 +1,5 @@
+//! One repeat for each surplus run of a rendering.
+//!
 //! The oracle's last stage: one [`Repeat`] for each surplus run of a rendering — its words, how
 //! often the passage is drawn, its screen rows (allowed and surplus), the stored rows it is
 //! attributed to, and its excerpt.
@@ -9,7 +11,7 @@ use crate::display::{Expected, LogicalMessage, RowRef};
 use super::align::{Rendering, SourceKind};
 use super::coverage::Coverage;
 use super::holders::Holders;
-use super::words::{excerpt, excerpt_in, word_ranges, FastMap};
+use super::vocabulary::{excerpt, excerpt_in, word_ranges, FastMap};
 use super::{Cause, Repeat};
 
 /// Earlier renderings examined per repeat to list the allowed ones (a message rendered thousands of

@@ -1,3 +1,5 @@
+//! Row counts the word-level findings do not count.
+//!
 //! Row counts: what the rendered history shows that the word-level findings do not count — the
 //! client's stale status-bar previews, its idle prompt, runs of blank rows, and how often each
 //! question appears. Upstream Hermes Agent's resize test (`tests/e2e/core/cli_tmux/

@@ -1,3 +1,5 @@
+//! Every sentence the harness says about a check.
+//!
 //! Every sentence the harness says about a check, in one place: the verdict sentence, the
 //! diagnosis of a surplus rendering, and the names of each [`Cause`]. The oracle's stages only
 //! count; the text report, `--json` and the HTML report take their words about causes from here.

@@ -1,13 +1,15 @@
-//! Faults the fake model injects into chat answers: which answers get one (counted against
-//! [`Turn::fault_times`](super::Turn::fault_times)), how each [`Fault`] transforms a reply, the
-//! reader that cuts a stream halfway, and the polling of a hanging answer.
+//! Faults the fake model injects into chat answers.
+//!
+//! Which answers get one (counted against [`Turn::fault_times`](super::Turn::fault_times)), how
+//! each [`Fault`] transforms a reply, the reader that cuts a stream halfway, and the polling of a
+//! hanging answer.
 
 use std::io::{self, Cursor, Read};
 use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 
-use super::http::{Body, Reply};
+use super::reply::{Body, Reply};
 use super::script::{match_turn, turn_index};
 use super::{CallKind, Exchange, Shared};
 

@@ -1,3 +1,5 @@
+//! The fake model's HTTP side.
+//!
 //! The tiny_http side of the fake model: the worker loop, routing one request to its [`Reply`],
 //! the request body limit, and writing the reply (JSON with a length, everything else chunked).
 
@@ -12,6 +14,7 @@ use super::faults::{inject, CutReader};
 use super::openai::{
     self, classify, model_object, stream_events, ChunkHead, Usage, SSE_PIECE_CHARS,
 };
+use super::reply::{Body, Reply};
 use super::script::Script;
 use super::{CallKind, Exchange, Shared};
 
@@ -68,51 +71,6 @@ fn handle(mut request: tiny_http::Request, shared: &Shared) {
         _ => {
             let _ = send(request, &reply);
         }
-    }
-}
-
-/// An HTTP answer, decided before anything is written.
-///
-/// Kept apart from the sending so that fault injection (an HTTP 500, malformed JSON, a stream cut
-/// midway, a hang) can later be added as a transformation of a `Reply` or of how it is written,
-/// without touching the classification.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Reply {
-    pub(super) status: u16,
-    pub(super) body: Body,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Body {
-    /// `application/json`.
-    Json(Value),
-    /// `text/event-stream`: each value one `data:` event, then `data: [DONE]`.
-    Events(Vec<Value>),
-    /// [`Body::Events`] paced: each event its own HTTP chunk, flushed as it is written, each
-    /// content event this long after the one before it (see `send_paced`).
-    Paced(Vec<Value>, Duration),
-    /// Bytes sent as they are, with this content type (malformed JSON).
-    Raw(&'static str, Vec<u8>),
-    /// The first half of `body`'s bytes, then the connection is closed (a dropped stream).
-    Cut(Box<Body>),
-    /// Nothing is sent until the fake model stops.
-    Hang,
-}
-
-impl Reply {
-    fn json(status: u16, value: Value) -> Reply {
-        Reply {
-            status,
-            body: Body::Json(value),
-        }
-    }
-
-    /// An OpenAI-shaped error body.
-    pub(super) fn error(status: u16, kind: &str, message: String) -> Reply {
-        Reply::json(
-            status,
-            json!({"error": {"message": message, "type": kind, "param": null, "code": null}}),
-        )
     }
 }
 

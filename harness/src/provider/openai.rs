@@ -1,6 +1,7 @@
-//! The OpenAI wire format as the fake model reads and writes it: a request's messages and their
-//! text, the kind of a completion request, `usage`, completion bodies and SSE chunks, the model
-//! object of `GET /v1/models`.
+//! The OpenAI wire format as the fake model reads and writes it.
+//!
+//! A request's messages and their text, the kind of a completion request, `usage`, completion
+//! bodies and SSE chunks, the model object of `GET /v1/models`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};

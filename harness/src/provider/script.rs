@@ -1,3 +1,5 @@
+//! What the fake model answers, and to which request.
+//!
 //! What the fake model answers: the [`Script`] of a scenario, its [`Turn`]s and [`ToolCall`]s, the
 //! deterministic tool-call ids, and how a request is matched to the turn it answers — by content
 //! only, so that a retry gets the same reply.

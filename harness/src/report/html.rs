@@ -29,7 +29,7 @@
 
 pub mod assets;
 mod side;
-pub mod svg;
+pub mod text_svg;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -81,7 +81,7 @@ pub fn write_report(dir: &Path, results: &[ScenarioResult]) -> std::io::Result<P
             // The terminal itself at the checkpoint (colours kept) when the run has it; else the
             // last screenful of the transcript's text.
             let picture = check.screen_svg.clone().unwrap_or_else(|| {
-                svg::last_screen(
+                text_svg::last_screen(
                     &check.transcript,
                     rows,
                     cols,

@@ -1,3 +1,5 @@
+//! The JSON verdict, one object per line.
+//!
 //! `--json`: one JSON object per scenario, one per line — the same shape for `run`, `repro` and
 //! `check` (docs/counting.md, "The JSON verdict"). The object is [`SCHEMA_VERSION`] then the
 //! serde form of [`ScenarioResult`] (causes by their serde names, see `oracle/wording.rs`).

@@ -1,3 +1,5 @@
+//! `run --bless`: measured numbers become the scenarios' pins.
+//!
 //! `run --bless`: the numbers a run measured become the scenarios' pins, as `cargo insta review`
 //! accepts a changed snapshot.
 //!

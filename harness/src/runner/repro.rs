@@ -1,3 +1,5 @@
+//! `repro`: a user's `state.db` resumed through every display path.
+//!
 //! `repro`: a user's `state.db` resumed in the real client through every display path, each
 //! drawing judged against one reading of the file.
 

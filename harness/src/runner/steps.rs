@@ -1,13 +1,16 @@
-//! The step interpreter: a scenario's steps run one by one on a small state — the client's home,
-//! the fake model, the running client — one function per scenario action.
+//! The step interpreter.
+//!
+//! A scenario's steps run one by one on a small state — the client's home, the fake model, the
+//! running client — one function per scenario action.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::cli::{export_transcript, run_cli};
-use super::during::say_during;
+use super::deadline::Deadline;
 use super::error::{Error, StepError};
-use super::session::{self, slash_resume, start_client, Deadline};
+use super::export::{export_transcript, run_cli};
+use super::session::{self, slash_resume, start_client};
+use super::streaming::say_during;
 use super::{create_dir, CheckResult, Progress, ScenarioResult, StepTiming};
 use crate::client::{self, Client};
 use crate::display::Surface;

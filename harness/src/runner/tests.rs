@@ -58,7 +58,8 @@ fn the_rerun_line_repeats_every_flag_that_changed_the_run() {
 /// the idle waits. On the TUI the step is refused.
 #[test]
 fn a_type_step_waits_for_the_modelled_composer_and_leaves_its_draft() {
-    use super::session::{type_draft, Deadline};
+    use super::deadline::Deadline;
+    use super::session::type_draft;
     use crate::driver::Driver;
     use crate::scenario::EditKey;
     use std::time::Duration;
@@ -130,9 +131,9 @@ mod during {
     use std::path::Path;
     use std::time::Duration;
 
-    use super::super::during::say_during;
+    use super::super::deadline::Deadline;
     use super::super::error::Error;
-    use super::super::session::Deadline;
+    use super::super::streaming::say_during;
     use crate::driver::Driver;
     use crate::provider::{Provider, Script};
     use crate::scenario::{During, DuringAction, Trigger};

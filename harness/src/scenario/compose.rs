@@ -1,3 +1,5 @@
+//! The `type` step: text typed into the composer without Enter.
+//!
 //! The `type` step: text typed into the composer without Enter, and editing keys after it
 //! (`type = "unsent draft"`, `keys = ["ctrl-w"]`), so a scenario can leave text unsent while it
 //! resizes, settles and checks.

@@ -1,3 +1,5 @@
+//! A `say` step's paced stream and `during` actions: syntax and validation.
+//!
 //! A `say` step's paced stream (`stream = { chunk_chars, delay_ms }`) and the actions it runs
 //! while the reply streams (`during = [ … ]`): their raw TOML shape and strict validation.
 //!

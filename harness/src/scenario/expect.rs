@@ -1,6 +1,8 @@
-//! A checkpoint's expectation: the exact findings and causes a `check` step pins
-//! ([`Expectation`], re-exported as `scenario::Expectation`), its comparison with a check's
-//! findings ([`Expectation::mismatches`]) and its raw form as written in a scenario file.
+//! A checkpoint's expectation.
+//!
+//! The exact findings and causes a `check` step pins ([`Expectation`], re-exported as
+//! `scenario::Expectation`), its comparison with a check's findings ([`Expectation::mismatches`])
+//! and its raw form as written in a scenario file.
 //!
 //! Besides the oracle's findings (0 when not named), an expectation may pin the row counts
 //! ([`RowCounts`]: `stale_preview_rows`, `prompt_rows`, `max_blank_run`, `questions_not_once`),

@@ -1,5 +1,7 @@
-//! `include` steps: the steps of a shared `*.steps.toml` file (or `steps = [FROM, TO]` of them),
-//! each reported at the include's line.
+//! `include` steps.
+//!
+//! The steps of a shared `*.steps.toml` file (or `steps = [FROM, TO]` of them), each reported at
+//! the include's line.
 
 use super::*;
 

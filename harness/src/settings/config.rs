@@ -1,3 +1,5 @@
+//! The client versions and `display.resume_*` settings.
+//!
 //! The client versions this module models and the `display.resume_*` settings, read from a
 //! `config.yaml` as the client reads it.
 

@@ -1,3 +1,5 @@
+//! The recap panel under the display settings.
+//!
 //! The recap panel: tool calls and events as the recap draws them, and what the classic CLI's
 //! resume recap shows of each message under the settings.
 

@@ -1,5 +1,7 @@
-//! Text as the client prepares it for the recap: Python string semantics, escape sanitising, and
-//! the reasoning and tool-call markup the client strips from assistant text.
+//! Text as the client prepares it for the recap.
+//!
+//! Python string semantics, escape sanitising, and the reasoning and tool-call markup the client
+//! strips from assistant text.
 
 use std::sync::LazyLock;
 

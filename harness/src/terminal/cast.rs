@@ -1,3 +1,5 @@
+//! Asciicast recordings, v2 and v3.
+//!
 //! Asciicast recordings. Version 2 (<https://docs.asciinema.org/manual/asciicast/v2/>, asciinema
 //! 2.x and this harness): a JSON header line (`version`, `width`, `height`, …), then one JSON
 //! array per event, `[seconds, kind, data]`, with kind `o` (output), `i` (input), `r` (resize,

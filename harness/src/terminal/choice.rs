@@ -1,3 +1,5 @@
+//! Which emulator a scenario's checks read.
+//!
 //! [`Terminal`]: which emulator a scenario's checks read (`terminal = "vt100" | "reflow"`,
 //! `--terminal`), and [`Emulator`], what the harness needs of either.
 

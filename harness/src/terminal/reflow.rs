@@ -1,3 +1,5 @@
+//! A terminal that re-wraps rows when its width changes.
+//!
 //! [`ReflowScreen`]: a terminal that re-wraps soft-wrapped rows when its width changes, as real
 //! terminals (tmux, VTE, kitty, WezTerm, iTerm2, alacritty, Windows Terminal) do; the harness's
 //! [`Screen`](super::Screen) (vt100) only truncates or pads rows.

@@ -1,6 +1,7 @@
-//! The one escape-sequence scanner: follows a terminal byte stream as vt100's parser (`vte` 0.15)
-//! does, byte by byte, and says where an erase in display, a full reset or a printed character
-//! completes — without emulating anything.
+//! The one escape-sequence scanner.
+//!
+//! Follows a terminal byte stream as vt100's parser (`vte` 0.15) does, byte by byte, and says where
+//! an erase in display, a full reset or a printed character completes — without emulating anything.
 //!
 //! Its state survives between calls, so a sequence (or a UTF-8 character) split across reads is
 //! seen like a whole one. Two users:

@@ -1,3 +1,5 @@
+//! Terminal sizes written `COLSxROWS`.
+//!
 //! [`Size`]: a terminal size written `COLSxROWS` (`100x40`), the one parser and printer of that
 //! notation (the command line's `--size`, asciicast resize events, scenarios' `resize`).
 

@@ -1,3 +1,5 @@
+//! tmux as a second, independent terminal (test support).
+//!
 //! tmux as a second, independent terminal (feature `test-support`): bytes replayed in a private
 //! tmux server's pane, resized where a recording resized, and read back with
 //! `capture-pane -p -J -S -` (the whole history, wrapped rows joined) — what upstream Hermes

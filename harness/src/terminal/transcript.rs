@@ -1,3 +1,5 @@
+//! The transcript: the rendered history as lines, chrome stripped.
+//!
 //! The transcript: the whole rendered history of one client process as lines, soft-wrapped rows
 //! joined and client chrome stripped ([`crate::client::chrome`] says what is chrome), each line
 //! with the row number where it starts. [`super::Screen::transcript`] makes one from its history;

@@ -1,3 +1,5 @@
+//! Bisection over published client versions.
+//!
 //! `bisect`: find the first published client version that misrenders, or every version where the
 //! verdict's signature changes — on the real client, one probe a version.
 //!

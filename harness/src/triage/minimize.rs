@@ -1,3 +1,5 @@
+//! Minimization of a user's `state.db`.
+//!
 //! `minimize STATE_DB`: shrink a copy of a user's database to the fewest rows (and
 //! sessions), and the shortest texts, that still misrender *the same way* in the real client.
 //!
@@ -54,7 +56,7 @@ pub mod fixture;
 pub mod model;
 pub mod offline;
 pub mod outcome;
-pub mod report;
+pub mod report_md;
 pub mod texts;
 mod tiers;
 
@@ -687,7 +689,7 @@ fn finish(mut run: Run<'_>, ends: Ends<'_>) -> Result<Outcome, Error> {
     fixture::write(&outcome, &run.oracle.repro_args())?;
     outcome.wall_secs = run.started.elapsed().as_secs_f64();
     let path = run.dir.join("REPORT.md");
-    std::fs::write(&path, report::markdown(&outcome))
+    std::fs::write(&path, report_md::markdown(&outcome))
         .map_err(|source| Error::Io { path, source })?;
     Ok(outcome)
 }

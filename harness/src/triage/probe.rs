@@ -1,5 +1,7 @@
-//! What a bisection probes each release with: a scenario, or a saved `state.db` resumed as
-//! `repro` does; and the commands that rerun a probe or the whole bisection.
+//! What a bisection probes each release with.
+//!
+//! A scenario, or a saved `state.db` resumed as `repro` does; and the commands that rerun a probe
+//! or the whole bisection.
 
 use std::path::{Path, PathBuf};
 

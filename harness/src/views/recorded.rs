@@ -1,3 +1,5 @@
+//! A saved recording cut into views.
+//!
 //! A saved recording cut into views (`check --cast`): the steps come from the recording itself,
 //! and what `state.db` held at each step from the rows' timestamps. `docs/views.md` ("Saved
 //! recordings") has the rules and what they were measured against.

@@ -1,9 +1,10 @@
-//! The views on generated live sessions: a simulated client (a test double of the real one's
-//! writes and screen, named as such) plays turns, `/history`, `/undo`, `/retry`, in-place `/compress` and
-//! resumes against a real-schema `state.db`, drawing what a correct client draws, and the views
-//! are judged as a scenario's steps judge them. A correct screen has no finding at any check;
-//! each planted defect is found with its exact size, in the view that drew it, and carried by
-//! later checks of the same client process.
+//! The views on generated live sessions.
+//!
+//! A simulated client (a test double of the real one's writes and screen, named as such) plays
+//! turns, `/history`, `/undo`, `/retry`, in-place `/compress` and resumes against a real-schema
+//! `state.db`, drawing what a correct client draws, and the views are judged as a scenario's steps
+//! judge them. A correct screen has no finding at any check; each planted defect is found with its
+//! exact size, in the view that drew it, and carried by later checks of the same client process.
 
 use proptest::prelude::*;
 

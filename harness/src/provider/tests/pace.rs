@@ -1,3 +1,5 @@
+//! A paced stream read as it arrives.
+//!
 //! A paced stream (`Turn::stream`), read by a test client as it arrives: chunk sizes, the spread
 //! of arrival times, and the log's note of when the last chunk was sent.
 

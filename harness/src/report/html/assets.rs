@@ -1,3 +1,5 @@
+//! The asciinema player, embedded for offline reports.
+//!
 //! The asciinema player (version 3.18.0 from the npm registry, see
 //! `harness/assets/vendor/asciinema-player/VERSION.md`), embedded at build time and written into
 //! every report directory, so a report opened from `file://` or a CI artefact plays its recordings

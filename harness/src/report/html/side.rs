@@ -1,3 +1,5 @@
+//! The expected-beside-shown view of one check.
+//!
 //! The "expected beside shown" view of one check: one table row per logical message of the display
 //! model, in display order — on the left what a correct display shows, on the right the history
 //! rows that render it on the screen — and one row per internal text and per message the user took

@@ -1,3 +1,5 @@
+//! Unit tests of `--bless`.
+//!
 //! Unit tests of `--bless` on scenario files in a temporary directory, no client: the rewrite
 //! of each kind of pin, what is kept byte for byte, included files, and what is refused or left.
 

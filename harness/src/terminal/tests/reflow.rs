@@ -1,3 +1,5 @@
+//! Unit tests of the reflowing terminal.
+//!
 //! Unit tests of [`ReflowScreen`]: the same history rules as [`Screen`] (scrolling, clears, the
 //! wide characters, queries; the alternate screen is tested on both in `tests.rs`), and what only it does: re-wrapping on resize.
 //! `tmux.rs` measures both against tmux with resizes.

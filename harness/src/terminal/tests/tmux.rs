@@ -1,3 +1,5 @@
+//! Cross-check of the emulator against tmux.
+//!
 //! Cross-check against a second emulator: the same bytes replayed in a tmux pane of the
 //! same size must give the same history, line for line (the replay: [`crate::terminal::tmux`]).
 

@@ -1,3 +1,5 @@
+//! The bisection algorithm against a test double of the probe.
+//!
 //! The bisection algorithm against a test double of the probe (no client runs here; the real
 //! probes are in `tests/cli.rs`).
 

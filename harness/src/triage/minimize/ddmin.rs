@@ -1,3 +1,5 @@
+//! Delta debugging over units.
+//!
 //! Delta debugging over units (ddmin's "reduce to complement" half): try removing halves, then
 //! quarters, … then single units; a removal the test keeps shrinks the set and the granularity
 //! steps back.

@@ -1,3 +1,5 @@
+//! The minimized case as a `record`-style fixture.
+//!
 //! The minimized case as a `record`-style fixture (as `hermes-e2e record` writes one, see
 //! [`crate::runner::record()`]): `state.db` (the minimized database), `resume.cast` and
 //! `slash-resume.cast` (the real client's terminal on the final verdict's `--resume` and `/resume`

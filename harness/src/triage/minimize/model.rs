@@ -1,3 +1,5 @@
+//! What a minimization step reads and removes.
+//!
 //! What a minimization step reads of a `state.db` (the sessions, the resumed session's lineage,
 //! its rows with their kind and relations), the units it removes (sessions, exchanges, rows),
 //! and how a candidate is built from a copy (rusqlite `DELETE`s; the copy only).

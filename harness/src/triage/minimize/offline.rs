@@ -1,5 +1,7 @@
-//! The fast offline tier of `minimize`: a candidate's signature read from the rows the
-//! client materializes for display, without a terminal.
+//! The fast offline tier of `minimize`.
+//!
+//! A candidate's signature read from the rows the client materializes for display, without a
+//! terminal.
 //!
 //! [`Reference`] asks the client's own code — `SessionDB(copy).get_resume_conversations(session)`
 //! through the long-lived worker of [`crate::reference::Reader`] — which rows its resume lists, on

@@ -1,5 +1,7 @@
-//! What a minimization did: its trials (phase, what each removed, how it ended), the rows kept
-//! with why, and the whole [`Outcome`] that `REPORT.md` is written from.
+//! What a minimization did.
+//!
+//! Its trials (phase, what each removed, how it ended), the rows kept with why, and the whole
+//! [`Outcome`] that `REPORT.md` is written from.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;

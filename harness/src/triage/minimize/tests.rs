@@ -1,5 +1,6 @@
-//! Offline tests of the minimizer's parts: delta debugging, the units of a real fixture, and a
-//! candidate built from a copy.
+//! Offline tests of the minimizer's parts.
+//!
+//! Delta debugging, the units of a real fixture, and a candidate built from a copy.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -1,3 +1,5 @@
+//! Judging one candidate on the two tiers.
+//!
 //! Judging one candidate on the two tiers (see the module documentation of
 //! [`crate::triage::minimize`]): the offline read first, the real client to confirm; keeping,
 //! confirming and going back to the last confirmed state.

@@ -1,3 +1,5 @@
+//! What a recording's input events say, key by key.
+//!
 //! What a recording's input events (`i`) say, key by key. An `i` event holds whatever the
 //! terminal sent the program: what the user typed, and the terminal's own **replies** to the
 //! program's queries — the client asks at start-up (device attributes `ESC [ c`, the background

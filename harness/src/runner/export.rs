@@ -1,3 +1,5 @@
+//! The `export` step: the client run without a PTY.
+//!
 //! Running the client without a PTY (`hermes export …`) and reading what it wrote as a
 //! transcript, for a scenario's `export` step.
 

@@ -1,3 +1,5 @@
+//! The terminal: emulation with the whole history, escapes, recordings, transcripts.
+//!
 //! Stage `terminal`: the terminal side — a `vt100` emulator that keeps the **whole** rendered
 //! history, the one escape-sequence scanner, asciicast recordings and the transcript.
 //!
@@ -49,7 +51,7 @@
 //!   ([`Screen::dropped_rows`]), so row numbers stay absolute.
 //!
 //! Files:
-//! - `mod.rs`: [`Screen`], the emulator and its history (this page);
+//! - `terminal.rs`: [`Screen`], the emulator and its history (this page);
 //! - [`scan`]: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
 //!   wide characters, and by the driver to track the text the client printed;
 //! - [`reflow`]: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps

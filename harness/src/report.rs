@@ -1,3 +1,5 @@
+//! Verdict reports: text, JSON and HTML.
+//!
 //! Stage `report`: verdicts for people (text), machines (one JSON object per line, [`json`]) and
 //! browsers ([`html`]).
 //!

@@ -1,3 +1,5 @@
+//! The fallback picture of a checkpoint's screen, as text in an SVG.
+//!
 //! The fallback picture of the screen at a checkpoint, for checks that carry no picture of their
 //! own (`CheckResult::screen_svg`, the terminal with its colours, is used when there is one): the
 //! last screenful of the rendered history as monospace text in an SVG.

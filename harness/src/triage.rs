@@ -1,3 +1,5 @@
+//! Triage: the first bad client version, minimization, failure signatures.
+//!
 //! Triage beyond reproduction: which published client version broke a display, and what a
 //! verdict's *signature* is (the shape of a failure, apart from its exact numbers).
 //!

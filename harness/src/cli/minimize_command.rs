@@ -1,9 +1,11 @@
+//! The `minimize` command.
+//!
 //! `minimize`: a user's `state.db` shrunk to the fewest rows and shortest texts that still
 //! misrender the same way in the real client.
 
 use std::path::PathBuf;
 
-use super::repro::ClientArgs;
+use super::repro_command::ClientArgs;
 use super::{out, Error, Exit, Outcome};
 use crate::display::Surface;
 use crate::report;

@@ -1,3 +1,5 @@
+//! A `say` step that acts while its reply streams.
+//!
 //! A `say` step that acts while its reply streams (`during = [ … ]`, see `scenario/during.rs`):
 //! the line is typed as in any turn, then each entry's trigger is awaited in order — a word of
 //! the reply drawn on the screen, or a time after the turn's first chat request reached the fake
@@ -13,12 +15,13 @@
 
 use std::time::Duration;
 
+use super::deadline::Deadline;
 use super::error::Error;
-use super::session::{reply_tail, Deadline};
 use crate::client::chrome::PROMPT;
 use crate::client::profile::ENTER_PAUSE;
+use crate::client::profile::{reply_tail, squash};
 use crate::client::{is_idle, COMMAND_SETTLE};
-use crate::driver::{squash, Driver, DriverError, Shown};
+use crate::driver::{Driver, DriverError, Shown};
 use crate::provider::Provider;
 use crate::scenario::{count_word, During, DuringAction, Key, Trigger};
 

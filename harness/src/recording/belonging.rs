@@ -1,8 +1,10 @@
-//! Whether a recording and a database belong together: `check` warns (it still judges) when the
-//! recording names sessions the database does not hold, or when the session checked is not one
-//! the recording names. The session ids the classic CLI prints are the evidence (the Ink TUI
-//! prints none: its recordings get no warning); the messages themselves are not, since the fake
-//! model's conversations are alike from one recording to the next.
+//! Whether a recording and a database belong together.
+//!
+//! `check` warns (it still judges) when the recording names sessions the database does not hold, or
+//! when the session checked is not one the recording names. The session ids the classic CLI prints
+//! are the evidence (the Ink TUI prints none: its recordings get no warning); the messages
+//! themselves are not, since the fake model's conversations are alike from one recording to the
+//! next.
 
 use std::sync::OnceLock;
 

@@ -1,3 +1,5 @@
+//! The real Hermes client: install, configuration, and how it looks and behaves.
+//!
 //! Stage `client`: the real Hermes client — where its executable comes from, how it is configured,
 //! and what it looks like and how it behaves: the one place a new client version touches.
 //!
@@ -13,7 +15,7 @@
 //! succeeded tells a complete venv from an interrupted install, which is redone.
 //!
 //! Files:
-//! - `mod.rs` (this page): provisioning ([`resolve`]) and configuration ([`base_config`],
+//! - `client.rs` (this page): provisioning ([`resolve`]) and configuration ([`base_config`],
 //!   [`environment`], [`terminal_identity`]);
 //! - [`profile`]: the interfaces ([`Ui`]), the idle and busy rules ([`is_idle`], [`is_busy`]), the
 //!   composer placeholders, and how long the client's output must be quiet;

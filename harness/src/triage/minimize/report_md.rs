@@ -1,3 +1,5 @@
+//! A minimization's `REPORT.md`.
+//!
 //! `DIR/REPORT.md` of a minimization: the signature, rows and sessions before and after, the rows
 //! kept with their role and why, every trial, and the command that reproduces the result.
 

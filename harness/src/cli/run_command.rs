@@ -1,9 +1,10 @@
+//! The `run` command.
+//!
 //! `run`: scenarios run on the real client, each verdict printed as soon as it and those before
 //! it are done.
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{out, Error, Exit, Outcome};
@@ -179,63 +180,34 @@ fn run_all(
 ) -> Result<Vec<ScenarioResult>, Error> {
     let json = args.json;
     let board = Board::new(jobs, json);
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<ScenarioResult>>> =
-        Mutex::new((0..loaded.len()).map(|_| None).collect());
-    let printed = AtomicUsize::new(0);
-    let failed: Mutex<Option<Error>> = Mutex::new(None);
-    let stop = AtomicBool::new(false);
-    let print_ready = || {
-        // Verdicts in the scenarios' order: print every finished one whose predecessors are out.
-        let slots = done.lock().unwrap_or_else(|e| e.into_inner());
-        let mut k = printed.load(Ordering::SeqCst);
-        while let Some(Some(result)) = slots.get(k) {
+    let mut failed = None;
+    let results = runner::run_in_order(
+        loaded,
+        jobs,
+        |worker| RunOptions {
+            client: args.client.clone(),
+            out_root: out_root.to_owned(),
+            progress: board.progress(worker),
+            expect_correct: args.expect_correct,
+            flags: changing_flags(args),
+        },
+        |worker, s| board.set(worker, s.map(|s| format!("{} …", s.name))),
+        |result| {
             board.clear();
-            if !stop.load(Ordering::SeqCst) {
-                if let Err(e) = super::print_result(result, json) {
-                    stop.store(true, Ordering::SeqCst);
-                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+            match super::print_result(result, json) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
                 }
             }
-            k += 1;
-        }
-        printed.store(k, Ordering::SeqCst);
-    };
-    std::thread::scope(|scope| {
-        for worker in 0..jobs {
-            let (board, next, done, stop) = (&board, &next, &done, &stop);
-            let (args, print_ready) = (&args, &print_ready);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(s) = loaded.get(i).filter(|_| !stop.load(Ordering::SeqCst)) else {
-                    board.set(worker, None);
-                    break;
-                };
-                board.set(worker, Some(format!("{} …", s.name)));
-                let options = RunOptions {
-                    client: args.client.clone(),
-                    out_root: out_root.to_owned(),
-                    progress: board.progress(worker),
-                    expect_correct: args.expect_correct,
-                    flags: changing_flags(args),
-                };
-                let result = runner::run(s, &options);
-                board.set(worker, None);
-                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
-                print_ready();
-            });
-        }
-    });
+        },
+    );
     board.clear();
-    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(results),
     }
-    Ok(done
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .flatten()
-        .collect())
 }
 
 /// What every running scenario is doing, as one line on a terminal (silent off a terminal and

@@ -1,3 +1,5 @@
+//! The `bisect` command.
+//!
 //! `bisect`: the first published client release that misrenders, or every release where what
 //! it shows changes.
 
@@ -94,7 +96,7 @@ fn subject(args: &BisectArgs) -> Result<Subject, Error> {
         // Read once here, so a bad file is refused before any release is installed.
         crate::settings::DisplaySettings::from_config_yaml(
             config,
-            super::check::version_of(&store),
+            crate::recording::version_of(&store),
         )?;
     }
     let ui = args.ui.unwrap_or_default();

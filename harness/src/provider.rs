@@ -11,10 +11,12 @@
 //! Only 127.0.0.1 is ever bound: the fake must not be reachable from outside the machine.
 //!
 //! Where each part lives:
-//! - `mod.rs`: the [`Provider`] handle (start, address, log, [`Provider::said`], shutdown), the
+//! - `provider.rs`: the [`Provider`] handle (start, address, log, [`Provider::said`], shutdown), the
 //!   logged [`Exchange`] and its [`CallKind`], the public constants.
+//! - `reply.rs`: `Reply` and its body, what one request is answered, decided before
+//!   anything is written (`faults.rs` transforms it, `http.rs` writes it).
 //! - `http.rs`: the tiny_http side — the worker loop, routing a request to its reply, the request
-//!   body limit, the reply bodies and how each is written.
+//!   body limit, and how each reply body is written.
 //! - `openai.rs`: the OpenAI wire format — a request's messages and their text, the kind of a
 //!   completion request (`classify`), `usage`, completion bodies and SSE chunks, the model object.
 //! - `script.rs`: [`Script`], [`Turn`], [`ToolCall`] — the scripted answers, the tool-call ids, and
@@ -36,6 +38,7 @@ use std::time::{Duration, Instant};
 mod faults;
 mod http;
 mod openai;
+mod reply;
 mod script;
 #[cfg(test)]
 mod tests;

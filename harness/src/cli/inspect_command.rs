@@ -38,7 +38,7 @@ pub fn inspect(args: &InspectArgs) -> Outcome {
     let store = Store::open(&db.path)?;
     let settings = match &config {
         Some(config) => {
-            let version = super::check::version_of(&store);
+            let version = crate::recording::version_of(&store);
             Some((
                 DisplaySettings::from_config_yaml(&config.path, version)?,
                 version,

@@ -1,3 +1,5 @@
+//! Both sides as word ids over one vocabulary.
+//!
 //! The oracle's first stage: both sides as word ids over one vocabulary (the expectation's), the
 //! excerpts findings quote from the original text, and the fast hash map the stages key on
 //! word-id slices. The expectation's side ([`Vocabulary`]) is made on its own, so that it can be

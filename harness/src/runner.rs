@@ -20,16 +20,19 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub mod bless;
-mod cli;
-mod during;
+mod deadline;
 pub mod error;
+mod export;
+mod jobs;
 pub mod record;
 pub mod repro;
 pub mod results;
 mod session;
 mod steps;
+mod streaming;
 
 pub use error::{Error, StepError};
+pub use jobs::run_in_order;
 pub use record::record;
 pub use repro::{repro, REPRO_PATHS};
 pub use results::{CheckResult, InternalShown, ScenarioResult, StepTiming};

@@ -1,3 +1,5 @@
+//! The `check` command.
+//!
 //! `check`: the oracle on a saved recording and a `state.db`, without a client, against an
 //! expectation (`--expect FILE`, `--expect-findings NAME=N,…`; without either, every finding 0).
 
@@ -5,17 +7,14 @@ use std::path::{Path, PathBuf};
 
 use super::input::Input;
 use super::{out, Error, Exit, Outcome};
-use crate::display::{self, Role};
-use crate::oracle::{self, wording};
+use crate::oracle::wording;
+use crate::recording::{self, Judged};
 use crate::report;
 use crate::runner::{CheckResult, ScenarioResult};
 use crate::scenario::{Expectation, ExpectationError};
-use crate::settings::{ClientVersion, DisplaySettings};
-use crate::store::{self, Store};
-use crate::terminal::cast::Recording;
-use crate::terminal::{self, Emulator, ReflowScreen, Screen, Terminal, Transcript};
-use crate::verdict::{self, Basis};
-use crate::views::{self, recorded};
+use crate::store;
+use crate::terminal::{self, Terminal};
+use crate::verdict::Basis;
 
 /// What `check`'s help says of its exit status (a literal, for `concat!`).
 macro_rules! check_exit {
@@ -270,6 +269,23 @@ impl Inputs {
             config: Input::config(args.config.as_deref())?,
         })
     }
+
+    /// What the library's check reads of these inputs and `args`.
+    fn request<'a>(&'a self, args: &'a CheckArgs) -> recording::Request<'a> {
+        recording::Request {
+            recording: &self.cast.path,
+            screen: self.flag == "screen",
+            size: args.size,
+            at: self.cast.shown.display().to_string(),
+            db: &self.db.path,
+            session: args.session.as_deref(),
+            provider_log: args.provider_log.as_deref(),
+            config: self.config.as_ref().map(|c| c.path.as_path()),
+            terminal: args.terminal,
+            transcript: args.transcript,
+            history: args.history,
+        }
+    }
 }
 
 /// What a screen without timing cannot tell, for `check --screen`.
@@ -291,18 +307,21 @@ fn screen_note(format: crate::terminal::cast::Format) -> String {
     )
 }
 
-/// A check made: its result, the database it was made on, and how the recording was cut.
-struct Judged {
-    result: CheckResult,
-    basis: Basis,
-    cut_note: String,
-}
-
 /// `check`: exit 0 when the expectation held, 1 when not.
 pub fn check(args: &CheckArgs) -> Outcome {
     let expectation = expectation(args)?;
     let inputs = Inputs::open(args)?;
-    let judged = judge(args, &inputs, expectation)?;
+    let mut judged = recording::check(&inputs.request(args), expectation)?;
+    if let Some(format) = judged.untimed {
+        out::note(&screen_note(format));
+    }
+    judged.result.notes = if inputs.db.stdin {
+        Vec::new()
+    } else {
+        super::input::wal_note(&inputs.db.path)
+            .into_iter()
+            .collect()
+    };
     let held = judged.result.passed;
     if args.json {
         out::json(&report::json_line(&scenario_of(
@@ -326,127 +345,6 @@ pub fn check(args: &CheckArgs) -> Outcome {
         }
     }
     Ok(Exit::held(held))
-}
-
-/// The check of `args`' recording against their database and `expectation`.
-fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<Judged, Error> {
-    // A provider log that is not one is refused before the long reads.
-    let said = match &args.provider_log {
-        Some(path) => Some(crate::provider::said_from_log(path)?),
-        None => None,
-    };
-    // The recording and the database are independent until the oracle: read both at once, on
-    // two threads (a 1M-word check spends about a quarter of its time on the database side).
-    // A recording that cannot be replayed is reported first, as when they were read in turn.
-    let (replayed, read) = std::thread::scope(|scope| {
-        let read = scope.spawn(|| -> Result<(Store, Basis), Error> {
-            let store = Store::open(&inputs.db.path)?;
-            let basis = Basis::read(
-                &store,
-                args.session.as_deref().into(),
-                display::Surface::default(),
-            )?;
-            Ok((store, basis))
-        });
-        let replayed = replay(args, inputs, true);
-        let read = read
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (replayed, read)
-    });
-    let replayed = replayed?;
-    let (store, basis) = read?;
-    // The display settings the client's resume recap was drawn under, when given.
-    let recap = match &inputs.config {
-        Some(config) => {
-            let version = version_of(&store);
-            Some((
-                DisplaySettings::from_config_yaml(&config.path, version)?,
-                version,
-            ))
-        }
-        None => None,
-    };
-    let with_recap = |basis: Basis| match &recap {
-        Some((settings, version)) => basis.with_recap(settings, *version),
-        None => basis,
-    };
-    let basis = with_recap(basis);
-    let at = inputs.cast.shown.display().to_string();
-    // A view's database: the session checked once it holds rows of its own (before that, the
-    // newest one with messages: the parent a rotation copies), with the recap's settings;
-    // `None` before any session held a message.
-    let read = |store: &Store| -> Result<Option<Basis>, Error> {
-        let own = !store.rows(std::slice::from_ref(&basis.session))?.is_empty();
-        let session = if own {
-            verdict::Session::Id(&basis.session)
-        } else {
-            verdict::Session::Latest
-        };
-        let b = match Basis::read(store, session, display::Surface::default()) {
-            Ok(b) => b,
-            Err(verdict::Error::NoSessionWithMessages { .. }) => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        Ok(Some(with_recap(b)))
-    };
-    let (recording, steps) = (&replayed.recording, replayed.steps);
-    let recorded = match args.terminal {
-        Terminal::Vt100 => {
-            recorded::judge::<Screen, _>(recording, steps, &store, read, said.as_ref())
-        }
-        Terminal::Reflow => {
-            recorded::judge::<ReflowScreen, _>(recording, steps, &store, read, said.as_ref())
-        }
-    }?;
-    if !recording.timed() {
-        out::note(&screen_note(recording.format));
-    }
-    let (check, views) = if recorded.views.is_empty() {
-        (
-            basis.check(&at, &replayed.transcript, said.as_ref()),
-            Vec::new(),
-        )
-    } else {
-        views::combine(&at, &recorded.views, 0, &basis)
-    };
-    let questions: Vec<String> = basis
-        .expected
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(|m| m.text.clone())
-        .collect();
-    let row_counts = oracle::count_rows(&replayed.history, &questions);
-    let warnings = super::belonging::warnings(&replayed.history, &store, &basis);
-    let notes: Vec<String> = if inputs.db.stdin {
-        Vec::new()
-    } else {
-        super::input::wal_note(&inputs.db.path)
-            .into_iter()
-            .collect()
-    };
-    let transcript_text = args.transcript.then(|| replayed.transcript.text());
-    let mut result = CheckResult::new(
-        &basis,
-        (check, Some(row_counts)),
-        expectation,
-        0,
-        replayed.transcript,
-        None,
-    )
-    .with_terminal_note(terminal::erase_note(replayed.erased))
-    .with_views(views);
-    result.cut = Some(recorded.cut);
-    result.warnings = warnings;
-    result.notes = notes;
-    result.history = args.history.then_some(replayed.history);
-    result.transcript_text = transcript_text;
-    Ok(Judged {
-        result,
-        basis,
-        cut_note: recorded.note(),
-    })
 }
 
 /// The command that reruns this check.
@@ -620,14 +518,6 @@ fn passed_text(basis: &Basis, result: &CheckResult) -> String {
     text
 }
 
-/// The client version whose `config.yaml` rules apply to `store`: the one its schema says wrote it.
-pub(super) fn version_of(store: &Store) -> ClientVersion {
-    match store.schema() {
-        store::Schema::Uid => ClientVersion::Iot0_22,
-        store::Schema::Legacy => ClientVersion::V0_19,
-    }
-}
-
 /// The HTML report of the check in `dir`, from a private directory holding the recording and a
 /// copy of the database (what the report reads beside the check); its index.
 fn write_report(
@@ -657,56 +547,4 @@ fn write_report(
     store::snapshot_database(&inputs.db.path, &kept.path().join("state.db"))?;
     let scenario = scenario_of(args, inputs, &judged, Some(kept.path()));
     super::write_report(dir, std::slice::from_ref(&scenario))
-}
-
-/// A recording replayed: the recording, its steps, its history lines (when asked for), its
-/// transcript and the rows the client erased from the scrollback.
-struct Replayed {
-    recording: Recording,
-    steps: recorded::Steps,
-    history: Vec<String>,
-    transcript: Transcript,
-    erased: usize,
-}
-
-/// `cast` replayed into `terminal`: its history lines, and its transcript and steps only with
-/// `transcript`.
-fn replay(args: &CheckArgs, inputs: &Inputs, transcript: bool) -> Result<Replayed, Error> {
-    let recording = match inputs.flag {
-        "screen" => Recording::read_screen(&inputs.cast.path, args.size)?,
-        _ => Recording::read(&inputs.cast.path)?,
-    };
-    match args.terminal {
-        Terminal::Vt100 => replayed::<Screen>(recording, transcript),
-        Terminal::Reflow => replayed::<ReflowScreen>(recording, transcript),
-    }
-}
-
-fn replayed<E: Emulator>(recording: Recording, transcript: bool) -> Result<Replayed, Error> {
-    let (steps, replayed) = if transcript {
-        recorded::steps::<E>(&recording)
-    } else {
-        let steps = recorded::Steps {
-            cut: recorded::Cut::Whole,
-            steps: Vec::new(),
-        };
-        (steps, None)
-    };
-    // Cutting at the client's echo replayed the recording already.
-    let screen = replayed.unwrap_or_else(|| {
-        let mut screen: E = recording.screen();
-        recording.play(&mut screen, 0..recording.events.len());
-        screen
-    });
-    Ok(Replayed {
-        history: screen.history_lines(),
-        transcript: if transcript {
-            screen.transcript()
-        } else {
-            Transcript::default()
-        },
-        erased: screen.erased_rows(),
-        recording,
-        steps,
-    })
 }

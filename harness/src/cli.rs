@@ -1,5 +1,7 @@
-//! The commands of the `hermes-e2e` binary: each command's arguments (clap) and what it does, one
-//! file each; the binary (`main.rs`) only parses the command line and dispatches here.
+//! The commands of the `hermes-e2e` binary.
+//!
+//! Each command's arguments (clap) and what it does, one file each; the binary (`main.rs`) only
+//! parses the command line and dispatches here.
 //!
 //! Every command returns an [`Exit`] or an [`Error`]; [`exit_code`] turns either into the
 //! process's exit status, the same table for every command ([`EXIT_STATUS`]):
@@ -17,16 +19,15 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-mod belonging;
-pub mod bisect;
-pub mod check;
+pub mod bisect_command;
+pub mod check_command;
 pub mod input;
-pub mod inspect;
-pub mod minimize;
+pub mod inspect_command;
+pub mod minimize_command;
 pub mod out;
-pub mod record;
-pub mod repro;
-pub mod run;
+pub mod record_command;
+pub mod repro_command;
+pub mod run_command;
 mod values;
 
 use crate::report;
@@ -161,6 +162,9 @@ pub enum Error {
     /// A recording could not be replayed.
     #[error(transparent)]
     Cast(#[from] crate::terminal::cast::CastError),
+    /// A saved recording could not be checked against its database (`check`).
+    #[error(transparent)]
+    Check(#[from] crate::recording::Error),
     /// A provider log (`check --provider-log`) could not be read.
     #[error(transparent)]
     ProviderLog(#[from] crate::provider::LogError),
@@ -170,7 +174,7 @@ pub enum Error {
     /// An expectation (`--expect`, `--expect-findings`) is not one (boxed: a TOML error is
     /// large, and every command's result carries this type).
     #[error(transparent)]
-    Expect(Box<check::ExpectError>),
+    Expect(Box<check_command::ExpectError>),
     /// The releases to bisect could not be listed.
     #[error(transparent)]
     Versions(#[from] crate::triage::versions::VersionsError),
@@ -221,8 +225,8 @@ pub enum Error {
     Json(#[from] serde_json::Error),
 }
 
-impl From<check::ExpectError> for Error {
-    fn from(e: check::ExpectError) -> Error {
+impl From<check_command::ExpectError> for Error {
+    fn from(e: check_command::ExpectError) -> Error {
         Error::Expect(Box::new(e))
     }
 }
