@@ -37,6 +37,8 @@
 //! # fault_times = 1              # optional: only the first N answers (retries then succeed)
 //! # tools = [{ name = "read_file", arguments = { path = "keeper_log.txt" } }]
 //! #                              # optional: the model calls these first, then replies
+//! # narration = "Let me read the log first."
+//! #                              # optional, with `tools`: text sent with the calls
 //! # stream = { chunk_chars = 10, delay_ms = 30 }   # optional: a paced stream, and with it
 //! # during = [{ after_word = "keeper", resize = "80x24" }]   # actions while it streams
 //! #                              # (see `scenario/during.rs`)
@@ -228,6 +230,9 @@ pub enum Action {
         stream: Option<crate::provider::Pace>,
         /// What the harness does while the reply streams, in order (see `scenario/during.rs`).
         during: Vec<During>,
+        /// Text the model sends with its tool calls ([`crate::provider::Turn::narration`]);
+        /// empty without `narration`.
+        narration: String,
     },
     /// Type a slash command, wait until `wait_for` is on screen and the prompt is idle.
     Command {
@@ -385,6 +390,7 @@ struct RawStep {
     fault: Option<crate::provider::Fault>,
     fault_times: Option<u32>,
     tools: Option<Vec<RawToolCall>>,
+    narration: Option<String>,
     stream: Option<during::RawPace>,
     during: Option<Vec<during::RawDuring>>,
     command: Option<String>,
@@ -498,6 +504,7 @@ impl Scenario {
                 tool_calls,
                 stream,
                 during,
+                narration,
             } = &step.action
             else {
                 continue;
@@ -509,6 +516,7 @@ impl Scenario {
                 fault_times: *fault_times,
                 tool_calls: tool_calls.clone(),
                 stream: *stream,
+                narration: narration.clone(),
             });
             for (user, reply) in during.iter().filter_map(|d| d.action.scripted_turn()) {
                 turns.push(crate::provider::Turn {
@@ -623,6 +631,7 @@ fn steps(
         stray("fault", s.fault.is_none() || s.say.is_some())?;
         stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
         stray("tools", s.tools.is_none() || s.say.is_some())?;
+        stray("narration", s.narration.is_none() || s.tools.is_some())?;
         stray("stream", s.stream.is_none() || s.say.is_some())?;
         stray(
             "during",
@@ -786,6 +795,12 @@ fn say_action(
     if text.trim().is_empty() || reply.trim().is_empty() {
         return Err(invalid(line, "`say` and `reply` must not be empty".into()));
     }
+    if s.narration.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        return Err(invalid(
+            line,
+            "`narration` must not be empty (leave it out for tool calls sent alone)".into(),
+        ));
+    }
     let mut tool_calls = Vec::new();
     for call in s.tools.iter().flatten() {
         if call.name.trim().is_empty() {
@@ -840,6 +855,7 @@ fn say_action(
         tool_calls,
         stream,
         during,
+        narration: s.narration.clone().unwrap_or_default(),
     })
 }
 

@@ -77,7 +77,8 @@ pub struct Exchange {
     pub stream: bool,
     /// The last user message of a chat request (None otherwise).
     pub user: Option<String>,
-    /// The text replied (None for non-completion calls).
+    /// The text replied (None for non-completion calls, and for tool calls sent without a
+    /// narration, [`Turn::narration`]).
     pub reply: Option<String>,
     /// True when no scripted turn matched and a placeholder reply was sent.
     pub unscripted: bool,

@@ -43,6 +43,11 @@ pub struct Turn {
     /// How the reply is streamed: `None` — in pieces of 40 characters sent at once; `Some` — in
     /// pieces of `Pace::chunk_chars` with `Pace::delay` before each, each flushed as written.
     pub stream: Option<Pace>,
+    /// Text the model sends with its [`Turn::tool_calls`], in the same response (the OpenAI
+    /// wire format's `content` beside `tool_calls`): the narration a model writes before it
+    /// calls tools ("Let me read the log first."). Streamed before the calls, at the turn's
+    /// pace. Empty: the calls come alone (`content: null`).
+    pub narration: String,
 }
 
 /// A paced stream: the reply's content in pieces of `chunk_chars` characters, each sent (and
@@ -80,7 +85,7 @@ fn turn_of_tool_call_id(id: &str) -> Option<usize> {
 
 /// What the script answers to one completion request.
 pub(super) struct Answer {
-    /// The text replied (empty when the answer is tool calls).
+    /// The text replied: the reply, or with tool calls the turn's narration (often empty).
     pub(super) text: String,
     /// The user text to log: the last user message of a chat request, or — for the results of a
     /// scripted turn's tool calls — that turn's own `user`; `None` for title and summary calls.
@@ -127,7 +132,8 @@ impl Script {
                         Some(turn) if !turn.tool_calls.is_empty() => {
                             calls = &turn.tool_calls;
                             call_turn = turn_index(&self.turns, turn);
-                            (String::new(), user, false)
+                            pace = turn.stream;
+                            (turn.narration.clone(), user, false)
                         }
                         Some(turn) => {
                             pace = turn.stream;

@@ -76,6 +76,27 @@ fn tool_calls_and_files_are_parsed_and_checked() {
 }
 
 #[test]
+fn a_narration_goes_with_tool_calls_only() {
+    let tools = "reply = \"hello\"\ntools = [{ name = \"read_file\" }]";
+    let text = OK.replace(
+        "reply = \"hello\"",
+        &format!("{tools}\nnarration = \"Let me look.\""),
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(s.script().turns[0].narration, "Let me look.");
+    assert_eq!(parse(OK).unwrap().script().turns[0].narration, "");
+    let alone = OK.replace("reply = \"hello\"", "reply = \"hello\"\nnarration = \"x\"");
+    let err = error_in(&alone);
+    assert!(err.contains("`narration` does not belong"), "{err}");
+    let empty = OK.replace("reply = \"hello\"", &format!("{tools}\nnarration = \" \""));
+    let err = error_in(&empty);
+    assert!(
+        err.contains("s.toml:8") && err.contains("`narration` must not be empty"),
+        "{err}"
+    );
+}
+
+#[test]
 fn unknown_key_is_an_error_with_its_line() {
     let err = error_in(&OK.replace("reply = \"hello\"", "reply = \"hello\"\nrepyl = 1"));
     assert!(err.contains("repyl") && err.contains("s.toml"), "{err}");
