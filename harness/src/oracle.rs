@@ -97,6 +97,8 @@
 //! the reports use too.
 
 mod align;
+mod chrome;
+pub use chrome::repeated_chrome;
 mod code;
 pub use code::AlteredCode;
 mod coverage;
@@ -157,22 +159,28 @@ pub struct Findings {
     /// [`Check::altered_code`] names them): `__init__` drawn as `init` inside a code block.
     #[serde(default)]
     pub code_words_altered: usize,
+    /// Rows of client chrome drawn again in one history (rule 12; [`repeated_chrome`]): a second
+    /// status bar, a separator rule right below another. Counted on the checkpoint's history,
+    /// not per view; 0 for an export.
+    #[serde(default)]
+    pub chrome_repeated: usize,
 }
 
 impl Findings {
     /// Every finding's public name (scenario files, `--json`, `--expect-findings`), in field
     /// order: the one list the others are made from.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "words_rendered_more_than_once",
         "missing_messages",
         "internal_text_shown",
         "out_of_order",
         "taken_back_shown",
         "code_words_altered",
+        "chrome_repeated",
     ];
 
     /// Each finding with its public name, in [`Findings::NAMES`] order.
-    pub fn named(&self) -> [(&'static str, usize); 6] {
+    pub fn named(&self) -> [(&'static str, usize); 7] {
         let n = [
             self.words_rendered_more_than_once,
             self.missing_messages,
@@ -180,8 +188,9 @@ impl Findings {
             self.out_of_order,
             self.taken_back_shown,
             self.code_words_altered,
+            self.chrome_repeated,
         ];
-        let mut out = [("", 0); 6];
+        let mut out = [("", 0); 7];
         for (i, (name, value)) in Self::NAMES.into_iter().zip(n).enumerate() {
             out[i] = (name, value);
         }
@@ -196,6 +205,7 @@ impl Findings {
         self.out_of_order += other.out_of_order;
         self.taken_back_shown += other.taken_back_shown;
         self.code_words_altered += other.code_words_altered;
+        self.chrome_repeated += other.chrome_repeated;
     }
 }
 
@@ -567,6 +577,8 @@ pub(crate) fn check_prepared(
         out_of_order: out_of_order_messages.len(),
         taken_back_shown: taken_back.len(),
         code_words_altered: altered_code.iter().map(AlteredCode::count).sum(),
+        // Read on the history, not the transcript: set where the history is known.
+        chrome_repeated: 0,
     };
     Check {
         at: at.to_string(),

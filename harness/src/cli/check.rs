@@ -130,7 +130,7 @@ pub struct Pin {
 }
 
 /// What `--expect-findings` may name: the oracle's findings and the row counts.
-const PINNABLE: [&str; 10] = crate::oracle::joined_names(&[
+const PINNABLE: [&str; 11] = crate::oracle::joined_names(&[
     &crate::oracle::Findings::NAMES,
     &crate::oracle::RowCounts::NAMES,
 ]);
@@ -402,7 +402,7 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
     if !recording.timed() {
         out::note(&screen_note(recording.format));
     }
-    let (check, views) = if recorded.views.is_empty() {
+    let (mut check, views) = if recorded.views.is_empty() {
         (
             basis.check(&at, &replayed.transcript, said.as_ref()),
             Vec::new(),
@@ -418,6 +418,7 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
         .map(|m| m.text.clone())
         .collect();
     let row_counts = oracle::count_rows(&replayed.history, &questions);
+    check.findings.chrome_repeated = oracle::repeated_chrome(&replayed.history).len();
     let warnings = super::belonging::warnings(&replayed.history, &store, &basis);
     let notes: Vec<String> = if inputs.db.stdin {
         Vec::new()

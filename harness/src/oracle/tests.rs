@@ -727,6 +727,7 @@ fn verdict_sentence_lists_every_nonzero_finding() {
             out_of_order: 4,
             taken_back_shown: 5,
             code_words_altered: 6,
+            chrome_repeated: 7,
         },
         repeats: vec![],
         missing: vec![],
@@ -741,7 +742,8 @@ fn verdict_sentence_lists_every_nonzero_finding() {
         verdict_sentence(&c),
         "1 word rendered more than once; 2 messages missing; 3 words of internal text \
              shown; 5 messages the user took back shown; 6 code words drawn other than stored (a \
-             display problem: stored verbatim); 4 messages out of order"
+             display problem: stored verbatim); 7 chrome rows drawn again (a display problem: a \
+             frame draws its status bar and each rule once); 4 messages out of order"
     );
 }
 

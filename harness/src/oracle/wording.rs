@@ -102,6 +102,12 @@ pub fn verdict_sentence(check: &Check) -> String {
     if f.code_words_altered > 0 {
         parts.push(code_part(f.code_words_altered, &check.altered_code));
     }
+    if f.chrome_repeated > 0 {
+        parts.push(format!(
+            "{} drawn again (a display problem: a frame draws its status bar and each rule once)",
+            plural(f.chrome_repeated, "chrome row", "chrome rows")
+        ));
+    }
     if f.out_of_order > 0 {
         parts.push(format!(
             "{} out of order",

@@ -509,6 +509,8 @@ impl<'a> Run<'a> {
         let exported = self.exported.take();
         let format = exported.as_ref().and_then(|e| e.format);
         let data_export = format == Some(Format::Jsonl);
+        // Chrome drawn again (rule 12): read on the live history; an export has none.
+        let mut chrome = 0;
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
                 e.transcript,
@@ -523,7 +525,9 @@ impl<'a> Run<'a> {
                 d.mark(name)?;
                 let svg = d.screen().svg(&title);
                 let (transcript, note) = d.transcript();
-                let rows = oracle::count_rows(&d.history_lines(), &questions);
+                let history = d.history_lines();
+                let rows = oracle::count_rows(&history, &questions);
+                chrome = oracle::repeated_chrome(&history).len();
                 (transcript, Surface::default(), Some(svg), note, Some(rows))
             }
         };
@@ -535,7 +539,8 @@ impl<'a> Run<'a> {
         };
         if let Some((basis, t)) = tui {
             let said = self.provider.said();
-            let (check, views) = t.judge(name, &transcript, &basis, Some(&said));
+            let (mut check, views) = t.judge(name, &transcript, &basis, Some(&said));
+            check.findings.chrome_repeated = chrome;
             return Ok(CheckResult::new(
                 &basis,
                 (check, rows),
@@ -560,7 +565,7 @@ impl<'a> Run<'a> {
             self.basis(&store, surface)?.ok_or(Error::NothingToCheck)?
         };
         let live_views = svg.is_some() && self.scenario.ui != Ui::Tui;
-        let (check, views) = if format == Some(Format::Segments) {
+        let (mut check, views) = if format == Some(Format::Segments) {
             let judged = self.segments(&store, &transcript, (name, line), surface)?;
             views::combine(name, &judged, 0, &basis)
         } else if live_views {
@@ -572,6 +577,7 @@ impl<'a> Run<'a> {
             let said = self.provider.said();
             (basis.check(name, &transcript, Some(&said)), Vec::new())
         };
+        check.findings.chrome_repeated = chrome;
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)

@@ -30,6 +30,8 @@ pub enum Kind {
     TakenBack,
     /// `code_words_altered` > 0.
     CodeAltered,
+    /// `chrome_repeated` > 0.
+    ChromeRepeated,
 }
 
 impl Kind {
@@ -41,6 +43,7 @@ impl Kind {
             Kind::OutOfOrder => "out-of-order",
             Kind::TakenBack => "taken-back",
             Kind::CodeAltered => "code-altered",
+            Kind::ChromeRepeated => "chrome-repeated",
         }
     }
 }
@@ -88,6 +91,7 @@ impl CheckSignature {
             (Kind::OutOfOrder, f.out_of_order),
             (Kind::TakenBack, f.taken_back_shown),
             (Kind::CodeAltered, f.code_words_altered),
+            (Kind::ChromeRepeated, f.chrome_repeated),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
