@@ -142,7 +142,7 @@ proptest! {
             .iter()
             .map(|&(which, n, blanks)| (separators[which % separators.len()], n, blanks))
             .collect();
-        plan.sort_by(|a, b| b.0.cmp(&a.0));
+        plan.sort_by_key(|p| std::cmp::Reverse(p.0));
         plan.dedup_by_key(|p| p.0);
         let mut rules = 0;
         for &(at, n, blanks) in &plan {
