@@ -41,7 +41,7 @@ mod script;
 mod tests;
 
 pub use faults::Fault;
-pub use script::{Pace, Script, ToolCall, Turn};
+pub use script::{Pace, Round, Script, ToolCall, Turn};
 
 use http::serve;
 use script::match_turn;

@@ -581,6 +581,48 @@ fn a_narration_is_sent_with_the_tool_calls_and_counts_as_said() {
 }
 
 #[test]
+fn a_second_round_of_calls_answers_the_first_rounds_results() {
+    let mut script = narrated_tool_script();
+    script.turns[0].rounds = vec![crate::provider::Round {
+        narration: "Now the station clock.".to_owned(),
+        tool_calls: vec![ToolCall {
+            name: "terminal".to_owned(),
+            arguments: json!({"command": "date"}),
+        }],
+    }];
+    let provider = Provider::start(script).expect("start");
+    let ask = json!([{"role": "user", "content": "Read the log"}]);
+    let first: Value = serde_json::from_slice(&chat(&provider, ask, false).body).expect("JSON");
+    let call = first["choices"][0]["message"]["tool_calls"][0].clone();
+    assert_eq!(call["id"], "call_hermes_e2e_0_0");
+    let after_first = json!([
+        {"role": "user", "content": "Read the log"},
+        {"role": "assistant", "content": "Let me read the keeper's log first.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_hermes_e2e_0_0", "content": "12 March 1887"},
+    ]);
+    let second: Value =
+        serde_json::from_slice(&chat(&provider, after_first, false).body).expect("JSON");
+    let message = &second["choices"][0]["message"];
+    assert_eq!(message["content"], "Now the station clock.");
+    assert_eq!(message["tool_calls"][0]["id"], "call_hermes_e2e_0_0_r1");
+    assert_eq!(message["tool_calls"][0]["function"]["name"], "terminal");
+    let after_second = json!([
+        {"role": "user", "content": "Read the log"},
+        {"role": "tool", "tool_call_id": "call_hermes_e2e_0_0_r1", "content": "1887"},
+    ]);
+    let third = chat(&provider, after_second, true);
+    assert_eq!(third.streamed_text(), LIGHTHOUSE);
+    assert_eq!(
+        provider.said().assistant,
+        vec![
+            "Let me read the keeper's log first.".to_owned(),
+            "Now the station clock.".to_owned(),
+            LIGHTHOUSE.to_owned()
+        ]
+    );
+}
+
+#[test]
 fn streamed_reply_without_include_usage_has_no_usage_chunk() {
     let provider = Provider::start(script()).expect("start");
     let mut body: Value =
