@@ -99,6 +99,8 @@
 //! the reports use too.
 
 mod align;
+mod chrome;
+pub use chrome::repeated_chrome;
 mod code;
 pub use code::AlteredCode;
 mod opened;
@@ -166,12 +168,17 @@ pub struct Findings {
     /// then compares the wrong conversation.
     #[serde(default)]
     pub wrong_session: usize,
+    /// Rows of client chrome drawn again in one history (rule 14; [`repeated_chrome`]): a second
+    /// status bar, a separator rule right below another. Counted on the checkpoint's history,
+    /// not per view; 0 for an export.
+    #[serde(default)]
+    pub chrome_repeated: usize,
 }
 
 impl Findings {
     /// Every finding's public name (scenario files, `--json`, `--expect-findings`), in field
     /// order: the one list the others are made from.
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "words_rendered_more_than_once",
         "missing_messages",
         "internal_text_shown",
@@ -179,10 +186,11 @@ impl Findings {
         "taken_back_shown",
         "code_words_altered",
         "wrong_session",
+        "chrome_repeated",
     ];
 
     /// Each finding with its public name, in [`Findings::NAMES`] order.
-    pub fn named(&self) -> [(&'static str, usize); 7] {
+    pub fn named(&self) -> [(&'static str, usize); Self::NAMES.len()] {
         let n = [
             self.words_rendered_more_than_once,
             self.missing_messages,
@@ -191,8 +199,9 @@ impl Findings {
             self.taken_back_shown,
             self.code_words_altered,
             self.wrong_session,
+            self.chrome_repeated,
         ];
-        let mut out = [("", 0); 7];
+        let mut out = [("", 0); Self::NAMES.len()];
         for (i, (name, value)) in Self::NAMES.into_iter().zip(n).enumerate() {
             out[i] = (name, value);
         }
@@ -208,6 +217,7 @@ impl Findings {
         self.taken_back_shown += other.taken_back_shown;
         self.code_words_altered += other.code_words_altered;
         self.wrong_session = self.wrong_session.max(other.wrong_session);
+        self.chrome_repeated += other.chrome_repeated;
     }
 }
 
@@ -569,6 +579,8 @@ pub(crate) fn check_prepared(
         taken_back_shown: taken_back.len(),
         code_words_altered: altered_code.iter().map(AlteredCode::count).sum(),
         wrong_session: 0,
+        // Read on the history, not the transcript: set where the history is known.
+        chrome_repeated: 0,
     };
     Check {
         at: at.to_string(),

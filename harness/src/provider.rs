@@ -44,7 +44,7 @@ mod script;
 mod tests;
 
 pub use faults::Fault;
-pub use script::{Pace, Script, ToolCall, Turn};
+pub use script::{Pace, Round, Script, ToolCall, Turn};
 
 use http::serve;
 use script::match_turn;
@@ -80,7 +80,8 @@ pub struct Exchange {
     pub stream: bool,
     /// The last user message of a chat request (None otherwise).
     pub user: Option<String>,
-    /// The text replied (None for non-completion calls).
+    /// The text replied (None for non-completion calls, and for tool calls sent without a
+    /// narration, [`Turn::narration`]).
     pub reply: Option<String>,
     /// True when no scripted turn matched and a placeholder reply was sent.
     pub unscripted: bool,

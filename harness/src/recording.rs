@@ -127,7 +127,7 @@ pub fn check(request: &Request<'_>, expectation: Expectation) -> Result<Judged, 
         }
     }?;
     let untimed = (!recording.timed()).then_some(recording.format);
-    let (check, views) = if recorded.views.is_empty() {
+    let (mut check, views) = if recorded.views.is_empty() {
         (
             basis.check(&at, &replayed.transcript, said.as_ref()),
             Vec::new(),
@@ -143,6 +143,7 @@ pub fn check(request: &Request<'_>, expectation: Expectation) -> Result<Judged, 
         .map(|m| m.text.clone())
         .collect();
     let row_counts = oracle::count_rows(&replayed.history, &questions);
+    check.findings.chrome_repeated = oracle::repeated_chrome(&replayed.history).len();
     let warnings = belonging::warnings(&replayed.history, &store, &basis);
     let transcript_text = request.transcript.then(|| replayed.transcript.text());
     let mut result = CheckResult::new(

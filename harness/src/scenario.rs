@@ -42,6 +42,10 @@
 //! # fault_times = 1              # optional: only the first N answers (retries then succeed)
 //! # tools = [{ name = "read_file", arguments = { path = "keeper_log.txt" } }]
 //! #                              # optional: the model calls these first, then replies
+//! # narration = "Let me read the log first."
+//! #                              # optional, with `tools`: text sent with the calls
+//! # more_tools = [{ narration = "Now the clock.", tools = [{ name = "terminal", arguments = { command = "date" } }] }]
+//! #                              # optional, with `tools`: further rounds, each after the results
 //! # stream = { chunk_chars = 10, delay_ms = 30 }   # optional: a paced stream, and with it
 //! # during = [{ after_word = "keeper", resize = "80x24" }]   # actions while it streams
 //! #                              # (see `scenario/during.rs`)
@@ -258,6 +262,11 @@ pub enum Action {
         stream: Option<crate::provider::Pace>,
         /// What the harness does while the reply streams, in order (see `scenario/during.rs`).
         during: Vec<During>,
+        /// Text the model sends with its tool calls ([`crate::provider::Turn::narration`]);
+        /// empty without `narration`.
+        narration: String,
+        /// Further rounds of tool calls ([`crate::provider::Turn::rounds`]), from `more_tools`.
+        rounds: Vec<crate::provider::Round>,
     },
     /// Type a slash command, wait until `wait_for` is on screen and the prompt is idle.
     Command {
@@ -420,6 +429,8 @@ struct RawStep {
     fault: Option<crate::provider::Fault>,
     fault_times: Option<u32>,
     tools: Option<Vec<RawToolCall>>,
+    narration: Option<String>,
+    more_tools: Option<Vec<RawRound>>,
     stream: Option<during::RawPace>,
     during: Option<Vec<during::RawDuring>>,
     command: Option<String>,
@@ -439,6 +450,14 @@ struct RawStep {
     expect: Option<RawExpectation>,
     known_bug: Option<String>,
     deadline_secs: Option<u64>,
+}
+
+/// A further round of tool calls (`more_tools`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRound {
+    narration: Option<String>,
+    tools: Vec<RawToolCall>,
 }
 
 #[derive(Deserialize)]
@@ -534,6 +553,8 @@ impl Scenario {
                 tool_calls,
                 stream,
                 during,
+                narration,
+                rounds,
             } = &step.action
             else {
                 continue;
@@ -545,6 +566,8 @@ impl Scenario {
                 fault_times: *fault_times,
                 tool_calls: tool_calls.clone(),
                 stream: *stream,
+                narration: narration.clone(),
+                rounds: rounds.clone(),
             });
             for (user, reply) in during.iter().filter_map(|d| d.action.scripted_turn()) {
                 turns.push(crate::provider::Turn {
@@ -733,6 +756,8 @@ fn one_action(
     stray("fault", s.fault.is_none() || s.say.is_some())?;
     stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
     stray("tools", s.tools.is_none() || s.say.is_some())?;
+    stray("narration", s.narration.is_none() || s.tools.is_some())?;
+    stray("more_tools", s.more_tools.is_none() || s.tools.is_some())?;
     stray("stream", s.stream.is_none() || s.say.is_some())?;
     stray(
         "during",
@@ -847,16 +872,30 @@ fn say_action(
     if text.trim().is_empty() || reply.trim().is_empty() {
         return Err(invalid(line, "`say` and `reply` must not be empty".into()));
     }
-    let mut tool_calls = Vec::new();
-    for call in s.tools.iter().flatten() {
-        if call.name.trim().is_empty() {
-            return Err(invalid(line, "a tool call needs a `name`".into()));
+    if s.narration.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        return Err(invalid(
+            line,
+            "`narration` must not be empty (leave it out for tool calls sent alone)".into(),
+        ));
+    }
+    let tool_calls = checked_tool_calls(line, s.tools.as_deref().unwrap_or_default(), invalid)?;
+    let mut rounds = Vec::new();
+    for round in s.more_tools.iter().flatten() {
+        if round.tools.is_empty()
+            || round
+                .narration
+                .as_deref()
+                .is_some_and(|n| n.trim().is_empty())
+        {
+            return Err(invalid(
+                line,
+                "each `more_tools` round needs `tools = [...]`, and a `narration` with text if any"
+                    .into(),
+            ));
         }
-        let arguments = serde_json::to_value(&call.arguments)
-            .map_err(|e| invalid(line, format!("tool `{}`: arguments: {e}", call.name)))?;
-        tool_calls.push(crate::provider::ToolCall {
-            name: call.name.clone(),
-            arguments,
+        rounds.push(crate::provider::Round {
+            narration: round.narration.clone().unwrap_or_default(),
+            tool_calls: checked_tool_calls(line, &round.tools, invalid)?,
         });
     }
     let stream = s
@@ -901,7 +940,30 @@ fn say_action(
         tool_calls,
         stream,
         during,
+        narration: s.narration.clone().unwrap_or_default(),
+        rounds,
     })
+}
+
+/// The tool calls of `raw` (a `tools` list), checked.
+fn checked_tool_calls(
+    line: usize,
+    raw: &[RawToolCall],
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<Vec<crate::provider::ToolCall>, ScenarioError> {
+    let mut out = Vec::new();
+    for call in raw {
+        if call.name.trim().is_empty() {
+            return Err(invalid(line, "a tool call needs a `name`".into()));
+        }
+        let arguments = serde_json::to_value(&call.arguments)
+            .map_err(|e| invalid(line, format!("tool `{}`: arguments: {e}", call.name)))?;
+        out.push(crate::provider::ToolCall {
+            name: call.name.clone(),
+            arguments,
+        });
+    }
+    Ok(out)
 }
 
 /// A `type` step: the text typed at the cursor of `composer` and the keys pressed after it,

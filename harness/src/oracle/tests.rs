@@ -729,6 +729,7 @@ fn verdict_sentence_lists_every_nonzero_finding() {
             taken_back_shown: 5,
             code_words_altered: 6,
             wrong_session: 1,
+            chrome_repeated: 7,
         },
         repeats: vec![],
         missing: vec![],
@@ -749,7 +750,8 @@ fn verdict_sentence_lists_every_nonzero_finding() {
              shown; 5 messages the user took back shown; 6 code words drawn other than stored (a \
              display problem: stored verbatim); the wrong session: the screen names \
              20261206_000000_aaaaaa as the client's own, the check judges 20261206_000001_bbbbbb \
-             (rule 12: not in its lineage); 4 messages out of order"
+             (rule 12: not in its lineage); 7 chrome rows drawn again (a display problem: a \
+             frame draws its status bar and each rule once); 4 messages out of order"
     );
 }
 

@@ -114,6 +114,12 @@ pub fn verdict_sentence(check: &Check) -> String {
             None => "the wrong session (rule 12)".to_owned(),
         });
     }
+    if f.chrome_repeated > 0 {
+        parts.push(format!(
+            "{} drawn again (a display problem: a frame draws its status bar and each rule once)",
+            plural(f.chrome_repeated, "chrome row", "chrome rows")
+        ));
+    }
     if f.out_of_order > 0 {
         parts.push(format!(
             "{} out of order",

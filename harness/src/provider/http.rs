@@ -187,7 +187,8 @@ fn completion(script: &Script, body: io::Result<Vec<u8>>, exchange: &mut Exchang
     } else {
         Body::Json(openai::completion_json(&head, &text, calls, usage))
     };
-    if exchange.tool_calls.is_empty() {
+    // A text sent with tool calls (a narration) was said too.
+    if exchange.tool_calls.is_empty() || !text.is_empty() {
         exchange.reply = Some(text);
     }
     Reply { status: 200, body }

@@ -290,7 +290,7 @@ pub(super) fn stream_events(
 }
 
 /// The body of a complete (not streamed) reply: the text, or — when `calls` is not empty — the
-/// tool calls with `content: null`, and the usage.
+/// tool calls with the text beside them (`content: null` when there is none), and the usage.
 pub(super) fn completion_json(
     head: &ChunkHead,
     text: &str,
@@ -304,7 +304,9 @@ pub(super) fn completion_json(
     };
     let mut message = json!({"role": "assistant", "content": text});
     if !calls.is_empty() {
-        message["content"] = Value::Null;
+        if text.is_empty() {
+            message["content"] = Value::Null;
+        }
         message["tool_calls"] = Value::Array(calls);
     }
     json!({

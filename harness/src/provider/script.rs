@@ -45,6 +45,25 @@ pub struct Turn {
     /// How the reply is streamed: `None` — in pieces of 40 characters sent at once; `Some` — in
     /// pieces of `Pace::chunk_chars` with `Pace::delay` before each, each flushed as written.
     pub stream: Option<Pace>,
+    /// Text the model sends with its [`Turn::tool_calls`], in the same response (the OpenAI
+    /// wire format's `content` beside `tool_calls`): the narration a model writes before it
+    /// calls tools ("Let me read the log first."). Streamed before the calls, at the turn's
+    /// pace. Empty: the calls come alone (`content: null`).
+    pub narration: String,
+    /// Further rounds of tool calls: the answer to the results of the calls before (the
+    /// turn's own, then each round's in order) is the next round's calls with its narration;
+    /// the answer to the last round's results is `reply`. Empty: one round.
+    pub rounds: Vec<Round>,
+}
+
+/// A further round of tool calls a scripted turn makes ([`Turn::rounds`]): the model's next
+/// response after the results of the round before.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Round {
+    /// Text sent beside the calls (empty: none), as [`Turn::narration`].
+    pub narration: String,
+    /// The calls (at least one).
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// A paced stream: the reply's content in pieces of `chunk_chars` characters, each sent (and
@@ -74,6 +93,24 @@ fn tool_call_id(turn: usize, index: usize) -> String {
     format!("call_hermes_e2e_{turn}_{index}")
 }
 
+/// The id of the `index`-th call of round `round` of the `turn`-th scripted turn: round 0 (the
+/// turn's own calls) as [`tool_call_id`], a further round with `_r{round}` after it.
+fn round_call_id(turn: usize, round: usize, index: usize) -> String {
+    if round == 0 {
+        tool_call_id(turn, index)
+    } else {
+        format!("call_hermes_e2e_{turn}_{index}_r{round}")
+    }
+}
+
+/// The round a [`round_call_id`] names (0 for the turn's own calls).
+fn round_of_tool_call_id(id: &str) -> usize {
+    id.strip_prefix("call_hermes_e2e_")
+        .and_then(|rest| rest.rsplit_once("_r"))
+        .and_then(|(_, round)| round.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The turn index a [`tool_call_id`] names.
 fn turn_of_tool_call_id(id: &str) -> Option<usize> {
     let rest = id.strip_prefix("call_hermes_e2e_")?;
@@ -82,7 +119,7 @@ fn turn_of_tool_call_id(id: &str) -> Option<usize> {
 
 /// What the script answers to one completion request.
 pub(super) struct Answer {
-    /// The text replied (empty when the answer is tool calls).
+    /// The text replied: the reply, or with tool calls the turn's narration (often empty).
     pub(super) text: String,
     /// The user text to log: the last user message of a chat request, or — for the results of a
     /// scripted turn's tool calls — that turn's own `user`; `None` for title and summary calls.
@@ -115,21 +152,31 @@ impl Script {
     pub(super) fn answer(&self, kind: Completion, request: &Value) -> Answer {
         let mut calls: &[ToolCall] = &[];
         let mut call_turn = 0;
+        let mut call_round = 0;
         let mut pace = None;
         let (text, user, unscripted) = match kind {
             Completion::Chat => {
                 let user = last_user_text(request);
-                if let Some(turn) = answered_tool_calls(request, &self.turns) {
-                    // The results of a scripted turn's calls: its reply, whatever compaction did to
-                    // the user message before them.
+                if let Some((turn, round)) = answered_tool_calls(request, &self.turns) {
+                    // The results of a scripted turn's calls: its next round, or its reply,
+                    // whatever compaction did to the user message before them.
                     pace = turn.stream;
-                    (turn.reply.clone(), Some(turn.user.clone()), false)
+                    match turn.rounds.get(round) {
+                        Some(next) => {
+                            calls = &next.tool_calls;
+                            call_turn = turn_index(&self.turns, turn);
+                            call_round = round + 1;
+                            (next.narration.clone(), Some(turn.user.clone()), false)
+                        }
+                        None => (turn.reply.clone(), Some(turn.user.clone()), false),
+                    }
                 } else {
                     match user.as_deref().and_then(|t| match_turn(&self.turns, t)) {
                         Some(turn) if !turn.tool_calls.is_empty() => {
                             calls = &turn.tool_calls;
                             call_turn = turn_index(&self.turns, turn);
-                            (String::new(), user, false)
+                            pace = turn.stream;
+                            (turn.narration.clone(), user, false)
                         }
                         Some(turn) => {
                             pace = turn.stream;
@@ -153,7 +200,7 @@ impl Script {
             .enumerate()
             .map(|(index, call)| {
                 json!({
-                    "id": tool_call_id(call_turn, index),
+                    "id": round_call_id(call_turn, call_round, index),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.arguments.to_string()},
                 })
@@ -177,15 +224,19 @@ pub(super) fn turn_index(turns: &[Turn], turn: &Turn) -> usize {
         .unwrap_or_default()
 }
 
-/// The scripted turn whose tool calls a request answers: its last message is a tool result
-/// (role `tool`) whose `tool_call_id` is one of ours.
-fn answered_tool_calls<'a>(request: &Value, turns: &'a [Turn]) -> Option<&'a Turn> {
+/// The scripted turn whose tool calls a request answers, with the round of those calls (0: the
+/// turn's own): its last message is a tool result (role `tool`) whose `tool_call_id` is one of
+/// ours.
+fn answered_tool_calls<'a>(request: &Value, turns: &'a [Turn]) -> Option<(&'a Turn, usize)> {
     let last = messages(request).last()?;
     if role(last) != "tool" {
         return None;
     }
     let id = last.get("tool_call_id").and_then(Value::as_str)?;
-    turns.get(turn_of_tool_call_id(id)?)
+    Some((
+        turns.get(turn_of_tool_call_id(id)?)?,
+        round_of_tool_call_id(id),
+    ))
 }
 
 /// The rest of a scripted reply, when the request asks to continue one that was cut off: the

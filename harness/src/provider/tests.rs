@@ -535,6 +535,93 @@ fn streamed_tool_calls_arrive_as_a_real_provider_sends_them() {
         .any(|c| c["choices"][0]["finish_reason"] == "tool_calls"));
 }
 
+/// [`tool_script`] with a narration sent beside the calls.
+fn narrated_tool_script() -> Script {
+    let mut s = tool_script();
+    s.turns[0].narration = "Let me read the keeper's log first.".to_owned();
+    s
+}
+
+#[test]
+fn a_narration_is_sent_with_the_tool_calls_and_counts_as_said() {
+    let provider = Provider::start(narrated_tool_script()).expect("start");
+    let ask = json!([{"role": "user", "content": "Read the log"}]);
+    let first: Value =
+        serde_json::from_slice(&chat(&provider, ask.clone(), false).body).expect("JSON");
+    let choice = &first["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(
+        choice["message"]["content"],
+        "Let me read the keeper's log first."
+    );
+    assert_eq!(
+        choice["message"]["tool_calls"][0]["function"]["name"],
+        "read_file"
+    );
+
+    // Streamed: the narration's content first, then the calls, then the stop.
+    let chunks = chat(&provider, ask, true).chunks();
+    let first_call = chunks
+        .iter()
+        .position(|c| c["choices"][0]["delta"].get("tool_calls").is_some())
+        .expect("a tool-call delta");
+    let text: String = chunks[..first_call]
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(text, "Let me read the keeper's log first.");
+    assert!(chunks[first_call..]
+        .iter()
+        .all(|c| c["choices"][0]["delta"].get("content").is_none()));
+    assert_eq!(
+        provider.said().assistant,
+        vec!["Let me read the keeper's log first.".to_owned()]
+    );
+    assert_eq!(provider.log()[0].tool_calls, vec!["read_file".to_owned()]);
+}
+
+#[test]
+fn a_second_round_of_calls_answers_the_first_rounds_results() {
+    let mut script = narrated_tool_script();
+    script.turns[0].rounds = vec![crate::provider::Round {
+        narration: "Now the station clock.".to_owned(),
+        tool_calls: vec![ToolCall {
+            name: "terminal".to_owned(),
+            arguments: json!({"command": "date"}),
+        }],
+    }];
+    let provider = Provider::start(script).expect("start");
+    let ask = json!([{"role": "user", "content": "Read the log"}]);
+    let first: Value = serde_json::from_slice(&chat(&provider, ask, false).body).expect("JSON");
+    let call = first["choices"][0]["message"]["tool_calls"][0].clone();
+    assert_eq!(call["id"], "call_hermes_e2e_0_0");
+    let after_first = json!([
+        {"role": "user", "content": "Read the log"},
+        {"role": "assistant", "content": "Let me read the keeper's log first.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_hermes_e2e_0_0", "content": "12 March 1887"},
+    ]);
+    let second: Value =
+        serde_json::from_slice(&chat(&provider, after_first, false).body).expect("JSON");
+    let message = &second["choices"][0]["message"];
+    assert_eq!(message["content"], "Now the station clock.");
+    assert_eq!(message["tool_calls"][0]["id"], "call_hermes_e2e_0_0_r1");
+    assert_eq!(message["tool_calls"][0]["function"]["name"], "terminal");
+    let after_second = json!([
+        {"role": "user", "content": "Read the log"},
+        {"role": "tool", "tool_call_id": "call_hermes_e2e_0_0_r1", "content": "1887"},
+    ]);
+    let third = chat(&provider, after_second, true);
+    assert_eq!(third.streamed_text(), LIGHTHOUSE);
+    assert_eq!(
+        provider.said().assistant,
+        vec![
+            "Let me read the keeper's log first.".to_owned(),
+            "Now the station clock.".to_owned(),
+            LIGHTHOUSE.to_owned()
+        ]
+    );
+}
+
 #[test]
 fn streamed_reply_without_include_usage_has_no_usage_chunk() {
     let provider = Provider::start(script()).expect("start");

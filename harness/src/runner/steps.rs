@@ -538,6 +538,8 @@ impl<'a> Run<'a> {
         let exported = self.exported.take();
         let format = exported.as_ref().and_then(|e| e.format);
         let data_export = format == Some(Format::Jsonl);
+        // Chrome drawn again (rule 14): read on the live history; an export has none.
+        let mut chrome = 0;
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
                 e.transcript,
@@ -552,7 +554,9 @@ impl<'a> Run<'a> {
                 d.mark(name)?;
                 let svg = d.screen().svg(&title);
                 let (transcript, note) = d.transcript();
-                let rows = oracle::count_rows(&d.history_lines(), &questions);
+                let history = d.history_lines();
+                let rows = oracle::count_rows(&history, &questions);
+                chrome = oracle::repeated_chrome(&history).len();
                 (transcript, Surface::default(), Some(svg), note, Some(rows))
             }
         };
@@ -564,7 +568,8 @@ impl<'a> Run<'a> {
         };
         if let Some((basis, t)) = tui {
             let said = self.provider.said();
-            let (check, views) = t.judge(name, &transcript, &basis, Some(&said));
+            let (mut check, views) = t.judge(name, &transcript, &basis, Some(&said));
+            check.findings.chrome_repeated = chrome;
             return Ok(CheckResult::new(
                 &basis,
                 (check, rows),
@@ -612,6 +617,7 @@ impl<'a> Run<'a> {
         if live_views {
             self.judge_opened(&mut check, &store, &basis.session)?;
         }
+        check.findings.chrome_repeated = chrome;
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)

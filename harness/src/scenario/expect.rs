@@ -28,12 +28,13 @@ use serde::Deserialize;
 use crate::oracle::{Cause, Check, Findings, RowCounts};
 
 /// The oracle's findings by their public names, in [`Findings`] field order.
-pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); 7] {
+pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); Findings::NAMES.len()] {
     f.named()
 }
 
 /// The names `unpinned` accepts: the oracle's findings and `causes`.
-const UNPINNABLE: [&str; 8] = crate::oracle::joined_names(&[&Findings::NAMES, &["causes"]]);
+const UNPINNABLE: [&str; Findings::NAMES.len() + 1] =
+    crate::oracle::joined_names(&[&Findings::NAMES, &["causes"]]);
 
 /// One pinned row count: `N` (exactly) or `{ at_most = N }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,6 +380,8 @@ pub(super) struct RawExpectation {
     code_words_altered: usize,
     #[serde(default)]
     wrong_session: usize,
+    #[serde(default)]
+    chrome_repeated: usize,
     causes: Option<RawCauses>,
     #[serde(default)]
     unpinned: Vec<String>,
@@ -567,6 +570,7 @@ impl RawExpectation {
                 taken_back_shown: self.taken_back_shown,
                 code_words_altered: self.code_words_altered,
                 wrong_session: self.wrong_session,
+                chrome_repeated: self.chrome_repeated,
             },
             causes,
             causes_counted,

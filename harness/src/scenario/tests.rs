@@ -76,6 +76,49 @@ fn tool_calls_and_files_are_parsed_and_checked() {
 }
 
 #[test]
+fn a_narration_goes_with_tool_calls_only() {
+    let tools = "reply = \"hello\"\ntools = [{ name = \"read_file\" }]";
+    let text = OK.replace(
+        "reply = \"hello\"",
+        &format!("{tools}\nnarration = \"Let me look.\""),
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(s.script().turns[0].narration, "Let me look.");
+    assert_eq!(parse(OK).unwrap().script().turns[0].narration, "");
+    let alone = OK.replace("reply = \"hello\"", "reply = \"hello\"\nnarration = \"x\"");
+    let err = error_in(&alone);
+    assert!(err.contains("`narration` does not belong"), "{err}");
+    let empty = OK.replace("reply = \"hello\"", &format!("{tools}\nnarration = \" \""));
+    let err = error_in(&empty);
+    assert!(
+        err.contains("s.toml:8") && err.contains("`narration` must not be empty"),
+        "{err}"
+    );
+}
+
+#[test]
+fn more_tools_are_further_rounds() {
+    let text = OK.replace(
+        "reply = \"hello\"",
+        "reply = \"hello\"\ntools = [{ name = \"read_file\" }]\nmore_tools = [{ narration = \"Now the clock.\", tools = [{ name = \"terminal\", arguments = { command = \"date\" } }] }]",
+    );
+    let turn = parse(&text).unwrap().script().turns[0].clone();
+    assert_eq!(turn.rounds.len(), 1);
+    assert_eq!(turn.rounds[0].narration, "Now the clock.");
+    assert_eq!(turn.rounds[0].tool_calls[0].name, "terminal");
+    let alone = OK.replace(
+        "reply = \"hello\"",
+        "reply = \"hello\"\nmore_tools = [{ tools = [{ name = \"terminal\" }] }]",
+    );
+    assert!(error_in(&alone).contains("`more_tools` does not belong"));
+    let empty = OK.replace(
+        "reply = \"hello\"",
+        "reply = \"hello\"\ntools = [{ name = \"read_file\" }]\nmore_tools = [{ tools = [] }]",
+    );
+    assert!(error_in(&empty).contains("each `more_tools` round needs"));
+}
+
+#[test]
 fn unknown_key_is_an_error_with_its_line() {
     let err = error_in(&OK.replace("reply = \"hello\"", "reply = \"hello\"\nrepyl = 1"));
     assert!(err.contains("repyl") && err.contains("s.toml"), "{err}");

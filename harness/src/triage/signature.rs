@@ -32,6 +32,8 @@ pub enum Kind {
     CodeAltered,
     /// `wrong_session` > 0.
     WrongSession,
+    /// `chrome_repeated` > 0.
+    ChromeRepeated,
 }
 
 impl Kind {
@@ -44,6 +46,7 @@ impl Kind {
             Kind::TakenBack => "taken-back",
             Kind::CodeAltered => "code-altered",
             Kind::WrongSession => "wrong-session",
+            Kind::ChromeRepeated => "chrome-repeated",
         }
     }
 }
@@ -92,6 +95,7 @@ impl CheckSignature {
             (Kind::TakenBack, f.taken_back_shown),
             (Kind::CodeAltered, f.code_words_altered),
             (Kind::WrongSession, f.wrong_session),
+            (Kind::ChromeRepeated, f.chrome_repeated),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)

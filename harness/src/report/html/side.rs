@@ -422,7 +422,9 @@ fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
          <tr><th>out of order</th><td>{}</td><td data-count=\"out-of-order\">{}</td>\
          <td><span class=\"swatch order\"></span> OUT OF ORDER</td></tr>\
          <tr><th>taken back, shown</th><td>{}</td><td data-count=\"taken-back\">{}</td>\
-         <td><span class=\"swatch taken-back\"></span> TAKEN BACK, SHOWN</td></tr></table>",
+         <td><span class=\"swatch taken-back\"></span> TAKEN BACK, SHOWN</td></tr>\
+         <tr><th>chrome rows drawn again</th><td>{}</td><td>—</td>\
+         <td>not marked: counted on the raw history (rule 14)</td></tr></table>",
         f.words_rendered_more_than_once,
         counted.surplus_words,
         counted.surplus_marks,
@@ -434,7 +436,8 @@ fn summary(check: &Check, counted: &Counted, expected: &Expected) -> String {
         f.out_of_order,
         counted.out_of_order,
         f.taken_back_shown,
-        counted.taken_back
+        counted.taken_back,
+        f.chrome_repeated
     );
     let agrees = counted.surplus_words == f.words_rendered_more_than_once
         && counted.missing == f.missing_messages
