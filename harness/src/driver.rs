@@ -937,7 +937,7 @@ impl Printed {
 /// typed without Enter): with no draft, [`is_idle`]; with one, the classic CLI's composer holds
 /// exactly the draft ([`composer_text`], whitespace aside) — the TUI's composer is not read, so
 /// its ready status bar counts.
-pub fn ready(ui: Ui, draft: &str, shown: &Shown<'_>) -> bool {
+pub(crate) fn ready(ui: Ui, draft: &str, shown: &Shown<'_>) -> bool {
     let rows = shown.viewport_rows();
     if draft.is_empty() || ui == Ui::Tui {
         return is_idle(ui, &rows, shown.title());

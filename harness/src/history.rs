@@ -39,9 +39,9 @@ use crate::display::Role;
 use crate::store::{Schema, Store, StoreError};
 
 /// User texts. Repeats on purpose: identical messages typed twice must stay two.
-pub const USER_WORDS: &[&str] = &["ok", "yes", "tell me more", "ok", "什么是灯塔？"];
+pub(crate) const USER_WORDS: &[&str] = &["ok", "yes", "tell me more", "ok", "什么是灯塔？"];
 /// Reply texts. Repeats on purpose.
-pub const REPLY_WORDS: &[&str] = &[
+pub(crate) const REPLY_WORDS: &[&str] = &[
     "Noted.",
     "The lamp is lit.",
     "Noted.",
@@ -644,7 +644,7 @@ const POOL_MAX: usize = 4;
 /// it is emptied (every row of `sessions`, `messages`, `system_prompts` and the `AUTOINCREMENT`
 /// counters, so ids start at 1 again) and kept, with that [`Store`], for the thread's next
 /// database of that schema: a property test parses the DDL and opens a `Store` once per thread.
-pub struct Database {
+pub(crate) struct Database {
     /// `None` only while dropping.
     inner: Option<Pooled>,
 }
@@ -662,7 +662,7 @@ struct Pooled {
 
 impl Database {
     /// An empty database with the DDL of `schema`: an emptied one of this thread, or a new one.
-    pub fn new(schema: Schema) -> rusqlite::Result<Database> {
+    pub(crate) fn new(schema: Schema) -> rusqlite::Result<Database> {
         let reused = POOL.with(|p| {
             let mut pool = p.borrow_mut();
             let at = pool.iter().position(|d| d.schema == schema)?;
@@ -699,12 +699,13 @@ impl Database {
     }
 
     /// The writing connection.
-    pub fn conn(&self) -> &Connection {
+    pub(crate) fn conn(&self) -> &Connection {
         &self.inner().conn
     }
 
     /// A second writing connection to this database (it shares the parsed schema).
-    pub fn connect(&self) -> rusqlite::Result<Connection> {
+    #[cfg(test)]
+    pub(crate) fn connect(&self) -> rusqlite::Result<Connection> {
         Connection::open_with_flags(
             &self.inner().uri,
             shared_flags(OpenFlags::SQLITE_OPEN_READ_WRITE),
@@ -714,7 +715,7 @@ impl Database {
     /// The database as written so far, read through the real [`Store`] over a read-only
     /// connection of its own ([`Store::from_connection`]; the user-facing [`Store::open`] copies).
     /// Every query reads the rows as they are now; the `Store` is opened once and kept.
-    pub fn store(&self) -> Result<&Store, StoreError> {
+    pub(crate) fn store(&self) -> Result<&Store, StoreError> {
         let inner = self.inner();
         if let Some(store) = inner.store.get() {
             return Ok(store);
@@ -733,7 +734,7 @@ impl Database {
     /// Writes the database as written so far to the file `path` (created or replaced), page for
     /// page, with no journal and no fsync: what a client or `hermes-e2e` reads there is what
     /// [`Database::store`] reads.
-    pub fn save(&self, path: &Path) -> rusqlite::Result<()> {
+    pub(crate) fn save(&self, path: &Path) -> rusqlite::Result<()> {
         let mut to = Connection::open(path)?;
         to.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")?;
         let step = Backup::new(self.conn(), &mut to)?.step(-1)?;
@@ -803,7 +804,7 @@ impl BatchStamp {
 }
 
 /// A strategy for one step: turns three times as likely as compactions.
-pub fn step() -> impl Strategy<Value = Step> {
+pub(crate) fn step() -> impl Strategy<Value = Step> {
     let user = 0..USER_WORDS.len();
     let reply = 0..REPLY_WORDS.len();
     prop_oneof![
@@ -836,15 +837,18 @@ pub fn step() -> impl Strategy<Value = Step> {
 
 /// Cases per property over generated histories: `HERMES_E2E_PROPTEST_CASES` (default 64; CI runs
 /// the default).
-pub fn cases() -> u32 {
+#[cfg(test)]
+pub(crate) fn cases() -> u32 {
     env_number("HERMES_E2E_PROPTEST_CASES", 64)
 }
 
 /// Steps per generated history: `HERMES_E2E_PROPTEST_STEPS` (default 16).
-pub fn max_steps() -> usize {
+#[cfg(test)]
+pub(crate) fn max_steps() -> usize {
     env_number("HERMES_E2E_PROPTEST_STEPS", 16)
 }
 
+#[cfg(test)]
 fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()

@@ -188,7 +188,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
 /// [`inspect`], the resume recap being the classic CLI's under `recap`: the user's display
 /// settings and the client version they are read for (`None`: every user and assistant message
 /// with text).
-pub fn inspect_under(
+pub(crate) fn inspect_under(
     store: &Store,
     session_id: Option<&str>,
     recap: Option<(&DisplaySettings, ClientVersion)>,

@@ -96,6 +96,10 @@
 //!   differential test); also the fast offline tier of `minimize`.
 
 #![warn(missing_docs)]
+// What is `pub` is reachable from outside: the contract, or `testing` (feature `test-support`,
+// which the crate's own tests and benches enable). `cargo fix` applies it (docs/architecture.md,
+// "The public surface").
+#![cfg_attr(feature = "test-support", warn(unreachable_pub))]
 
 // The contract: what the binary, a scenario author and a library user reach.
 pub mod cli;
@@ -105,6 +109,7 @@ pub mod runner;
 pub mod scenario;
 pub mod store;
 pub mod terminal;
+#[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub mod testing;
 

@@ -98,12 +98,12 @@
 
 mod align;
 mod code;
-pub use code::AlteredCode;
+pub(crate) use code::AlteredCode;
 mod coverage;
 mod holders;
 mod repeat;
 mod rows;
-pub mod wording;
+pub(crate) mod wording;
 mod words;
 
 use crate::display::{Expected, Role};
@@ -117,15 +117,15 @@ use repeat::{repeats, Surplus};
 use words::{excerpt, Vocabulary, Words};
 
 pub use rows::{count_rows, is_stale_preview, RowCounts};
-pub use wording::verdict_sentence;
+pub(crate) use wording::verdict_sentence;
 
 /// Words that make a rendering *strong* (counted as a repeat) when it is not a whole message, and
 /// that any rendering starting inside a message needs; see the module docs.
-pub const SHINGLE_WORDS: usize = 8;
+pub(crate) const SHINGLE_WORDS: usize = 8;
 
 /// Leading words that count a message as rendered when the client truncated it before
 /// [`SHINGLE_WORDS`] of its words (a recap of a few short lines).
-pub const PREFIX_WORDS: usize = 4;
+pub(crate) const PREFIX_WORDS: usize = 4;
 
 /// What the provider log says was said in the conversation, each utterance once, in order.
 /// The ground truth for telling a data problem (stored twice) from a display problem.
@@ -416,7 +416,7 @@ pub(crate) fn check(
 
 /// What is known besides the transcript and the expectation.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// What the provider log says was said (scenario runs).
     pub said: Option<&'a Said>,
     /// The data problems the database alone shows ([`crate::integrity::data_problems`]). They are

@@ -78,14 +78,14 @@ mod tests;
 mod text;
 mod yaml;
 
-pub use config::{ClientVersion, DisplaySettings, ResumeDisplay, SettingsError};
-pub use panel::not_on_recap;
+pub(crate) use config::{ClientVersion, DisplaySettings, ResumeDisplay, SettingsError};
+pub(crate) use panel::not_on_recap;
 // The rest of the recap model: the steps of "How the oracle should use it" that nothing outside
 // this module takes yet (its unit tests do).
 #[allow(unused_imports)]
-pub use panel::{
+pub(crate) use panel::{
     event_label, recap, recap_sources, tool_call_names, tool_calls_by_row, EntryKind, Recap,
     RecapItem, RecapSource, Shown, Skip, ToolCalls,
 };
 #[allow(unused_imports)]
-pub use yaml::{IntError, YamlError};
+pub(crate) use yaml::{IntError, YamlError};

@@ -951,10 +951,10 @@ pub(crate) mod testdb {
     use rusqlite::{params, Connection};
     use std::path::PathBuf;
 
-    pub use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
+    pub(crate) use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
 
     /// A state.db under construction in its own temporary directory, or in memory.
-    pub struct TestDb {
+    pub(crate) struct TestDb {
         /// The temporary directory holding `path` (`None` in memory).
         pub dir: Option<tempfile::TempDir>,
         pub path: PathBuf,
@@ -968,7 +968,7 @@ pub(crate) mod testdb {
 
     /// One message to insert; `Msg::new(..)` then adjust fields.
     #[derive(Clone, Debug)]
-    pub struct Msg {
+    pub(crate) struct Msg {
         pub session: String,
         pub role: String,
         pub content: Option<String>,
@@ -985,7 +985,7 @@ pub(crate) mod testdb {
     }
 
     impl Msg {
-        pub fn new(session: &str, role: &str, content: &str) -> Msg {
+        pub(crate) fn new(session: &str, role: &str, content: &str) -> Msg {
             Msg {
                 session: session.into(),
                 role: role.into(),
@@ -1005,7 +1005,7 @@ pub(crate) mod testdb {
     }
 
     impl TestDb {
-        pub fn new(schema: Schema) -> TestDb {
+        pub(crate) fn new(schema: Schema) -> TestDb {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("state.db");
             let conn = Connection::open(&path).unwrap();
@@ -1014,7 +1014,7 @@ pub(crate) mod testdb {
 
         /// An in-memory database (no file; see [`crate::history::Database`]): [`TestDb::open`]
         /// reads it through a connection of its own.
-        pub fn in_memory(schema: Schema) -> TestDb {
+        pub(crate) fn in_memory(schema: Schema) -> TestDb {
             let memory = crate::history::Database::new(schema).unwrap();
             TestDb {
                 dir: None,
@@ -1053,19 +1053,19 @@ pub(crate) mod testdb {
         }
 
         /// The temporary directory of a file database.
-        pub fn folder(&self) -> &std::path::Path {
+        pub(crate) fn folder(&self) -> &std::path::Path {
             self.dir.as_ref().expect("a file TestDb").path()
         }
 
         /// A database with the DDL of `schema` and the rows of `rows_sql` (INSERT statements).
-        pub fn with_rows(schema: Schema, rows_sql: &str) -> TestDb {
+        pub(crate) fn with_rows(schema: Schema, rows_sql: &str) -> TestDb {
             let db = TestDb::new(schema);
             db.conn.execute_batch(rows_sql).unwrap();
             db
         }
 
         /// Inserts a session row.
-        pub fn session(&self, id: &str, parent: Option<&str>, started: f64, end: Option<&str>) {
+        pub(crate) fn session(&self, id: &str, parent: Option<&str>, started: f64, end: Option<&str>) {
             self.conn
                 .execute(
                     "INSERT INTO sessions (id, source, parent_session_id, started_at, end_reason) \
@@ -1076,7 +1076,7 @@ pub(crate) mod testdb {
         }
 
         /// Inserts a message row; returns `(id, timestamp)`. A missing timestamp is a fresh one.
-        pub fn msg(&mut self, m: &Msg) -> (i64, f64) {
+        pub(crate) fn msg(&mut self, m: &Msg) -> (i64, f64) {
             let ts = m.ts.unwrap_or_else(|| {
                 self.next_ts += 1.5;
                 self.next_ts
@@ -1118,7 +1118,7 @@ pub(crate) mod testdb {
         /// Opens the file through the real [`Store`] (the builder's connection stays open; the
         /// default rollback journal means every committed row is already in the file); an
         /// in-memory database through [`Store::from_connection`].
-        pub fn open(&self) -> Store {
+        pub(crate) fn open(&self) -> Store {
             match &self.memory {
                 Some(memory) => {
                     Store::from_connection(memory.connect().unwrap(), &self.path).unwrap()
@@ -1128,7 +1128,7 @@ pub(crate) mod testdb {
         }
 
         /// The kept [`Store`] of an in-memory database ([`crate::history::Database::store`]).
-        pub fn memory_store(&self) -> &Store {
+        pub(crate) fn memory_store(&self) -> &Store {
             let memory = self.memory.as_ref().expect("an in-memory TestDb");
             memory.store().unwrap()
         }

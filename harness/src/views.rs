@@ -327,14 +327,14 @@ fn optional_range<S: serde::Serializer>(
 }
 
 /// The name a report gives a `say` of `text`: its first six words (`say "What did a …"`).
-pub fn say_name(text: &str) -> String {
+pub(crate) fn say_name(text: &str) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
     let cut = if words.len() > 6 { " …" } else { "" };
     format!("say \"{}{cut}\"", words[..words.len().min(6)].join(" "))
 }
 
 /// The lines of `transcript` from `start` on (a view's part of the screen).
-pub fn slice(transcript: &Transcript, start: usize) -> Transcript {
+pub(crate) fn slice(transcript: &Transcript, start: usize) -> Transcript {
     Transcript {
         lines: transcript
             .lines
@@ -347,7 +347,7 @@ pub fn slice(transcript: &Transcript, start: usize) -> Transcript {
 /// Where the next view starts: `end` (where the last one ended), or the first line of
 /// `transcript` that differs from `seen` (what the views before read) when the client rewrote
 /// a line above.
-pub fn next_start(seen: &[String], transcript: &Transcript, end: usize) -> usize {
+pub(crate) fn next_start(seen: &[String], transcript: &Transcript, end: usize) -> usize {
     let same = seen
         .iter()
         .zip(&transcript.lines)
@@ -359,7 +359,7 @@ pub fn next_start(seen: &[String], transcript: &Transcript, end: usize) -> usize
 /// Judges the view `transcript` (its part of the screen) drawn by a step of `kind`, against
 /// `basis` (the database when the step was done), having started at `before`, drawn over the
 /// lines `erased`.
-pub fn judge(
+pub(crate) fn judge(
     view: (ViewKind, String, usize),
     transcript: &Transcript,
     basis: &Basis,
@@ -414,7 +414,7 @@ fn judge_by(
 }
 
 /// A view with nothing to judge against (no session holds messages yet): no findings.
-pub fn unjudged(kind: ViewKind, step: String, line: usize) -> Judged {
+pub(crate) fn unjudged(kind: ViewKind, step: String, line: usize) -> Judged {
     Judged {
         kind,
         check: Check::empty(&step),
@@ -431,7 +431,7 @@ pub fn unjudged(kind: ViewKind, step: String, line: usize) -> Judged {
 /// reported by an earlier check), on the expectation `now` (the database at the check): the
 /// findings summed, every repeat, missing and taken-back message of every view in order, and the
 /// renderings carried over to `now`'s messages (for reports), with each view's summary.
-pub fn combine(
+pub(crate) fn combine(
     at: &str,
     views: &[Judged],
     reported: usize,
@@ -504,4 +504,4 @@ pub fn combine(
 pub mod recorded;
 #[cfg(test)]
 mod tests;
-pub mod tui;
+pub(crate) mod tui;

@@ -40,8 +40,9 @@ mod script;
 #[cfg(test)]
 mod tests;
 
-pub use faults::Fault;
-pub use script::{Pace, Script, ToolCall, Turn};
+pub(crate) use faults::Fault;
+pub use script::{Script, Turn};
+pub(crate) use script::{Pace, ToolCall};
 
 use http::serve;
 use script::match_turn;
@@ -104,15 +105,15 @@ pub struct Exchange {
 }
 
 /// The model id the fake serves; the client's config names it.
-pub const MODEL_ID: &str = "fake-model";
+pub(crate) const MODEL_ID: &str = "fake-model";
 
 /// The reply sent to a chat message no scripted [`Turn`] matches. Deterministic so that a retry of
 /// the same request gets the same answer and the oracle can recognise it.
-pub const UNSCRIPTED_REPLY: &str = "(hermes-e2e: unscripted message)";
+pub(crate) const UNSCRIPTED_REPLY: &str = "(hermes-e2e: unscripted message)";
 
 /// The summary sent when the script has none: the client treats empty summary content as a
 /// failed compaction, which would hide the behaviour under test behind a fallback path.
-pub const PLACEHOLDER_SUMMARY: &str = "(hermes-e2e: no summary scripted)";
+pub(crate) const PLACEHOLDER_SUMMARY: &str = "(hermes-e2e: no summary scripted)";
 
 /// Tokens counted for the system prompt and tool schemas of every request, whatever they hold.
 ///
@@ -122,7 +123,7 @@ pub const PLACEHOLDER_SUMMARY: &str = "(hermes-e2e: no summary scripted)";
 /// appended since, `agent/usage_anchor.py`). Counting them as a constant makes the turn on which
 /// a `compression.threshold_tokens` is crossed a function of the conversation alone. The value is
 /// about what the real 0.22 client sends (≈ 50 KB of system prompt and 21 tool schemas).
-pub const PROMPT_OVERHEAD_TOKENS: u64 = 12_000;
+pub(crate) const PROMPT_OVERHEAD_TOKENS: u64 = 12_000;
 
 /// Worker threads answering requests. The client may run its title call concurrently with a chat
 /// turn (and an auxiliary summary call during one), so one worker is not enough.
@@ -405,7 +406,7 @@ pub enum LogError {
 /// said: each distinct user text and chat reply once, in first-seen order, as
 /// [`Provider::said`] says it live — without the script, so a user text is the request's last
 /// user message, trimmed (the harness's clients add nothing to it).
-pub fn said_from_log(path: &Path) -> Result<crate::oracle::Said, LogError> {
+pub(crate) fn said_from_log(path: &Path) -> Result<crate::oracle::Said, LogError> {
     let text = std::fs::read_to_string(path).map_err(|source| LogError::Io {
         path: path.to_owned(),
         source,

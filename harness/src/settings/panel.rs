@@ -13,13 +13,13 @@ use crate::display::{LogicalMessage, Role};
 // Tool calls and events.
 
 /// Tool-call function names per stored row id (`messages.id`), in call order.
-pub type ToolCalls = HashMap<i64, Vec<String>>;
+pub(crate) type ToolCalls = HashMap<i64, Vec<String>>;
 
 /// The function name of every call in a stored `tool_calls` JSON array, in order (`"unknown"` where
 /// the client's summary says so: no `function` object, or no string `name`). Unparsable JSON has
 /// no calls (the client loads it as `[]`).
 #[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
-pub fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
+pub(crate) fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
     let Ok(serde_json::Value::Array(calls)) =
         serde_json::from_str::<serde_json::Value>(tool_calls_json)
     else {
@@ -39,7 +39,7 @@ pub fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
 
 /// [`tool_call_names`] of every row that has tool calls, by row id.
 #[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
-pub fn tool_calls_by_row(rows: &[crate::store::Row]) -> ToolCalls {
+pub(crate) fn tool_calls_by_row(rows: &[crate::store::Row]) -> ToolCalls {
     rows.iter()
         .filter_map(|r| {
             let names = tool_call_names(r.tool_calls.as_deref()?);
@@ -85,7 +85,7 @@ pub(super) fn tool_summary(names: &[String], version: ClientVersion) -> String {
 /// recap events (and always on 0.19, whose recap has no events). `display_metadata` is the stored
 /// JSON; its `display_text` labels delegation and process completions.
 #[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
-pub fn event_label(
+pub(crate) fn event_label(
     version: ClientVersion,
     display_kind: &str,
     display_metadata: Option<&str>,
@@ -122,7 +122,7 @@ pub fn event_label(
 
 /// One item of display history as the recap reads it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RecapSource {
+pub(crate) enum RecapSource {
     /// A message: its role, its text (the stored content; `LogicalMessage::text` is the trimmed
     /// version) and the function names of its tool calls in call order.
     Message {
@@ -145,7 +145,7 @@ pub enum RecapSource {
 impl RecapSource {
     /// The source for a logical message: its text, and the tool calls of the row it is shown from
     /// (else of the first of its rows that has any).
-    pub fn from_message(m: &LogicalMessage, tool_calls: &ToolCalls) -> Self {
+    pub(crate) fn from_message(m: &LogicalMessage, tool_calls: &ToolCalls) -> Self {
         let calls = tool_calls
             .get(&m.shown)
             .or_else(|| m.rows.iter().find_map(|r| tool_calls.get(&r.id)))
@@ -162,7 +162,7 @@ impl RecapSource {
 /// What the recap makes of one source.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RecapItem {
+pub(crate) enum RecapItem {
     /// On the recap panel, as described.
     Shown(Shown),
     /// An entry left out by the `resume_exchanges` window: counted in [`Recap::omitted`], not shown.
@@ -176,7 +176,7 @@ pub enum RecapItem {
 /// Why a source is not an entry of the recap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Skip {
+pub(crate) enum Skip {
     /// A tool result (`role = tool`).
     ToolResult,
     /// Neither user nor assistant (`system`, other roles).
@@ -192,7 +192,7 @@ pub enum Skip {
 /// How an entry is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     /// A user message (dim, "You" label).
     User,
     /// An earlier assistant message (dim, truncated).
@@ -205,7 +205,7 @@ pub enum EntryKind {
 
 /// An entry as the recap shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Shown {
+pub(crate) struct Shown {
     /// How it is drawn.
     pub kind: EntryKind,
     /// Exactly what follows the label (before Rich wraps it): the message part, the truncation
@@ -224,7 +224,7 @@ pub struct Shown {
 
 /// The recap panel of a resume: what the classic CLI prints in "Previous Conversation".
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Recap {
+pub(crate) struct Recap {
     /// Whether a panel is printed (no: `minimal`, no entries at all, or a [`render_error`](Self::render_error)).
     pub panel: bool,
     /// The panel title (0.19 `Previous Conversation`, iot the bare key `cli.resume.panel_title`).
@@ -247,7 +247,7 @@ pub struct Recap {
 impl Recap {
     /// The shown items with their input index.
     #[allow(dead_code)] // Unit-tested; the oracle reads `items`.
-    pub fn shown(&self) -> impl Iterator<Item = (usize, &Shown)> {
+    pub(crate) fn shown(&self) -> impl Iterator<Item = (usize, &Shown)> {
         self.items
             .iter()
             .enumerate()
@@ -260,7 +260,7 @@ impl Recap {
 
 /// The classic CLI's resume recap of `messages` (an `Expected`'s logical messages, in display
 /// order) under `settings`; `tool_calls` by row id ([`tool_calls_by_row`]; empty if unknown).
-pub fn recap(
+pub(crate) fn recap(
     settings: &DisplaySettings,
     version: ClientVersion,
     messages: &[LogicalMessage],
@@ -285,7 +285,7 @@ struct Entry {
 ///
 /// 0.19 `hermes_cli/cli_agent_setup_mixin.py:536-704`; iot `hermes_cli/cli_agent_setup_mixin.py:147-199`
 /// and `:806-859`.
-pub fn recap_sources(
+pub(crate) fn recap_sources(
     settings: &DisplaySettings,
     version: ClientVersion,
     sources: &[RecapSource],
@@ -610,7 +610,7 @@ fn cut_assistant(text: &str, max_chars: i64, max_lines: i64) -> Cut {
 /// `resume_display: minimal`): indexes into [`Expected::messages`](crate::display::Expected::messages), for
 /// [`crate::oracle::Context::optional`]. Messages the recap draws truncated are not listed: a
 /// truncated rendering is a rendering of the message (the oracle counts what it covers).
-pub fn not_on_recap(
+pub(crate) fn not_on_recap(
     settings: &DisplaySettings,
     version: ClientVersion,
     expected: &crate::display::Expected,

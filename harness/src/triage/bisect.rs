@@ -77,7 +77,7 @@ impl Bad {
 /// A probe's mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Mark {
+pub(crate) enum Mark {
     /// The verdict is good.
     Good,
     /// The verdict is bad.
@@ -98,7 +98,7 @@ impl fmt::Display for Mark {
 
 /// What one probe of one release found.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// The release probed.
     pub release: Release,
     /// Good, bad or skip.
@@ -119,7 +119,7 @@ pub struct Probe {
 
 impl Probe {
     /// Judges one run of `release`: its result, or the error that kept it from running.
-    pub fn judge(
+    pub(crate) fn judge(
         release: &Release,
         run: Result<ScenarioResult, crate::runner::Error>,
         bad: Bad,
@@ -166,7 +166,7 @@ impl Probe {
 impl Probe {
     /// One line for a progress display: the release, its mark, each check's numbers, the time
     /// and why it was skipped.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let numbers: Vec<String> = self.checks.iter().map(|(_, f)| numbers(f)).collect();
         format!(
             "{} {} ({}) in {:.1} s{}",
@@ -196,7 +196,7 @@ fn first_line(text: &str) -> String {
 
 /// A place where the signature changes.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ChangePoint {
+pub(crate) struct ChangePoint {
     /// The last release before the change that ran.
     pub before: Release,
     /// The first release after it that ran.
@@ -212,7 +212,7 @@ pub struct ChangePoint {
 /// The answer of a bisection.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Answer {
+pub(crate) enum Answer {
     /// `--by verdict`: the last good and the first bad release.
     FirstBad {
         /// The newest good release.
@@ -230,7 +230,7 @@ pub enum Answer {
 
 /// A bisection: its probes (in line order) and its answer.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// What was looked for.
     pub by: By,
     /// What counts as bad.
@@ -245,7 +245,7 @@ pub struct Outcome {
 
 /// Runs a bisection over `versions` (oldest first). `probe` runs one release once and judges it
 /// ([`Probe::judge`]); a skip is retried once.
-pub fn bisect(
+pub(crate) fn bisect(
     versions: &[Release],
     by: By,
     bad: Bad,
@@ -373,7 +373,7 @@ fn change_points(versions: &[Release], probes: &[Option<Probe>]) -> Vec<ChangePo
 
 impl Outcome {
     /// The answer in one or two sentences.
-    pub fn answer_text(&self) -> String {
+    pub(crate) fn answer_text(&self) -> String {
         match &self.answer {
             Answer::FirstBad {
                 last_good,
@@ -424,7 +424,7 @@ impl Outcome {
     /// A Markdown table of the probes: release, mark, each check's numbers (words rendered more
     /// than once / messages missing / internal words shown / out of order), seconds, and the
     /// signature or the reason of a skip.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut names: Vec<&str> = Vec::new();
         for p in &self.probes {
             for (at, _) in &p.checks {
@@ -465,7 +465,7 @@ impl Outcome {
 
 /// `REPORT.md` of a bisection, ready to paste into an issue: what was probed and how, the
 /// answer, the table of probes, and the commands that rerun the bisection and each probe.
-pub fn report_md(
+pub(crate) fn report_md(
     outcome: &Outcome,
     subject: &str,
     rerun: &str,

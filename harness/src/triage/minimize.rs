@@ -49,19 +49,19 @@ use crate::runner::{self, ScenarioResult};
 use crate::store::{Store, StoreError};
 use crate::terminal::Size;
 
-pub mod ddmin;
-pub mod fixture;
-pub mod model;
-pub mod offline;
-pub mod outcome;
-pub mod report;
-pub mod texts;
+pub(crate) mod ddmin;
+pub(crate) mod fixture;
+pub(crate) mod model;
+pub(crate) mod offline;
+pub(crate) mod outcome;
+pub(crate) mod report;
+pub(crate) mod texts;
 mod tiers;
 
-pub use ddmin::{ddmin, Spent};
-pub use model::{Model, Removal};
-pub use offline::{Offline, Reference};
-pub use outcome::{Outcome, Phase, Trial, TrialVerdict};
+pub(crate) use ddmin::{ddmin, Spent};
+pub(crate) use model::{Model, Removal};
+pub(crate) use offline::{Offline, Reference};
+pub(crate) use outcome::{Outcome, Phase, Trial, TrialVerdict};
 
 use outcome::{describe_rows, describe_sessions, kept_rows};
 use texts::TextUnit;
@@ -69,10 +69,10 @@ use texts::TextUnit;
 use super::signature::{Kind, Signature};
 
 /// Steps kept offline between two confirmations by the real client.
-pub const CONFIRM_EVERY: usize = 10;
+pub(crate) const CONFIRM_EVERY: usize = 10;
 
 /// The default trial budget (`--max-trials`).
-pub const DEFAULT_MAX_TRIALS: usize = 200;
+pub(crate) const DEFAULT_MAX_TRIALS: usize = 200;
 
 /// When a candidate fails "the same way" as the original (`--signature`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
@@ -125,7 +125,7 @@ impl Matching {
 }
 
 /// Judges a database: the verdict of resuming `session` of `db` in a client.
-pub trait Oracle {
+pub(crate) trait Oracle {
     /// Runs the client on `db` (never written) with artefacts under `out_root`.
     fn judge(
         &mut self,
@@ -140,7 +140,7 @@ pub trait Oracle {
 
 /// The real client through [`runner::repro()`], as `repro` runs it.
 #[derive(Debug, Clone)]
-pub struct RealClient {
+pub(crate) struct RealClient {
     /// The client spec.
     pub client: String,
     /// The interface.
@@ -189,7 +189,7 @@ impl Oracle for RealClient {
 
 /// How to minimize.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// The session to resume (default: the most recent one with messages).
     pub session: Option<String>,
     /// What counts as the same failure.
@@ -306,7 +306,7 @@ struct Run<'a> {
 /// Minimizes `db` (never written): see the module documentation. `offline` is the fast tier (none:
 /// every candidate runs `oracle`). Errors before the first trial (a bad file, nothing to
 /// minimize) are returned; trial failures are rejections.
-pub fn minimize<'a>(
+pub(crate) fn minimize<'a>(
     db: &Path,
     options: &Options,
     oracle: &'a mut dyn Oracle,

@@ -11,7 +11,7 @@ use crate::triage::signature::Signature;
 /// The phase a trial belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Whole sessions outside the lineage.
     Sessions,
     /// Exchanges of the lineage.
@@ -26,7 +26,7 @@ pub enum Phase {
 
 impl Phase {
     /// Its name in reports.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Phase::Sessions => "sessions",
             Phase::Exchanges => "exchanges",
@@ -40,7 +40,7 @@ impl Phase {
 /// How a trial ended.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TrialVerdict {
+pub(crate) enum TrialVerdict {
     /// Both runs of the real client showed the signature: the removal is kept (confirmed).
     Kept,
     /// The offline tier read the original's offline signature: kept, to be confirmed by the real
@@ -60,7 +60,7 @@ pub enum TrialVerdict {
 
 impl TrialVerdict {
     /// As a progress line says it.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             TrialVerdict::Kept => "same signature (kept, confirmed by the real client)".into(),
             TrialVerdict::KeptOffline => "same offline signature (kept, to be confirmed)".into(),
@@ -78,7 +78,7 @@ impl TrialVerdict {
 
 /// One candidate judged.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Trial {
+pub(crate) struct Trial {
     /// 1-based.
     pub number: usize,
     /// Its phase.
@@ -99,7 +99,7 @@ pub struct Trial {
 
 /// A row of the minimized database and why it is there.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct KeptRow {
+pub(crate) struct KeptRow {
     /// `messages.id` (the original's).
     pub id: i64,
     /// Its session.
@@ -118,7 +118,7 @@ pub struct KeptRow {
 
 /// What a minimization did.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The user's file.
     pub db: PathBuf,
     /// The resumed session.
@@ -261,13 +261,13 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
 
 impl Outcome {
     /// Trials the offline tier judged.
-    pub fn offline_trials(&self) -> usize {
+    pub(crate) fn offline_trials(&self) -> usize {
         self.trials.iter().filter(|t| t.offline).count()
     }
 
     /// `18 → 2 rows, 2 → 2 sessions, 12121 → 173 characters of text in 23 trials (22 offline,
     /// 2 on the PTY)`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         format!(
             "{} → {} rows, {} → {} sessions, {} → {} characters of text in {} trials ({} offline, \
              {} on the PTY)",
@@ -284,7 +284,7 @@ impl Outcome {
     }
 
     /// Trials that ran the real client in the PTY.
-    pub fn pty_trials(&self) -> usize {
+    pub(crate) fn pty_trials(&self) -> usize {
         self.trials.iter().filter(|t| t.runs > 0).count()
     }
 }
@@ -308,7 +308,7 @@ pub(super) fn describe_sessions(sessions: &BTreeSet<String>) -> String {
 }
 
 /// `rows 3–8, 11`: runs of consecutive ids as ranges.
-pub fn describe_rows(rows: &BTreeSet<i64>) -> String {
+pub(crate) fn describe_rows(rows: &BTreeSet<i64>) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut iter = rows.iter().copied().peekable();
     while let Some(first) = iter.next() {
