@@ -133,7 +133,7 @@ pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Exp
 /// reads the session's live rows (`active = 1`) in storage order, each as stored: every live row
 /// of `session_id` among `rows` is its own message with its stored content (a carrier with its
 /// summary, a summary row as written), none internal; rows of other sessions are not exported.
-pub fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
+pub(crate) fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
     let session: Vec<&Row> = rows.iter().filter(|r| r.session_id == session_id).collect();
     let messages = session
         .iter()
@@ -167,7 +167,7 @@ pub fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
 /// [`expected`] from rows already read: `rows` must be [`Store::rows`] of `lineage`, which must
 /// be [`Store::lineage`] of `session_id`. For callers that need the rows too, or several
 /// surfaces, without reading the database again.
-pub fn expected_from_rows(
+pub(crate) fn expected_from_rows(
     store: &Store,
     session_id: &str,
     lineage: Vec<String>,
@@ -244,7 +244,7 @@ pub fn classify(store: &Store, rows: &[Row]) -> Vec<RowClass> {
 }
 
 /// [`classify`], with [`RowClass::display_words`] counted.
-pub fn classify_counted(store: &Store, rows: &[Row]) -> Vec<RowClass> {
+pub(crate) fn classify_counted(store: &Store, rows: &[Row]) -> Vec<RowClass> {
     classify_rows(store, rows, true)
 }
 
@@ -536,7 +536,7 @@ fn copies_without_uids(views: &[RowView], rows: &[Row]) -> bool {
 /// [`expected`] on `Surface { tool_output: false }` keeps of the messages it gives on
 /// `Surface { tool_output: true }` — the surfaces differ only in this filter (rule 7), so one
 /// projection serves both.
-pub fn in_recap(message: &LogicalMessage) -> bool {
+pub(crate) fn in_recap(message: &LogicalMessage) -> bool {
     on_surface(
         Surface { tool_output: false },
         message.role,

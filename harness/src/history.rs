@@ -210,7 +210,7 @@ impl History {
     }
 
     /// The schema flavour written.
-    pub fn schema(&self) -> Schema {
+    pub(crate) fn schema(&self) -> Schema {
         self.schema
     }
 
@@ -220,7 +220,7 @@ impl History {
     }
 
     /// The logical message of each row id.
-    pub fn logical_of(&self) -> HashMap<i64, Option<usize>> {
+    pub(crate) fn logical_of(&self) -> HashMap<i64, Option<usize>> {
         self.rows.iter().map(|r| (r.id, r.logical)).collect()
     }
 
@@ -303,7 +303,7 @@ impl History {
     /// said before it is the conversation kept — and whether the rewind reached a row holding a
     /// summary. `None` (nothing written) when the tip holds fewer than `k` live user rows, or `k`
     /// is 0.
-    pub fn rewind(&mut self, k: usize) -> rusqlite::Result<Option<(usize, bool)>> {
+    pub(crate) fn rewind(&mut self, k: usize) -> rusqlite::Result<Option<(usize, bool)>> {
         let tip = self.tip().to_string();
         let users: Vec<usize> = self
             .live

@@ -127,7 +127,7 @@ pub enum DataProblemKind {
 
 impl DataProblemKind {
     /// The kind's public name, as in JSON (`reply_before_question`, …).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DataProblemKind::ReplyBeforeQuestion => "reply_before_question",
             DataProblemKind::StoredTwice => "stored_twice",

@@ -172,7 +172,7 @@ impl Findings {
     ];
 
     /// Each finding with its public name, in [`Findings::NAMES`] order.
-    pub fn named(&self) -> [(&'static str, usize); 6] {
+    pub(crate) fn named(&self) -> [(&'static str, usize); 6] {
         let n = [
             self.words_rendered_more_than_once,
             self.missing_messages,
@@ -189,7 +189,7 @@ impl Findings {
     }
 
     /// Adds `other`'s numbers to these (the views of one check).
-    pub fn add(&mut self, other: &Findings) {
+    pub(crate) fn add(&mut self, other: &Findings) {
         self.words_rendered_more_than_once += other.words_rendered_more_than_once;
         self.missing_messages += other.missing_messages;
         self.internal_text_shown += other.internal_text_shown;
@@ -233,10 +233,10 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause.
-    pub const ALL: [Cause; 3] = [Cause::Display, Cause::Data, Cause::Both];
+    pub(crate) const ALL: [Cause; 3] = [Cause::Display, Cause::Data, Cause::Both];
 
     /// The cause's name in scenario files, `--json` (as serialised) and signatures.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Cause::Display => "display",
             Cause::Data => "data",
@@ -375,7 +375,7 @@ pub struct Check {
 
 impl Check {
     /// A check at `at` that found nothing and saw nothing.
-    pub fn empty(at: &str) -> Check {
+    pub(crate) fn empty(at: &str) -> Check {
         Check {
             at: at.to_string(),
             findings: Findings::default(),

@@ -96,12 +96,12 @@ mod during;
 mod expect;
 mod include;
 
-pub use compose::{EditKey, Line};
+pub(crate) use compose::{EditKey, Line};
 use discover::scenario_name;
 pub use discover::{discover, unique_names};
 use include::expand_includes;
 
-pub use during::{count_word, During, DuringAction, Key, Trigger};
+pub(crate) use during::{count_word, During, DuringAction, Key, Trigger};
 pub(crate) use expect::named_findings;
 use expect::RawExpectation;
 pub use expect::{Comparison, Expectation, ExpectationError, RowPin, RowPins};
@@ -183,7 +183,7 @@ pub struct Scenario {
 }
 
 pub use crate::client::Ui;
-pub use crate::terminal::Terminal;
+pub(crate) use crate::terminal::Terminal;
 
 /// One step with the 1-based line of the file where it starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -429,7 +429,7 @@ impl Scenario {
     }
 
     /// Parses scenario text; `path` is only used in messages.
-    pub fn parse(text: &str, path: &Path, name: String) -> Result<Scenario, ScenarioError> {
+    pub(crate) fn parse(text: &str, path: &Path, name: String) -> Result<Scenario, ScenarioError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             path: path.to_owned(),
             message: e.to_string(),
@@ -528,7 +528,7 @@ impl Scenario {
 
     /// The scenario with every check expecting a correct display ([`Expectation::correct`]):
     /// what `run --expect-correct` runs.
-    pub fn expecting_correct(&self) -> Scenario {
+    pub(crate) fn expecting_correct(&self) -> Scenario {
         let mut scenario = self.clone();
         for step in &mut scenario.steps {
             if let Action::Check { expect, .. } = &mut step.action {
@@ -540,7 +540,7 @@ impl Scenario {
 
     /// The model names the scenario switches to (`command = "/model NAME …"`), in order: the
     /// fake model serves them besides its own.
-    pub fn switched_models(&self) -> Vec<String> {
+    pub(crate) fn switched_models(&self) -> Vec<String> {
         self.steps
             .iter()
             .filter_map(|s| match &s.action {
@@ -968,7 +968,7 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 /// Merges `overlay` into `base` recursively (objects merge, anything else replaces).
-pub fn merge_json(base: &mut serde_json::Value, overlay: &serde_json::Value) {
+pub(crate) fn merge_json(base: &mut serde_json::Value, overlay: &serde_json::Value) {
     match (base, overlay) {
         (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
             for (k, v) in o {

@@ -66,7 +66,7 @@ pub enum ViewKind {
 
 impl ViewKind {
     /// The kind's name, as `--json` writes it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ViewKind::Start => "start",
             ViewKind::Recap => "recap",
@@ -76,7 +76,7 @@ impl ViewKind {
     }
 
     /// The view a launch with `args` starts: a recap when it resumes a session.
-    pub fn of_launch(args: &[String]) -> ViewKind {
+    pub(crate) fn of_launch(args: &[String]) -> ViewKind {
         let resumes = args
             .iter()
             .any(|a| matches!(a.as_str(), "--resume" | "-r" | "-c" | "--continue"));
@@ -88,7 +88,7 @@ impl ViewKind {
     }
 
     /// The view a slash command typed at the idle prompt starts.
-    pub fn of_command(command: &str) -> ViewKind {
+    pub(crate) fn of_command(command: &str) -> ViewKind {
         let name = command.split_whitespace().next().unwrap_or("");
         match name {
             "/resume" => ViewKind::Recap,
@@ -101,7 +101,7 @@ impl ViewKind {
 /// What `state.db` held when a view started: what the view's step added or took back is what
 /// the database holds beyond it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Before {
+pub(crate) struct Before {
     /// The largest message id then (rows with larger ids were written during the view).
     pub max_row_id: i64,
     /// Every `message_uid` stored then: a row written later with one of them is a copy of a
@@ -115,7 +115,7 @@ pub struct Before {
 impl Before {
     /// What `store` holds now, and what `basis` (its projection, when a session holds messages)
     /// shows taken back.
-    pub fn read(store: &Store, basis: Option<&Basis>) -> Result<Before, StoreError> {
+    pub(crate) fn read(store: &Store, basis: Option<&Basis>) -> Result<Before, StoreError> {
         Ok(Before {
             max_row_id: store.max_message_id()?,
             uids: store.message_uids()?,
@@ -153,7 +153,7 @@ impl Before {
 /// its history on a resize). The view that draws over them may draw the same once more. Also
 /// every internal text the earlier views drew: it is counted once, where it was first drawn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Erased {
+pub(crate) struct Erased {
     /// Renderings of each message drawn there: its rows, its `message_uid`s, how often.
     messages: Vec<(Vec<i64>, Vec<String>, usize)>,
     /// The internal texts drawn there, or anywhere above.
@@ -166,7 +166,7 @@ impl Erased {
     /// What `views` drew from history row `from` on, and the internal texts they drew anywhere:
     /// an internal text already on the screen is counted where it was first drawn (one client
     /// act, counted once), not again where a later view redraws it.
-    pub fn since(views: &[Judged], from: usize) -> Erased {
+    pub(crate) fn since(views: &[Judged], from: usize) -> Erased {
         let mut out = Erased::default();
         for v in views {
             for d in &v.check.drawn {
@@ -225,7 +225,7 @@ pub struct Rules {
 impl Rules {
     /// The rules of a view of `kind` whose step ended with the database projected as
     /// `expected`, having started at `before`, drawn over the lines `erased`.
-    pub fn new(kind: ViewKind, expected: &Expected, before: &Before, erased: &Erased) -> Rules {
+    pub(crate) fn new(kind: ViewKind, expected: &Expected, before: &Before, erased: &Erased) -> Rules {
         let messages = &expected.messages;
         let added = |m: usize| !before.holds(&messages[m]);
         let again = |m: usize| erased.renderings(&messages[m]);

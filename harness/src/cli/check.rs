@@ -209,7 +209,7 @@ fn parse_pin(text: &str) -> Result<Pin, ExpectError> {
 
 /// The expectation `args` ask for: `--expect`'s file (`-`: stdin), `--expect-findings` or every
 /// finding 0; the same rules for each (`check --help`).
-pub fn expectation(args: &CheckArgs) -> Result<Expectation, Error> {
+pub(crate) fn expectation(args: &CheckArgs) -> Result<Expectation, Error> {
     if let Some(arg) = &args.expect {
         let input = Input::file(
             arg,

@@ -49,7 +49,7 @@ pub struct ClientArgs {
 
 impl ClientArgs {
     /// The terminal: `--size`, or the interface's default.
-    pub fn size(&self) -> Size {
+    pub(crate) fn size(&self) -> Size {
         self.size.unwrap_or_else(|| default_size(self.ui))
     }
 }

@@ -104,7 +104,7 @@ pub struct Client {
 
 impl Client {
     /// The version label used in reports and provenance files.
-    pub fn label(&self) -> &str {
+    pub(crate) fn label(&self) -> &str {
         &self.spec
     }
 }

@@ -26,7 +26,7 @@ pub enum Ui {
 
 impl Ui {
     /// The name scenarios and the command line use (`classic`, `tui`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Ui::Classic => "classic",
             Ui::Tui => "tui",
@@ -34,7 +34,7 @@ impl Ui {
     }
 
     /// Arguments put before a launch's own.
-    pub fn args(self) -> &'static [&'static str] {
+    pub(crate) fn args(self) -> &'static [&'static str] {
         match self {
             Ui::Classic => &[],
             Ui::Tui => &["--tui"],
@@ -46,7 +46,7 @@ impl Ui {
     /// `ready`, and only later (0.2 s or more) redraws everything under its session banner,
     /// whose last line ends `… skills · /help for commands` (compared squashed, so not just
     /// `/help for commands`: one of the prompt's placeholders is `Try "/help" for commands`).
-    pub fn started_marker(self) -> Option<&'static str> {
+    pub(crate) fn started_marker(self) -> Option<&'static str> {
         match self {
             Ui::Classic => None,
             Ui::Tui => Some("skills · /help for commands"),
@@ -59,7 +59,7 @@ impl Ui {
     /// average 7–9 later than the 300 ms settle, and every pinned TUI screen shows it). A terminal
     /// too narrow for the segment never shows it: the caller waits for it only up to
     /// [`STARTED_WAIT`]. The classic CLI: always true.
-    pub fn started(self, rows: &[String]) -> bool {
+    pub(crate) fn started(self, rows: &[String]) -> bool {
         match self {
             Ui::Classic => true,
             Ui::Tui => rows.iter().any(|r| {
@@ -70,7 +70,7 @@ impl Ui {
     }
 
     /// Environment added to the client's.
-    pub fn env(self) -> &'static [(&'static str, &'static str)] {
+    pub(crate) fn env(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Ui::Classic => &[],
             Ui::Tui => &[("HERMES_TUI_INLINE", "1")],
@@ -124,7 +124,7 @@ pub(crate) const AFTER_TURN_HOLD: Duration = Duration::from_millis(150);
 
 /// What the harness waits for between typing a line and pressing Enter (see [`Ui::before_enter`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BeforeEnter {
+pub(crate) enum BeforeEnter {
     /// Hold Enter `after_echo` after the echo was seen, and at least `after_turn` after the end
     /// of the turn before, if the line follows one (clock rules of the client).
     Hold {
@@ -168,7 +168,7 @@ impl Ui {
     ///   `Context: …`, 10–40 ms apart; keys typed after the first are echoed into the history,
     ///   and after a second `/compress` they were lost). A client of unknown release and the
     ///   TUI ([`Ui::settle`]) too.
-    pub fn command_settle(self, release: Option<ClientVersion>, hinted: bool) -> Duration {
+    pub(crate) fn command_settle(self, release: Option<ClientVersion>, hinted: bool) -> Duration {
         match (self, release, hinted) {
             (Ui::Classic, Some(ClientVersion::Iot0_22), true) => Duration::ZERO,
             _ => COMMAND_SETTLE,
@@ -177,7 +177,7 @@ impl Ui {
 
     /// How long the output must be quiet before keys are typed: none for the classic CLI (every
     /// step ended on the client's own signal that it was done), [`ENTER_PAUSE`] for the TUI.
-    pub fn before_typing(self) -> Duration {
+    pub(crate) fn before_typing(self) -> Duration {
         match self {
             Ui::Classic => Duration::ZERO,
             Ui::Tui => ENTER_PAUSE,
@@ -186,7 +186,7 @@ impl Ui {
 
     /// What comes between the echo of a typed line and Enter: the classic CLI's clock rules
     /// ([`ENTER_HOLD`], [`AFTER_TURN_HOLD`]); for the TUI, quiet output for [`ENTER_PAUSE`].
-    pub fn before_enter(self) -> BeforeEnter {
+    pub(crate) fn before_enter(self) -> BeforeEnter {
         match self {
             Ui::Classic => BeforeEnter::Hold {
                 after_echo: ENTER_HOLD,

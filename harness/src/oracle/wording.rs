@@ -16,7 +16,7 @@ use super::{Cause, Check, Missing, Repeat};
 impl Cause {
     /// What the verdict calls it, before the diagnosis: "display problem", "data problem",
     /// "data and display problem".
-    pub const fn problem(self) -> &'static str {
+    pub(crate) const fn problem(self) -> &'static str {
         match self {
             Cause::Display => "display problem",
             Cause::Data => "data problem",
@@ -27,7 +27,7 @@ impl Cause {
     /// What it means, as the text report's `cause:` line says it: "display problem (stored once,
     /// shown more than once)", "data problem (stored more than once, said once)", "display and
     /// data problem".
-    pub const fn meaning(self) -> &'static str {
+    pub(crate) const fn meaning(self) -> &'static str {
         match self {
             Cause::Display => "display problem (stored once, shown more than once)",
             Cause::Data => "data problem (stored more than once, said once)",
@@ -36,7 +36,7 @@ impl Cause {
     }
 
     /// Its name in the HTML report: "Display", "Data", "Both".
-    pub const fn title(self) -> &'static str {
+    pub(crate) const fn title(self) -> &'static str {
         match self {
             Cause::Display => "Display",
             Cause::Data => "Data",

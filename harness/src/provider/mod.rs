@@ -238,12 +238,12 @@ impl Provider {
     }
 
     /// The port bound.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.addr.port()
     }
 
     /// The socket address bound (always 127.0.0.1).
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
@@ -253,13 +253,13 @@ impl Provider {
     }
 
     /// How many exchanges have been logged so far (a mark for [`Provider::chat_received_since`]).
-    pub fn exchanges(&self) -> usize {
+    pub(crate) fn exchanges(&self) -> usize {
         self.shared.log().len()
     }
 
     /// When the first chat request logged at or after `mark` (see [`Provider::exchanges`])
     /// reached the fake model, if one has.
-    pub fn chat_received_since(&self, mark: usize) -> Option<Instant> {
+    pub(crate) fn chat_received_since(&self, mark: usize) -> Option<Instant> {
         let log = self.shared.log();
         let exchange = log.iter().skip(mark).find(|e| e.kind == CallKind::Chat)?;
         Some(self.shared.started + Duration::from_millis(exchange.received_ms))
@@ -272,7 +272,7 @@ impl Provider {
 
     /// Number of chat-kind requests answered so far (the driver waits on it). An exchange is
     /// counted as soon as its reply is decided, just before it is sent.
-    pub fn chat_calls(&self) -> usize {
+    pub(crate) fn chat_calls(&self) -> usize {
         self.shared
             .log()
             .iter()
@@ -284,7 +284,7 @@ impl Provider {
     ///
     /// The user text of a scripted exchange is the [`Turn::user`] it matched (what was typed, free
     /// of anything the client added to the message); of an unscripted one, the last user message.
-    pub fn said(&self) -> crate::oracle::Said {
+    pub(crate) fn said(&self) -> crate::oracle::Said {
         let turns = &self.shared.script.turns;
         let mut said = crate::oracle::Said::default();
         for exchange in self.shared.log().iter() {
@@ -308,7 +308,7 @@ impl Provider {
     /// Writes the log as JSON lines to `path`.
     ///
     /// Fails when `path` cannot be created or written.
-    pub fn write_log(&self, path: &Path) -> std::io::Result<()> {
+    pub(crate) fn write_log(&self, path: &Path) -> std::io::Result<()> {
         let log = self.log();
         let mut out = io::BufWriter::new(std::fs::File::create(path)?);
         for exchange in &log {

@@ -27,9 +27,9 @@
 //! `data-counted-missing`, `data-counted-internal-words`, `data-counted-out-of-order`,
 //! `data-counted-taken-back` (the side-by-side view) on `<body>`.
 
-pub mod assets;
+pub(crate) mod assets;
 mod side;
-pub mod svg;
+pub(crate) mod svg;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ use crate::oracle::{wording, Check};
 use crate::runner::{slug, CheckResult, ScenarioResult};
 use crate::store::Store;
 
-pub use side::Counted;
+pub(crate) use side::Counted;
 
 /// Characters of stored content shown per row.
 const ROW_PREVIEW: usize = 400;

@@ -43,7 +43,7 @@ use crate::scenario::{named_findings, Expectation, RowPin};
 /// Bless `results` and print what was done on stdout (on stderr with `json`: stdout holds one
 /// JSON object per scenario); true when every pin now holds (nothing refused or left to a
 /// person, every file written).
-pub fn bless(results: &[ScenarioResult], json: bool) -> bool {
+pub(crate) fn bless(results: &[ScenarioResult], json: bool) -> bool {
     let mut text = String::new();
     let settled = bless_into(results, &mut text);
     if json {
@@ -55,7 +55,7 @@ pub fn bless(results: &[ScenarioResult], json: bool) -> bool {
 }
 
 /// [`bless`], its report appended to `out`.
-pub fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
+pub(crate) fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
     if let Some(client) = std::env::var_os(crate::client::CLIENT_ENV).filter(|c| !c.is_empty()) {
         let _ = writeln!(
             out,
@@ -75,7 +75,7 @@ pub fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
 
 /// What bless reads of one scenario's run (see [`Run::of`]).
 #[derive(Debug, Clone)]
-pub struct Run {
+pub(crate) struct Run {
     /// Scenario name.
     pub scenario: String,
     /// The scenario file.
@@ -88,7 +88,7 @@ pub struct Run {
 
 /// What bless reads of one check's outcome.
 #[derive(Debug, Clone)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// The check's name.
     pub name: String,
     /// Its pins.
@@ -107,7 +107,7 @@ pub struct Measured {
 
 impl Run {
     /// What bless reads of `result`.
-    pub fn of(result: &ScenarioResult) -> Run {
+    pub(crate) fn of(result: &ScenarioResult) -> Run {
         Run {
             scenario: result.scenario.clone(),
             file: result.file.clone(),
@@ -119,7 +119,7 @@ impl Run {
 
 impl Measured {
     /// What bless reads of `check`.
-    pub fn of(check: &CheckResult) -> Measured {
+    pub(crate) fn of(check: &CheckResult) -> Measured {
         Measured {
             name: check.check.at.clone(),
             expected: check.expected.clone(),
@@ -134,7 +134,7 @@ impl Measured {
 
 /// One pin rewritten: `name: old → new`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PinChange {
+pub(crate) struct PinChange {
     /// The key in `expect` (or `known_bug`).
     pub name: &'static str,
     /// What the file said (`0` for a finding not named, `[]` for no causes).
@@ -145,7 +145,7 @@ pub struct PinChange {
 
 /// A check whose numbers differ from its pins, and what bless does about it.
 #[derive(Debug, Clone)]
-pub struct CheckBlessing {
+pub(crate) struct CheckBlessing {
     /// The scenario whose run measured it.
     pub scenario: String,
     /// The check's name.
@@ -171,7 +171,7 @@ pub struct CheckBlessing {
 
 /// A scenario bless does not touch, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
+pub(crate) struct Refused {
     /// The scenario.
     pub scenario: String,
     /// Why.
@@ -205,7 +205,7 @@ impl Edit {
 /// The plan of a `--bless` run: the checks rewritten, the scenarios refused, and the edited
 /// files, not yet written.
 #[derive(Debug)]
-pub struct Blessing {
+pub(crate) struct Blessing {
     /// Every check whose numbers differ from its pins.
     pub checks: Vec<CheckBlessing>,
     /// The scenarios refused.
@@ -217,7 +217,7 @@ pub struct Blessing {
 impl Blessing {
     /// Plans the blessing of `runs`: reads the scenario files (and what they include), decides
     /// every rewrite and applies it to the documents in memory.
-    pub fn plan(runs: &[Run]) -> Blessing {
+    pub(crate) fn plan(runs: &[Run]) -> Blessing {
         let mut blessing = Blessing {
             checks: Vec::new(),
             refused: Vec::new(),
@@ -385,12 +385,12 @@ impl Blessing {
     }
 
     /// Whether every pin holds once the files are written: nothing refused, nothing left.
-    pub fn settled(&self) -> bool {
+    pub(crate) fn settled(&self) -> bool {
         self.refused.is_empty() && self.checks.iter().all(|c| c.left.is_empty())
     }
 
     /// The files to write: the path shown, their new text, and how many checks each rewrites.
-    pub fn rewritten(&self) -> Vec<(PathBuf, String, usize)> {
+    pub(crate) fn rewritten(&self) -> Vec<(PathBuf, String, usize)> {
         let mut touched: BTreeMap<&PathBuf, usize> = BTreeMap::new();
         for c in self.checks.iter().filter(|c| !c.edit.is_empty()) {
             *touched.entry(&c.site.0).or_default() += 1;
@@ -403,7 +403,7 @@ impl Blessing {
     }
 
     /// Prints every change, every pin left to a person and every refusal, scenario by scenario.
-    pub fn print(&self, out: &mut String) {
+    pub(crate) fn print(&self, out: &mut String) {
         let mut scenario = None;
         for c in &self.checks {
             if scenario != Some(&c.scenario) {
@@ -434,7 +434,7 @@ impl Blessing {
     }
 
     /// Writes the edited files and says so; false when one could not be written.
-    pub fn write(&self, out: &mut String) -> bool {
+    pub(crate) fn write(&self, out: &mut String) -> bool {
         let mut ok = true;
         let rewritten = self.rewritten();
         for (path, text, checks) in &rewritten {
@@ -642,7 +642,7 @@ fn rewrite(expected: &Expectation, m: &Measured) -> (Edit, Vec<PinChange>, Vec<S
 /// The `known_bug` bless writes beside a check whose pins became non-zero: a placeholder a
 /// person replaces with the defect the numbers pin (the verdict quotes it, and `bless` says how
 /// many it wrote).
-pub const UNEXPLAINED: &str =
+pub(crate) const UNEXPLAINED: &str =
     "TODO: name the client defect these numbers pin, with its upstream reference";
 
 /// Causes as `bless` prints them: the list (`["display", "data"]`) or the compact form

@@ -199,7 +199,7 @@ pub struct StepError {
 
 impl StepError {
     /// `error` at the step on `line`.
-    pub fn at(line: usize) -> impl FnOnce(Error) -> StepError {
+    pub(crate) fn at(line: usize) -> impl FnOnce(Error) -> StepError {
         move |error| StepError {
             line: Some(line),
             error,

@@ -19,18 +19,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub mod bless;
+pub(crate) mod bless;
 mod cli;
 mod during;
-pub mod error;
-pub mod record;
+pub(crate) mod error;
+pub(crate) mod record;
 pub mod repro;
-pub mod results;
+pub(crate) mod results;
 mod session;
 mod steps;
 
 pub use error::{Error, StepError};
-pub use record::record;
+pub(crate) use record::record;
 pub use repro::{repro, REPRO_PATHS};
 pub use results::{CheckResult, InternalShown, ScenarioResult, StepTiming};
 pub use steps::{prepare, RunDir};
@@ -57,7 +57,7 @@ pub struct RunOptions {
 }
 
 /// A progress callback (see [`RunOptions::progress`]).
-pub type Progress = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type Progress = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
 impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -125,7 +125,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
 /// The command that reruns `scenario` as `options` ran it: every flag that changed the run
 /// (`--client`, [`RunOptions::flags`], `--expect-correct`) repeated; with none, for a bundled
 /// scenario (under `scenarios/`), the `cargo test` trial that runs the same file is offered too.
-pub fn rerun_line(scenario: &Scenario, options: &RunOptions) -> String {
+pub(crate) fn rerun_line(scenario: &Scenario, options: &RunOptions) -> String {
     let mut line = format!("cargo run -p hermes-e2e -- run {}", scenario.path.display());
     if let Some(spec) = &options.client {
         line.push_str(&format!(" --client {spec}"));

@@ -99,7 +99,7 @@ pub struct InternalShown {
 
 impl InternalShown {
     /// Each internal text of `expected` that `check` counted words of, located.
-    pub fn located(check: &Check, expected: &crate::display::Expected) -> Vec<InternalShown> {
+    pub(crate) fn located(check: &Check, expected: &crate::display::Expected) -> Vec<InternalShown> {
         let mut out = Vec::new();
         for (x, &words) in check.internal_words.iter().enumerate() {
             let Some(text) = expected.internal.get(x).filter(|_| words > 0) else {
@@ -252,12 +252,12 @@ impl CheckResult {
     }
 
     /// The result with the views its numbers add up from.
-    pub fn with_views(self, views: Vec<ViewSummary>) -> CheckResult {
+    pub(crate) fn with_views(self, views: Vec<ViewSummary>) -> CheckResult {
         CheckResult { views, ..self }
     }
 
     /// The result with a note on how the other emulator's transcript differs.
-    pub fn with_terminal_note(self, terminal_note: Option<String>) -> CheckResult {
+    pub(crate) fn with_terminal_note(self, terminal_note: Option<String>) -> CheckResult {
         CheckResult {
             terminal_note,
             ..self
@@ -291,7 +291,7 @@ impl ScenarioResult {
     }
 
     /// The files (not directories) in [`ScenarioResult::kept`] with their names, in name order.
-    pub fn kept_files(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
+    pub(crate) fn kept_files(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.kept)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();

@@ -84,7 +84,7 @@ pub enum DuringAction {
 
 impl DuringAction {
     /// The message this action submits to the model with a scripted reply: (user text, reply).
-    pub fn scripted_turn(&self) -> Option<(String, String)> {
+    pub(crate) fn scripted_turn(&self) -> Option<(String, String)> {
         match self {
             DuringAction::Type {
                 text,
@@ -118,7 +118,7 @@ pub enum Key {
 
 impl Key {
     /// The bytes the terminal sends for the key.
-    pub fn bytes(self) -> &'static [u8] {
+    pub(crate) fn bytes(self) -> &'static [u8] {
         match self {
             Key::CtrlC => b"\x03",
             Key::Escape => b"\x1b",
@@ -357,7 +357,7 @@ fn size_of(text: &str, bad: &impl Fn(String) -> ScenarioError) -> Result<Size, S
 }
 
 /// How often `word` occurs in `text` as a whole word (split at anything not a letter or digit).
-pub fn count_word(text: &str, word: &str) -> usize {
+pub(crate) fn count_word(text: &str, word: &str) -> usize {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| *w == word)
         .count()

@@ -47,7 +47,7 @@ pub enum RowPin {
 
 impl RowPin {
     /// Whether `got` satisfies the pin.
-    pub fn holds(self, got: usize) -> bool {
+    pub(crate) fn holds(self, got: usize) -> bool {
         match self {
             RowPin::Exactly(n) => got == n,
             RowPin::AtMost { at_most } => got <= at_most,
@@ -156,7 +156,7 @@ impl Expectation {
     /// Every difference between the expectation and the findings of `found` and the row counts
     /// `rows` (`None`: the check had no terminal history, e.g. an exported file), as
     /// `finding: expected X, got Y` (`causes: expected ["display"], got []`).
-    pub fn mismatches(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<String> {
+    pub(crate) fn mismatches(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<String> {
         let mut out = Vec::new();
         let pairs = named_findings(&self.findings)
             .into_iter()
@@ -198,7 +198,7 @@ impl Expectation {
 
     /// Whether the measured causes `got` (in screen order) are the pinned ones: the same list,
     /// or, for the compact form ([`Expectation::causes_counted`]), as many of each cause.
-    pub fn causes_hold(&self, got: &[Cause]) -> bool {
+    pub(crate) fn causes_hold(&self, got: &[Cause]) -> bool {
         if !self.causes_counted {
             return got == self.causes.as_slice();
         }
@@ -208,7 +208,7 @@ impl Expectation {
     }
 
     /// Whether the causes are compared: written, and not in `unpinned`.
-    pub fn causes_compared(&self) -> bool {
+    pub(crate) fn causes_compared(&self) -> bool {
         !self.causes_unwritten && !self.unpinned.contains(&"causes")
     }
 
@@ -216,7 +216,7 @@ impl Expectation {
     /// order of [`Findings`], `causes`, [`RowCounts`]: what `--json` lists under
     /// `comparisons`. A finding or `causes` not compared has `expected: null`; a row count is
     /// listed when pinned or counted.
-    pub fn comparisons(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<Comparison> {
+    pub(crate) fn comparisons(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<Comparison> {
         use serde_json::{json, Value};
         let mut out = Vec::new();
         let pairs = named_findings(&self.findings)
@@ -266,7 +266,7 @@ impl Expectation {
 
     /// The causes and row counts pinned, as a report writes them (`causes = ["display"]`,
     /// `max_blank_run at most 2`).
-    pub fn comparisons_expected(&self) -> Vec<String> {
+    pub(crate) fn comparisons_expected(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.causes_compared() {
             out.push(format!("causes = {}", self.causes_json()));
@@ -299,7 +299,7 @@ impl Expectation {
     /// row pin holds or, an exact non-zero pin, reads 0. `None` when no known bug is named, when
     /// nothing pinned non-zero dropped to 0 (`unpinned` findings do not count), or when the
     /// numbers say anything else (the bug only partly gone, or a new problem beside it).
-    pub fn fixed_upstream(&self, found: &Check, rows: Option<&RowCounts>) -> Option<&str> {
+    pub(crate) fn fixed_upstream(&self, found: &Check, rows: Option<&RowCounts>) -> Option<&str> {
         let bug = self.known_bug.as_deref()?;
         let compared = |name: &str| !self.unpinned.contains(&name);
         let pinned_findings = named_findings(&self.findings)
@@ -335,7 +335,7 @@ impl Expectation {
     /// the history, blank runs, questions not shown once — while its pinned size is the row
     /// layout of the scenario's client, which a correct build may keep or improve on).
     /// [`known_bug`](Expectation::known_bug) is kept, for the report.
-    pub fn correct(&self) -> Expectation {
+    pub(crate) fn correct(&self) -> Expectation {
         let bound = |pin: Option<RowPin>| {
             pin.map(|p| match p {
                 RowPin::Exactly(at_most) => RowPin::AtMost { at_most },

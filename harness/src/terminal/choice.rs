@@ -19,7 +19,7 @@ pub enum Terminal {
 
 impl Terminal {
     /// The name scenarios and the command line use.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Terminal::Vt100 => "vt100",
             Terminal::Reflow => "reflow",
@@ -27,7 +27,7 @@ impl Terminal {
     }
 
     /// The other emulator (the one a check compares with).
-    pub fn other(self) -> Terminal {
+    pub(crate) fn other(self) -> Terminal {
         match self {
             Terminal::Vt100 => Terminal::Reflow,
             Terminal::Reflow => Terminal::Vt100,

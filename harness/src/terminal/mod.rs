@@ -73,13 +73,13 @@ use scan::{Event, Scanner};
 
 pub mod cast;
 mod choice;
-pub mod reflow;
-pub mod scan;
+pub(crate) mod reflow;
+pub(crate) mod scan;
 mod size;
 mod svg;
 #[cfg(any(test, feature = "test-support"))]
 pub mod tmux;
-pub mod transcript;
+pub(crate) mod transcript;
 
 pub use choice::{difference, erase_note, Emulator, Terminal};
 pub use reflow::ReflowScreen;
@@ -88,7 +88,7 @@ pub use transcript::{Transcript, TranscriptLine};
 
 /// Upper bound on the memory the history may use (text bytes plus a per-row overhead). A whole
 /// session is 30–140 KB of output; this only stops absurd inputs from exhausting memory.
-pub const MAX_HISTORY_BYTES: usize = 64 << 20;
+pub(crate) const MAX_HISTORY_BYTES: usize = 64 << 20;
 
 /// Bytes charged per history row on top of its text, so that a flood of empty rows is bounded too.
 const ROW_OVERHEAD_BYTES: usize = std::mem::size_of::<PhysicalRow>();
@@ -305,7 +305,7 @@ impl Screen {
     ///
     /// A UTF-8 character cut off at the end of `bytes` is held back until the next call (vt100
     /// would not draw it before that either).
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         let joined;
         let input: &[u8] = if self.carry.is_empty() {
             bytes
@@ -434,19 +434,19 @@ impl Screen {
     ///
     /// Also answered: DSR `CSI 6 n` (cursor position, `CSI row ; col R`), DSR `CSI 5 n`
     /// (`CSI 0 n`) and OSC 10 (foreground: white).
-    pub fn take_replies(&mut self) -> Vec<u8> {
+    pub(crate) fn take_replies(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.parser.callbacks_mut().replies)
     }
 
     /// Whether a synchronized update (DEC mode 2026) is open: the client is drawing a frame that
     /// is not complete yet (the Ink TUI draws every frame inside one).
-    pub fn in_frame(&self) -> bool {
+    pub(crate) fn in_frame(&self) -> bool {
         self.in_frame
     }
 
     /// The window title the client set last (`OSC 0` or `OSC 2`); empty if it never set one.
     /// The Ink TUI says in it whether it is busy (see [`crate::client::is_idle`]).
-    pub fn title(&self) -> &str {
+    pub(crate) fn title(&self) -> &str {
         &self.parser.callbacks().title
     }
 
@@ -460,7 +460,7 @@ impl Screen {
     /// either way. While the alternate screen is up only its count can be reset, so the main
     /// screen may still gain blank rows at its top.) Changing the width truncates or pads rows;
     /// nothing is reflowed.
-    pub fn resize(&mut self, rows: u16, cols: u16) {
+    pub(crate) fn resize(&mut self, rows: u16, cols: u16) {
         let (rows, cols) = (dimension(rows), dimension(cols));
         // Clears vt100's count of rows "above" the screen; its scrollback is empty (capacity 0),
         // so no row is lost.
@@ -469,12 +469,12 @@ impl Screen {
     }
 
     /// The visible rows as plain text, one string per row, trailing blanks trimmed.
-    pub fn viewport_rows(&self) -> Vec<String> {
+    pub(crate) fn viewport_rows(&self) -> Vec<String> {
         trimmed(visible_rows(self.parser.screen()))
     }
     /// The whole history (scrolled-off rows, then the visible rows), soft-wrapped rows joined,
     /// trailing blank rows dropped; no chrome stripping.
-    pub fn history_lines(&self) -> Vec<String> {
+    pub(crate) fn history_lines(&self) -> Vec<String> {
         texts(self.numbered_lines())
     }
 
@@ -489,13 +489,13 @@ impl Screen {
     /// Rows dropped from the start of the history because it outgrew [`MAX_HISTORY_BYTES`]
     /// (0 in any realistic session). Row numbers in a [`Transcript`] start at this value plus
     /// [`Screen::erased_rows`].
-    pub fn dropped_rows(&self) -> usize {
+    pub(crate) fn dropped_rows(&self) -> usize {
         self.parser.callbacks().dropped_rows
     }
 
     /// Rows the client erased from the history (`CSI 3 J` in a frame; see [`Screen::feed`]), in
     /// all. Row numbers in a [`Transcript`] count them too.
-    pub fn erased_rows(&self) -> usize {
+    pub(crate) fn erased_rows(&self) -> usize {
         self.parser.callbacks().erased_rows
     }
 

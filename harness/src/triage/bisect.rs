@@ -34,7 +34,7 @@ pub enum By {
 
 impl By {
     /// Its name on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             By::Verdict => "verdict",
             By::Signature => "signature",
@@ -62,7 +62,7 @@ pub enum Bad {
 
 impl Bad {
     /// True when `findings` make a verdict bad.
-    pub fn holds(self, f: &Findings) -> bool {
+    pub(crate) fn holds(self, f: &Findings) -> bool {
         match self {
             Bad::Repeats => f.words_rendered_more_than_once > 0,
             Bad::Missing => f.missing_messages > 0,

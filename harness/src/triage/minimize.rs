@@ -86,7 +86,7 @@ pub enum Matching {
 
 impl Matching {
     /// Its name on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Matching::Same => "same",
             Matching::AnyRepeat => "any-repeat",
@@ -94,7 +94,7 @@ impl Matching {
     }
 
     /// True when `candidate` fails the way `original` does, as this matching reads it.
-    pub fn matches(self, original: &Signature, candidate: &Signature) -> bool {
+    pub(crate) fn matches(self, original: &Signature, candidate: &Signature) -> bool {
         match self {
             Matching::Same => candidate == original,
             Matching::AnyRepeat => candidate
@@ -106,7 +106,7 @@ impl Matching {
 
     /// True when `original` misrenders at all, as this matching reads it: some finding is
     /// non-zero (`same`), or some check shows repeats (`any-repeat`).
-    pub fn misrenders(self, original: &Signature) -> bool {
+    pub(crate) fn misrenders(self, original: &Signature) -> bool {
         match self {
             Matching::Same => original.checks.iter().any(|c| !c.is_clean()),
             Matching::AnyRepeat => self.matches(original, original),
@@ -114,7 +114,7 @@ impl Matching {
     }
 
     /// What a candidate must show, in words.
-    pub fn describe(self, original: &Signature) -> String {
+    pub(crate) fn describe(self, original: &Signature) -> String {
         match self {
             Matching::Same => format!("the same signature: {original}"),
             Matching::AnyRepeat => {

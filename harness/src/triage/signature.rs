@@ -79,7 +79,7 @@ pub struct Signature {
 
 impl CheckSignature {
     /// The signature of one check.
-    pub fn of(check: &Check) -> CheckSignature {
+    pub(crate) fn of(check: &Check) -> CheckSignature {
         let f = &check.findings;
         let kinds = [
             (Kind::Repeats, f.words_rendered_more_than_once),
@@ -112,7 +112,7 @@ impl CheckSignature {
     }
 
     /// True when no finding is non-zero.
-    pub fn is_clean(&self) -> bool {
+    pub(crate) fn is_clean(&self) -> bool {
         self.kinds.is_empty()
     }
 }

@@ -101,7 +101,7 @@ pub struct Recorded {
 
 impl Recorded {
     /// One line saying how the recording was cut, for `check`'s output.
-    pub fn note(&self) -> String {
+    pub(crate) fn note(&self) -> String {
         let resizes = self
             .views
             .iter()
@@ -240,7 +240,7 @@ fn input_keys(recording: &Recording) -> Option<Vec<(Key, usize)>> {
 /// The steps of `recording` from its input events (`None` when it has none): each line sent
 /// starts a view where its typing began. The terminal's replies to the client's queries, which a
 /// recorder capturing input writes as input too, are not typing (`views/recorded/keys.rs`).
-pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
+pub(crate) fn from_input(recording: &Recording) -> Option<Vec<Step>> {
     let keys = input_keys(recording)?;
     let mut keys = keys.into_iter().peekable();
     let mut steps = vec![launch(recording)];
@@ -325,7 +325,7 @@ fn echo(line: &str) -> Option<(bool, &str)> {
 /// same echoes again starts nothing, and the same question asked again does.
 ///
 /// Also returns the screen the whole recording drew (it was replayed once for this).
-pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
+pub(crate) fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
     let mut steps = vec![launch(recording)];
     let mut screen: E = recording.screen();
     let mut known: Vec<(bool, String)> = Vec::new();
