@@ -74,9 +74,9 @@ pub struct LogicalMessage {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct InternalText {
     /// The rows holding it.
-    pub rows: Vec<RowRef>,
+    pub(crate) rows: Vec<RowRef>,
     /// The internal text itself.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A message the user took back (rule 8) whose text no kept message has: a correct display draws
@@ -84,11 +84,11 @@ pub struct InternalText {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TakenBack {
     /// Its role.
-    pub role: Role,
+    pub(crate) role: Role,
     /// The text it displayed (its newest row's).
-    pub text: String,
+    pub(crate) text: String,
     /// The rows holding it: the rewound rows and the copies taken back with them.
-    pub rows: Vec<RowRef>,
+    pub(crate) rows: Vec<RowRef>,
 }
 
 /// Which display surface is checked: what kinds of rows it shows.
@@ -209,7 +209,7 @@ pub enum RowKind {
 /// The state of a row as rule 1 reads `active` and `compacted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RowState {
+pub(crate) enum RowState {
     /// `active = 1`: part of the live conversation.
     Live,
     /// `active = 0, compacted = 1`: summarized away by a compaction; still displayed history.
@@ -226,15 +226,15 @@ pub struct RowClass {
     /// What the row contributes.
     pub kind: RowKind,
     /// Its state flags.
-    pub state: RowState,
+    pub(crate) state: RowState,
     /// Rule 1: the row may be displayed (not superseded, model-only or hidden).
-    pub candidate: bool,
+    pub(crate) candidate: bool,
     /// Words of the text a correct display would draw from this row (for a carrier: the carried
     /// reply only); counted by [`classify_counted`] only (`None` from [`classify`]: segmenting
     /// every message is a sixth of a large check's database side, and only `inspect` shows it).
-    pub display_words: Option<usize>,
+    pub(crate) display_words: Option<usize>,
     /// Words of internal text in the row (summary, handoff marker, notices).
-    pub internal_words: usize,
+    pub(crate) internal_words: usize,
 }
 
 /// Classifies `rows` (read from `store`) the way the projection does, one [`RowClass`] per row,

@@ -105,13 +105,13 @@ pub struct Compaction {
 
 /// What was said, by logical message: the ground truth of the properties.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Utterance {
+pub(crate) struct Utterance {
     /// Displayed role.
-    pub role: Role,
+    pub(crate) role: Role,
     /// The text a correct display shows.
-    pub text: String,
+    pub(crate) text: String,
     /// Shown by the classic CLI recap (false for tool output and tool-call-only rows).
-    pub in_recap: bool,
+    pub(crate) in_recap: bool,
 }
 
 /// `(role, text)` of a message.
@@ -119,34 +119,34 @@ type Spoken = (Role, String);
 
 /// A generated row.
 #[derive(Debug, Clone)]
-pub struct GenRow {
+pub(crate) struct GenRow {
     /// `messages.id`.
-    pub id: i64,
+    pub(crate) id: i64,
     /// `messages.session_id`.
-    pub session: String,
+    pub(crate) session: String,
     /// Stored role.
-    pub role: &'static str,
+    pub(crate) role: &'static str,
     /// Stored content.
-    pub content: String,
+    pub(crate) content: String,
     /// Stored timestamp.
-    pub ts: f64,
+    pub(crate) ts: f64,
     /// `message_uid` (0.22).
-    pub uid: Option<String>,
+    pub(crate) uid: Option<String>,
     /// `_compressed_summary` (0.22).
-    pub summary: bool,
+    pub(crate) summary: bool,
     /// `tool_call_id`.
-    pub tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     /// `tool_calls` JSON.
-    pub tool_calls: Option<String>,
+    pub(crate) tool_calls: Option<String>,
     /// `tool_name`.
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     /// Holds a summary (never wrapped again into a carrier).
-    pub bearing: bool,
+    pub(crate) bearing: bool,
     /// A client notice row (`display_kind = 'model_switch'` on 0.22): internal text only.
-    pub notice: bool,
+    pub(crate) notice: bool,
     /// The logical message (index into [`History::said`]) this row is a copy of; `None` for a
     /// standalone summary.
-    pub logical: Option<usize>,
+    pub(crate) logical: Option<usize>,
 }
 
 /// A `state.db` being written step by step (in memory), with what was said.
@@ -154,22 +154,22 @@ pub struct History {
     db: Database,
     schema: Schema,
     /// Every row written, in id order.
-    pub rows: Vec<GenRow>,
+    pub(crate) rows: Vec<GenRow>,
     /// Indices into `rows` of the live generation.
     live: Vec<usize>,
     /// What was said, by logical message.
-    pub said: Vec<Utterance>,
+    pub(crate) said: Vec<Utterance>,
     /// Compactions written (each stores one summary).
-    pub compactions: u32,
+    pub(crate) compactions: u32,
     /// Notices written (each a distinct internal text).
-    pub notices: u32,
+    pub(crate) notices: u32,
     /// Sessions, oldest first; the last is the tip.
     pub sessions: Vec<String>,
     /// Set when a 0.19 rotation is followed by messages that, with the protected tail copies
     /// before them, repeat a longer run of the parent's last messages: a rotated 0.19 child has no
     /// timestamps or uids to tell copies from new rows, so the display model (rule 6) takes them
     /// for copies — its documented limit. Property tests skip such histories and count them.
-    pub ambiguous: bool,
+    pub(crate) ambiguous: bool,
     /// After a 0.19 rotation: the parent's last messages, the child's messages so far, and how
     /// many of those are tail copies.
     legacy_rotation: Option<(Vec<Spoken>, Vec<Spoken>, usize)>,

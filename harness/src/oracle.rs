@@ -418,7 +418,7 @@ pub(crate) fn check(
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Context<'a> {
     /// What the provider log says was said (scenario runs).
-    pub said: Option<&'a Said>,
+    pub(crate) said: Option<&'a Said>,
     /// The data problems the database alone shows ([`crate::integrity::data_problems`]). They are
     /// listed in the [`Check`] and its verdict, and an utterance the database stores twice
     /// ([`DataProblemKind::StoredTwice`](crate::integrity::DataProblemKind::StoredTwice)) is a data duplicate even without a provider log: when
@@ -426,24 +426,24 @@ pub(crate) struct Context<'a> {
     /// showing the data problem faithfully counts, as `data`); when the display model made them
     /// one message, a surplus rendering of it is `data` as long as it is not rendered more often
     /// than it is stored.
-    pub data_problems: &'a [DataProblem],
+    pub(crate) data_problems: &'a [DataProblem],
     /// Messages (indexes into [`Expected::messages`]) the display may leave out: the client's
     /// display settings keep them off its resume recap (see [`crate::settings::not_on_recap`]).
     /// They are never missing; drawn, they are allowed once like any message.
-    pub optional: &'a [usize],
+    pub(crate) optional: &'a [usize],
     /// How many renderings of each message (by index into [`Expected::messages`]) this part of
     /// the screen may draw, where that is not one each (`None`): a view of a live screen only
     /// adds to what earlier views drew, so it draws the messages it adds once, none of the
     /// messages before them — unless it redraws what the client erased ([`crate::views`]).
     /// A message allowed none is never missing, and has no place in the order.
-    pub allowed: Option<&'a [usize]>,
+    pub(crate) allowed: Option<&'a [usize]>,
     /// Internal texts (indexes into [`Expected::internal`]) this part of the screen redraws where
     /// the client erased them: not counted again.
-    pub internal_redrawn: &'a [usize],
+    pub(crate) internal_redrawn: &'a [usize],
     /// Taken-back messages (indexes into [`Expected::taken_back`]) this part of the screen may
     /// draw once: the view of the command that took them back (`/undo` puts the user's words
     /// back in the composer; [`crate::views`]).
-    pub taken_back_here: &'a [usize],
+    pub(crate) taken_back_here: &'a [usize],
 }
 
 /// The expectation's side of a check, made once from an [`Expected`]: its vocabulary, the words

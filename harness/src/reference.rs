@@ -58,11 +58,11 @@ pub enum ReferenceError {
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ClientRow {
     /// `messages.id` (`_row_id`).
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     /// The role.
-    pub role: String,
+    pub(crate) role: String,
     /// The content as the client loaded it.
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -278,9 +278,9 @@ pub struct Disagreement {
     /// Its class.
     pub class: Class,
     /// The listed rows involved.
-    pub rows: Vec<i64>,
+    pub(crate) rows: Vec<i64>,
     /// The logical message involved (index into `Expected::messages`), if any.
-    pub message: Option<usize>,
+    pub(crate) message: Option<usize>,
 }
 
 /// Compares the client's display read with the display model's expectation on the surface that

@@ -153,7 +153,7 @@ pub struct Scenario {
     /// a file outside `scenarios/`: its file stem ([`unique_names`] where two collide).
     pub name: String,
     /// The file it was read from.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The first comment line of the file (what the scenario pins), without `# `.
     pub summary: String,
     /// Client spec (`package==version` or a path to an executable).
@@ -162,9 +162,9 @@ pub struct Scenario {
     pub ui: Ui,
     /// The emulator whose history the checks read (`terminal = "vt100" | "reflow"`, default
     /// vt100); the driver feeds both and a check notes when their transcripts differ.
-    pub terminal: Terminal,
+    pub(crate) terminal: Terminal,
     /// The resume display settings written into the client's `config.yaml`.
-    pub display: DisplayProfile,
+    pub(crate) display: DisplayProfile,
     /// Terminal rows.
     pub rows: u16,
     /// Terminal columns.
@@ -172,14 +172,14 @@ pub struct Scenario {
     /// Overrides merged over the offline `config.yaml` (as JSON, which is also YAML).
     pub config: serde_json::Value,
     /// The fake model's compaction summary.
-    pub summary_reply: String,
+    pub(crate) summary_reply: String,
     /// The fake model's session title.
-    pub title: String,
+    pub(crate) title: String,
     /// Steps in order.
     pub steps: Vec<Step>,
     /// Files written into the client's working directory before the first launch (relative path,
     /// content) — what the scripted tool calls read.
-    pub files: Vec<(PathBuf, String)>,
+    pub(crate) files: Vec<(PathBuf, String)>,
 }
 
 pub use crate::client::Ui;
@@ -193,7 +193,7 @@ pub struct Step {
     /// What to do.
     pub action: Action,
     /// Deadline for the step, seconds.
-    pub deadline_secs: u64,
+    pub(crate) deadline_secs: u64,
 }
 
 /// What a step does.
@@ -348,7 +348,7 @@ struct RawHeader {
 /// The resume display settings a scenario runs the client with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DisplayProfile {
+pub(crate) enum DisplayProfile {
     /// Whole replies in the recap, every exchange (`DisplaySettings::wide` in `settings/config.rs`).
     #[default]
     Wide,

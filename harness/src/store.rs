@@ -108,13 +108,13 @@ pub struct Session {
     /// `sessions.id`.
     pub id: String,
     /// `sessions.parent_session_id`.
-    pub parent_session_id: Option<String>,
+    pub(crate) parent_session_id: Option<String>,
     /// `sessions.started_at` (unix seconds).
-    pub started_at: f64,
+    pub(crate) started_at: f64,
     /// `sessions.end_reason` (`compression` for a rotated-away parent).
-    pub end_reason: Option<String>,
+    pub(crate) end_reason: Option<String>,
     /// `sessions.title`.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
 }
 
 /// One row of `messages`, with the columns the display model needs (absent columns read as defaults).
@@ -123,53 +123,53 @@ pub struct Row {
     /// `messages.id`.
     pub id: i64,
     /// `messages.session_id`.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// `user`, `assistant`, `tool`, `system`.
-    pub role: String,
+    pub(crate) role: String,
     /// The stored content (NULL as `None`; non-UTF-8 bytes replaced).
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
     /// `tool_call_id`.
-    pub tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     /// `tool_calls` (JSON text).
-    pub tool_calls: Option<String>,
+    pub(crate) tool_calls: Option<String>,
     /// `tool_name`.
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     /// `timestamp` (unix seconds).
-    pub timestamp: f64,
+    pub(crate) timestamp: f64,
     /// `active` (legacy: as stored, default true).
-    pub active: bool,
+    pub(crate) active: bool,
     /// `compacted` (legacy: false).
-    pub compacted: bool,
+    pub(crate) compacted: bool,
     /// `_compressed_summary` (legacy: false).
-    pub compressed_summary: bool,
+    pub(crate) compressed_summary: bool,
     /// `display_kind`.
-    pub display_kind: Option<String>,
+    pub(crate) display_kind: Option<String>,
     /// `display_metadata` (JSON text).
-    pub display_metadata: Option<String>,
+    pub(crate) display_metadata: Option<String>,
     /// `message_uid`.
-    pub message_uid: Option<String>,
+    pub(crate) message_uid: Option<String>,
 }
 
 /// When a message row was made and what it copies ([`Store::stamps`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Stamp {
     /// `messages.id`: rows get ids in the order the client writes them.
-    pub id: i64,
+    pub(crate) id: i64,
     /// `messages.session_id`.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// `messages.timestamp` (unix seconds): when the message was made. A copy (a compaction's
     /// carried row, a carrier) keeps its original's, so it is never later than the write.
-    pub timestamp: f64,
+    pub(crate) timestamp: f64,
     /// `message_uid`.
-    pub message_uid: Option<String>,
+    pub(crate) message_uid: Option<String>,
     /// The content of a user row (`None` for other roles).
-    pub user_text: Option<String>,
+    pub(crate) user_text: Option<String>,
     /// Whether it is a user row.
-    pub user: bool,
+    pub(crate) user: bool,
     /// `active` (NULL as live, as [`Row::active`]).
-    pub active: bool,
+    pub(crate) active: bool,
     /// `compacted` (false without the column).
-    pub compacted: bool,
+    pub(crate) compacted: bool,
 }
 
 /// Columns of `messages` without which the database is not a Hermes transcript.
@@ -956,10 +956,10 @@ pub(crate) mod testdb {
     /// A state.db under construction in its own temporary directory, or in memory.
     pub(crate) struct TestDb {
         /// The temporary directory holding `path` (`None` in memory).
-        pub dir: Option<tempfile::TempDir>,
-        pub path: PathBuf,
-        pub conn: Connection,
-        pub schema: Schema,
+        pub(crate) dir: Option<tempfile::TempDir>,
+        pub(crate) path: PathBuf,
+        pub(crate) conn: Connection,
+        pub(crate) schema: Schema,
         next_ts: f64,
         /// The in-memory database `conn` writes (`None` for a file); after `conn`, so it is
         /// emptied and reused after `conn` closes.
@@ -969,19 +969,19 @@ pub(crate) mod testdb {
     /// One message to insert; `Msg::new(..)` then adjust fields.
     #[derive(Clone, Debug)]
     pub(crate) struct Msg {
-        pub session: String,
-        pub role: String,
-        pub content: Option<String>,
-        pub ts: Option<f64>,
-        pub active: i64,
-        pub compacted: i64,
-        pub summary: i64,
-        pub uid: Option<String>,
-        pub kind: Option<String>,
-        pub meta: Option<String>,
-        pub tool_call_id: Option<String>,
-        pub tool_calls: Option<String>,
-        pub tool_name: Option<String>,
+        pub(crate) session: String,
+        pub(crate) role: String,
+        pub(crate) content: Option<String>,
+        pub(crate) ts: Option<f64>,
+        pub(crate) active: i64,
+        pub(crate) compacted: i64,
+        pub(crate) summary: i64,
+        pub(crate) uid: Option<String>,
+        pub(crate) kind: Option<String>,
+        pub(crate) meta: Option<String>,
+        pub(crate) tool_call_id: Option<String>,
+        pub(crate) tool_calls: Option<String>,
+        pub(crate) tool_name: Option<String>,
     }
 
     impl Msg {

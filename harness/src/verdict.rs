@@ -73,7 +73,7 @@ pub enum Error {
 #[derive(Debug, Clone)]
 pub struct Basis {
     /// The displayed session's id.
-    pub session: String,
+    pub(crate) session: String,
     /// The correct display of it.
     pub expected: Expected,
     /// What the database alone shows is wrong.

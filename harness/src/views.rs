@@ -103,13 +103,13 @@ impl ViewKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Before {
     /// The largest message id then (rows with larger ids were written during the view).
-    pub max_row_id: i64,
+    pub(crate) max_row_id: i64,
     /// Every `message_uid` stored then: a row written later with one of them is a copy of a
     /// message already there (a compaction's carried tail, a carrier, a pruned stub), not a new
     /// message, though its original may no longer be a display candidate.
-    pub uids: HashSet<String>,
+    pub(crate) uids: HashSet<String>,
     /// The rows of the messages taken back by then.
-    pub taken_back_rows: HashSet<i64>,
+    pub(crate) taken_back_rows: HashSet<i64>,
 }
 
 impl Before {
@@ -276,15 +276,15 @@ impl Rules {
 #[derive(Debug, Clone)]
 pub struct Judged {
     /// Its kind.
-    pub kind: ViewKind,
+    pub(crate) kind: ViewKind,
     /// The step that drew it, as a report names it (`say "What did…"`, `/history`).
-    pub step: String,
+    pub(crate) step: String,
     /// The step's line in the scenario file.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The history rows it spans (first, last; inclusive); `None` when it drew nothing.
-    pub rows: Option<(usize, usize)>,
+    pub(crate) rows: Option<(usize, usize)>,
     /// The oracle's check of the view.
-    pub check: Check,
+    pub(crate) check: Check,
     /// Rows and `message_uid`s of each logical message of the view's expectation (to carry its
     /// renderings over to a later expectation).
     messages: Vec<(Vec<i64>, Vec<String>)>,

@@ -42,9 +42,9 @@ use unicode_segmentation::UnicodeSegmentation;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Word {
     /// The case-folded word.
-    pub text: String,
+    pub(crate) text: String,
     /// Caller-defined position (the transcript line index for transcripts).
-    pub at: usize,
+    pub(crate) at: usize,
 }
 
 /// Splits `text` into case-folded words, every word tagged with `at`.

@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Debug)]
 pub(crate) struct Input {
     /// Where to read it (a private copy when it came from stdin).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The name messages and reports use (`-` is `<stdin>`).
-    pub shown: PathBuf,
+    pub(crate) shown: PathBuf,
     /// Whether it came from stdin.
-    pub stdin: bool,
+    pub(crate) stdin: bool,
     /// The private directory holding stdin's copy; removed when dropped.
     _dir: Option<tempfile::TempDir>,
 }

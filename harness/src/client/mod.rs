@@ -97,7 +97,7 @@ pub enum ClientError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Client {
     /// The spec it was resolved from (for reports).
-    pub spec: String,
+    pub(crate) spec: String,
     /// The `hermes` executable.
     pub executable: PathBuf,
 }

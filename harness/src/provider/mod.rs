@@ -67,41 +67,41 @@ pub enum CallKind {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Exchange {
     /// Sequence number, from 0.
-    pub seq: usize,
+    pub(crate) seq: usize,
     /// Method and path.
-    pub method: String,
+    pub(crate) method: String,
     /// Request path.
-    pub path: String,
+    pub(crate) path: String,
     /// Recognised kind.
     pub kind: CallKind,
     /// Whether the reply was streamed (SSE).
-    pub stream: bool,
+    pub(crate) stream: bool,
     /// The last user message of a chat request (None otherwise).
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
     /// The text replied (None for non-completion calls).
-    pub reply: Option<String>,
+    pub(crate) reply: Option<String>,
     /// True when no scripted turn matched and a placeholder reply was sent.
-    pub unscripted: bool,
+    pub(crate) unscripted: bool,
     /// HTTP status sent.
-    pub status: u16,
+    pub(crate) status: u16,
     /// When the request reached the fake model: milliseconds since it started.
-    pub received_ms: u64,
+    pub(crate) received_ms: u64,
     /// When the last event of a paced stream ([`Turn::stream`]) was flushed, before its `[DONE]`:
     /// milliseconds since the fake model started (`None`: not a paced stream, or the client went
     /// away before its end). Noted before `[DONE]` is sent, so a reader that has seen `[DONE]`
     /// finds it here.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_chunk_ms: Option<u64>,
+    pub(crate) last_chunk_ms: Option<u64>,
     /// `usage.prompt_tokens` reported.
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     /// The request body as received (JSON).
-    pub request: serde_json::Value,
+    pub(crate) request: serde_json::Value,
     /// The fault injected instead of (or into) the reply, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fault: Option<Fault>,
+    pub(crate) fault: Option<Fault>,
     /// Names of the tools called instead of a reply (empty for a text reply).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<String>,
+    pub(crate) tool_calls: Vec<String>,
 }
 
 /// The model id the fake serves; the client's config names it.

@@ -77,32 +77,32 @@ pub(crate) fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) struct Run {
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The scenario file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The harness error, with the line of its step, if the run errored.
-    pub error: Option<(String, Option<usize>)>,
+    pub(crate) error: Option<(String, Option<usize>)>,
     /// Every check that ran, in order.
-    pub checks: Vec<Measured>,
+    pub(crate) checks: Vec<Measured>,
 }
 
 /// What bless reads of one check's outcome.
 #[derive(Debug, Clone)]
 pub(crate) struct Measured {
     /// The check's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its pins.
-    pub expected: Expectation,
+    pub(crate) expected: Expectation,
     /// The findings measured.
-    pub findings: Findings,
+    pub(crate) findings: Findings,
     /// The causes of the repeats measured, in screen order.
-    pub causes: Vec<Cause>,
+    pub(crate) causes: Vec<Cause>,
     /// The row counts measured (`None`: the check read an exported file).
-    pub rows: Option<RowCounts>,
+    pub(crate) rows: Option<RowCounts>,
     /// The oracle's verdict sentence.
-    pub verdict: String,
+    pub(crate) verdict: String,
     /// [`CheckResult::fixed_upstream`].
-    pub fixed_upstream: Option<String>,
+    pub(crate) fixed_upstream: Option<String>,
 }
 
 impl Run {
@@ -136,33 +136,33 @@ impl Measured {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PinChange {
     /// The key in `expect` (or `known_bug`).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What the file said (`0` for a finding not named, `[]` for no causes).
-    pub old: String,
+    pub(crate) old: String,
     /// What it says after the blessing (`0`, or `(removed)` for `known_bug`).
-    pub new: String,
+    pub(crate) new: String,
 }
 
 /// A check whose numbers differ from its pins, and what bless does about it.
 #[derive(Debug, Clone)]
 pub(crate) struct CheckBlessing {
     /// The scenario whose run measured it.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The check's name.
-    pub check: String,
+    pub(crate) check: String,
     /// The file that holds the check's step (the scenario, or the `*.steps.toml` it includes),
     /// as a path from the scenario file's (`..` resolved).
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// 1-based line of the check's `expect` in [`CheckBlessing::file`].
-    pub line: usize,
+    pub(crate) line: usize,
     /// The pins rewritten, in table order.
-    pub changes: Vec<PinChange>,
+    pub(crate) changes: Vec<PinChange>,
     /// The differences not rewritten, each with why (a bound that does not hold, …).
-    pub left: Vec<String>,
+    pub(crate) left: Vec<String>,
     /// The check's verdict sentence.
-    pub verdict: String,
+    pub(crate) verdict: String,
     /// The check's `known_bug` when it reads fixed.
-    pub fixed_upstream: Option<String>,
+    pub(crate) fixed_upstream: Option<String>,
     /// Where the check's step is: the file (canonical) and its index among the file's `[[step]]`s.
     site: (PathBuf, usize),
     /// What to write.
@@ -173,9 +173,9 @@ pub(crate) struct CheckBlessing {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused {
     /// The scenario.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Why.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The rewrites of one `expect` table.
@@ -207,9 +207,9 @@ impl Edit {
 #[derive(Debug)]
 pub(crate) struct Blessing {
     /// Every check whose numbers differ from its pins.
-    pub checks: Vec<CheckBlessing>,
+    pub(crate) checks: Vec<CheckBlessing>,
     /// The scenarios refused.
-    pub refused: Vec<Refused>,
+    pub(crate) refused: Vec<Refused>,
     /// The edited documents by canonical path, with the path shown.
     files: BTreeMap<PathBuf, (PathBuf, DocumentMut)>,
 }

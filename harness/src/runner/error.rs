@@ -192,9 +192,9 @@ pub enum Error {
 #[error("{error}")]
 pub struct StepError {
     /// Line of the step in the scenario file; `None` before the first step (preparing the run).
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// What went wrong.
-    pub error: Error,
+    pub(crate) error: Error,
 }
 
 impl StepError {

@@ -85,16 +85,16 @@ pub struct CheckResult {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct InternalShown {
     /// Words of it counted in `internal_text_shown`.
-    pub words: usize,
+    pub(crate) words: usize,
     /// The stored rows holding it (`messages.id`).
-    pub stored_rows: Vec<i64>,
+    pub(crate) stored_rows: Vec<i64>,
     /// Their sessions (distinct, in row order).
-    pub sessions: Vec<String>,
+    pub(crate) sessions: Vec<String>,
     /// The history rows drawing it (first, last; inclusive; numbered from 1), in screen order.
     #[serde(serialize_with = "oracle::history_ranges")]
-    pub history_rows: Vec<(usize, usize)>,
+    pub(crate) history_rows: Vec<(usize, usize)>,
     /// Its first words.
-    pub excerpt: String,
+    pub(crate) excerpt: String,
 }
 
 impl InternalShown {
@@ -161,23 +161,23 @@ fn cause_counts<S: serde::Serializer>(causes: &[oracle::Cause], s: S) -> Result<
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StepTiming {
     /// Line of the step.
-    pub line: usize,
+    pub(crate) line: usize,
     /// Step kind.
     pub kind: &'static str,
     /// Seconds.
-    pub secs: f64,
+    pub(crate) secs: f64,
     /// Seconds of it the client was busy (working, drawing, answering keys): `secs` less
     /// `harness_wait_secs`.
-    pub busy_secs: f64,
+    pub(crate) busy_secs: f64,
     /// Seconds of it the harness's waits spent after the client's last byte: noticing that the
     /// client was done, confirming quiet output where no positive signal exists, holding Enter
     /// back for the client's paste window ([`crate::client::profile::ENTER_HOLD`]).
-    pub harness_wait_secs: f64,
+    pub(crate) harness_wait_secs: f64,
     /// Seconds of `harness_wait_secs` spent holding Enter back by the client's clock rules
     /// ([`crate::client::profile::ENTER_HOLD`], [`crate::client::profile::AFTER_TURN_HOLD`]):
     /// time the client needs that nothing on its screen signals. The rest of the harness's
     /// wait is noticing signals and, where none exists, confirming quiet output.
-    pub clock_rule_secs: f64,
+    pub(crate) clock_rule_secs: f64,
 }
 
 /// The outcome of one scenario: in `--json` (`run`, `repro`, `check`), one object per line, with

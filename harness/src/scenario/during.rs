@@ -38,14 +38,14 @@ use crate::terminal::Size;
 #[derive(Debug, Clone, PartialEq)]
 pub struct During {
     /// When the action runs.
-    pub trigger: Trigger,
+    pub(crate) trigger: Trigger,
     /// What it does.
-    pub action: DuringAction,
+    pub(crate) action: DuringAction,
 }
 
 /// When a [`During`] action runs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// Once this word of the reply is drawn on the screen.
     AfterWord(String),
     /// This many milliseconds after the turn's first chat request reached the fake model.
@@ -54,7 +54,7 @@ pub enum Trigger {
 
 /// What a [`During`] entry does.
 #[derive(Debug, Clone, PartialEq)]
-pub enum DuringAction {
+pub(crate) enum DuringAction {
     /// Resize the terminal once.
     Resize(Size),
     /// Resize the terminal to each size in turn, `gap_ms` apart (a drag of the window's edge).
@@ -104,7 +104,7 @@ impl DuringAction {
 
 /// A key a [`During`] entry presses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum Key {
+pub(crate) enum Key {
     /// Ctrl-C (`\x03`): the client interrupts the running turn.
     #[serde(rename = "ctrl-c")]
     CtrlC,

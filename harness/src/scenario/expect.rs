@@ -106,13 +106,13 @@ impl std::fmt::Display for RowPin {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RowPins {
     /// Expected [`RowCounts::stale_preview_rows`].
-    pub stale_preview_rows: Option<RowPin>,
+    pub(crate) stale_preview_rows: Option<RowPin>,
     /// Expected [`RowCounts::prompt_rows`].
-    pub prompt_rows: Option<RowPin>,
+    pub(crate) prompt_rows: Option<RowPin>,
     /// Expected [`RowCounts::max_blank_run`].
-    pub max_blank_run: Option<RowPin>,
+    pub(crate) max_blank_run: Option<RowPin>,
     /// Expected [`RowCounts::questions_not_once`].
-    pub questions_not_once: Option<RowPin>,
+    pub(crate) questions_not_once: Option<RowPin>,
 }
 
 impl RowPins {
@@ -131,25 +131,25 @@ impl RowPins {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expectation {
     /// The numbers expected, by their public names (`words_rendered_more_than_once`, …).
-    pub findings: Findings,
+    pub(crate) findings: Findings,
     /// Expected causes of the repeats, in screen order (`display`, `data`, `both`); empty = none.
     /// Compared only when `causes` was written and is not in
     /// [`unpinned`](Expectation::unpinned) ([`Expectation::causes_compared`]).
-    pub causes: Vec<Cause>,
+    pub(crate) causes: Vec<Cause>,
     /// Whether `causes` was written in the compact form, as a count per cause (`causes = {
     /// display = 11 }`): then only how many repeats have each cause is compared, not their
     /// order ([`Expectation::causes_hold`]).
-    pub causes_counted: bool,
+    pub(crate) causes_counted: bool,
     /// `causes` was not written: the causes are not compared (an expectation made in code,
     /// [`Expectation::default`], compares them: no repeat expected).
-    pub causes_unwritten: bool,
+    pub(crate) causes_unwritten: bool,
     /// Row counts pinned (each only where named).
-    pub rows: RowPins,
+    pub(crate) rows: RowPins,
     /// Findings (and `causes`) not compared: measured, reported, but varying with timing.
-    pub unpinned: Vec<&'static str>,
+    pub(crate) unpinned: Vec<&'static str>,
     /// The client defect these numbers pin (`known_bug = "…"` beside `expect`), with its
     /// upstream reference where there is one; `None`: the check pins no known defect.
-    pub known_bug: Option<String>,
+    pub(crate) known_bug: Option<String>,
 }
 
 impl Expectation {
@@ -407,13 +407,13 @@ impl Default for RawCauses {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Comparison {
     /// The public name (`words_rendered_more_than_once`, `causes`, `prompt_rows`, …).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What was expected: a number, a bound `{"at_most": N}`, the causes, or `null`.
-    pub expected: serde_json::Value,
+    pub(crate) expected: serde_json::Value,
     /// What was found: a number, the causes, or `null` (a row count not counted).
-    pub got: serde_json::Value,
+    pub(crate) got: serde_json::Value,
     /// Whether the expectation held (always, when not compared).
-    pub held: bool,
+    pub(crate) held: bool,
 }
 
 /// The causes counted by cause, in [`Cause::ALL`] order, zero counts left out.

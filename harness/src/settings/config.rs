@@ -42,7 +42,7 @@ impl ClientVersion {
 /// `display.resume_display`: whether the recap panel is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ResumeDisplay {
+pub(crate) enum ResumeDisplay {
     /// The recap panel is drawn (the client's behaviour for every value but `"minimal"`, including
     /// the `"off"` its web settings page offers).
     Full,
@@ -55,21 +55,21 @@ pub enum ResumeDisplay {
 /// The integers are Python `int()` of the configured value, kept signed: the client does not
 /// reject zero or negative limits, it slices with them (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct DisplaySettings {
+pub(crate) struct DisplaySettings {
     /// `display.resume_display` (stock `"full"`).
-    pub resume_display: ResumeDisplay,
+    pub(crate) resume_display: ResumeDisplay,
     /// `display.resume_exchanges` (stock 10): the recap keeps the last `2 ×` this many entries.
-    pub resume_exchanges: i64,
+    pub(crate) resume_exchanges: i64,
     /// `display.resume_max_user_chars` (stock 300): code points of a user text before `...`.
-    pub resume_max_user_chars: i64,
+    pub(crate) resume_max_user_chars: i64,
     /// `display.resume_max_assistant_chars` (stock 200): code points of an earlier assistant text
     /// (after the line cut) before `...`.
-    pub resume_max_assistant_chars: i64,
+    pub(crate) resume_max_assistant_chars: i64,
     /// `display.resume_max_assistant_lines` (stock 3): lines of an earlier assistant text before ` ...`.
-    pub resume_max_assistant_lines: i64,
+    pub(crate) resume_max_assistant_lines: i64,
     /// `display.resume_skip_tool_only` (stock true): assistant rows with only tool calls are not
     /// shown (Python truthiness of the configured value).
-    pub resume_skip_tool_only: bool,
+    pub(crate) resume_skip_tool_only: bool,
 }
 
 impl DisplaySettings {

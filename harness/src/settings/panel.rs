@@ -207,41 +207,41 @@ pub(crate) enum EntryKind {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct Shown {
     /// How it is drawn.
-    pub kind: EntryKind,
+    pub(crate) kind: EntryKind,
     /// Exactly what follows the label (before Rich wraps it): the message part, the truncation
     /// markers and the tool-call summary.
-    pub text: String,
+    pub(crate) text: String,
     /// The part of the message's (cleaned) text that is shown, without markers or summary. A line
     /// cut joins the kept lines with `\n`.
-    pub body: String,
+    pub(crate) body: String,
     /// `body` without the word the character cut fell into (that word is shown only in part).
-    pub complete: String,
+    pub(crate) complete: String,
     /// Whether a line or character cut applied.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The tool-call summary shown after the text, if any.
-    pub tool_summary: Option<String>,
+    pub(crate) tool_summary: Option<String>,
 }
 
 /// The recap panel of a resume: what the classic CLI prints in "Previous Conversation".
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct Recap {
     /// Whether a panel is printed (no: `minimal`, no entries at all, or a [`render_error`](Self::render_error)).
-    pub panel: bool,
+    pub(crate) panel: bool,
     /// The panel title (0.19 `Previous Conversation`, iot the bare key `cli.resume.panel_title`).
-    pub title: String,
+    pub(crate) title: String,
     /// Entries left out before the window, as the client counts them (for a negative
     /// `resume_exchanges` this is more than there are entries: the client's arithmetic).
-    pub omitted: u64,
+    pub(crate) omitted: u64,
     /// The line printed for them (first line of the panel), when `omitted > 0`.
-    pub omitted_line: Option<String>,
+    pub(crate) omitted_line: Option<String>,
     /// One item per source, in input order.
-    pub items: Vec<RecapItem>,
+    pub(crate) items: Vec<RecapItem>,
     /// The panel body's lines as appended, before Rich wraps them (the last is the blank line the
     /// final newline leaves).
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// Where the client raises while building the panel (0.19 indexes the first line of an empty
     /// entry); nothing is printed then.
-    pub render_error: Option<String>,
+    pub(crate) render_error: Option<String>,
 }
 
 impl Recap {

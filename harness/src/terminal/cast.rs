@@ -161,7 +161,7 @@ pub fn replay_into<E: Emulator>(path: &Path) -> Result<E, CastError> {
 
 /// One event of a recording.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event {
+pub(crate) enum Event {
     /// Bytes the program wrote (`o`).
     Output(String),
     /// What the terminal sent the program (`i`): what a person typed, and the terminal's own
@@ -180,7 +180,7 @@ pub enum Event {
 /// What a [`Recording`] was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Format {
+pub(crate) enum Format {
     /// asciicast v2: event times in seconds since the start (asciinema 2.x, this harness).
     V2,
     /// asciicast v3: event times as intervals since the previous event (asciinema 3.x).
@@ -197,13 +197,13 @@ pub enum Format {
 #[derive(Debug, Clone)]
 pub struct Recording {
     /// What it was read from.
-    pub format: Format,
+    pub(crate) format: Format,
     /// The terminal's size when the recording started.
-    pub size: Size,
+    pub(crate) size: Size,
     /// The header's `timestamp` (unix seconds, whole), when it has one.
-    pub timestamp: Option<f64>,
+    pub(crate) timestamp: Option<f64>,
     /// The header's `command`, when it has one (`asciinema rec -c "hermes --resume ID"`).
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     /// The events, in order.
     pub events: Vec<Timed>,
 }
@@ -213,11 +213,11 @@ pub struct Recording {
 pub struct Timed {
     /// Seconds since the recording started (v3's intervals added up; an untimed screen's
     /// events are all at 0).
-    pub time: f64,
+    pub(crate) time: f64,
     /// Its 1-based line in the file (the header is line 1).
-    pub line: usize,
+    pub(crate) line: usize,
     /// The event.
-    pub event: Event,
+    pub(crate) event: Event,
 }
 
 impl Recording {

@@ -25,7 +25,7 @@ use crate::runner::ScenarioResult;
 /// What the bisection looks for (`--by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
-pub enum By {
+pub(crate) enum By {
     /// The first release whose verdict is bad.
     Verdict,
     /// Every release where the verdict's signature changes (every release is probed).
@@ -45,7 +45,7 @@ impl By {
 /// Which findings make a verdict bad (`--bad`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
-pub enum Bad {
+pub(crate) enum Bad {
     /// Words rendered more than once ("shows a reply twice").
     Repeats,
     /// Messages missing.
@@ -100,21 +100,21 @@ impl fmt::Display for Mark {
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Probe {
     /// The release probed.
-    pub release: Release,
+    pub(crate) release: Release,
     /// Good, bad or skip.
-    pub mark: Mark,
+    pub(crate) mark: Mark,
     /// Why a probe was skipped (the harness's error, first line).
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// The findings of each check reached (checkpoint, numbers).
-    pub checks: Vec<(String, Findings)>,
+    pub(crate) checks: Vec<(String, Findings)>,
     /// The verdict's signature (`None` when the release could not be started at all).
-    pub signature: Option<Signature>,
+    pub(crate) signature: Option<Signature>,
     /// Runs it took (a skip is retried once).
-    pub tries: usize,
+    pub(crate) tries: usize,
     /// Wall time of the last run, seconds.
-    pub secs: f64,
+    pub(crate) secs: f64,
     /// Where the last run's artefacts are.
-    pub kept: Option<std::path::PathBuf>,
+    pub(crate) kept: Option<std::path::PathBuf>,
 }
 
 impl Probe {
@@ -198,15 +198,15 @@ fn first_line(text: &str) -> String {
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct ChangePoint {
     /// The last release before the change that ran.
-    pub before: Release,
+    pub(crate) before: Release,
     /// The first release after it that ran.
-    pub after: Release,
+    pub(crate) after: Release,
     /// The releases between them that were skipped (the change is at one of them or at `after`).
-    pub skipped_between: Vec<Release>,
+    pub(crate) skipped_between: Vec<Release>,
     /// The signature before.
-    pub from: String,
+    pub(crate) from: String,
     /// The signature after.
-    pub to: String,
+    pub(crate) to: String,
 }
 
 /// The answer of a bisection.
@@ -232,15 +232,15 @@ pub(crate) enum Answer {
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Outcome {
     /// What was looked for.
-    pub by: By,
+    pub(crate) by: By,
     /// What counts as bad.
-    pub bad: Bad,
+    pub(crate) bad: Bad,
     /// Every release considered, oldest first.
-    pub versions: Vec<Release>,
+    pub(crate) versions: Vec<Release>,
     /// The probes run, in line order.
-    pub probes: Vec<Probe>,
+    pub(crate) probes: Vec<Probe>,
     /// The answer.
-    pub answer: Answer,
+    pub(crate) answer: Answer,
 }
 
 /// Runs a bisection over `versions` (oldest first). `probe` runs one release once and judges it

@@ -77,7 +77,7 @@ pub(crate) const DEFAULT_MAX_TRIALS: usize = 200;
 /// When a candidate fails "the same way" as the original (`--signature`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
-pub enum Matching {
+pub(crate) enum Matching {
     /// The original's signature, check by check.
     Same,
     /// Any check with words rendered more than once.
@@ -142,13 +142,13 @@ pub(crate) trait Oracle {
 #[derive(Debug, Clone)]
 pub(crate) struct RealClient {
     /// The client spec.
-    pub client: String,
+    pub(crate) client: String,
     /// The interface.
-    pub ui: Ui,
+    pub(crate) ui: Ui,
     /// The terminal.
-    pub size: Size,
+    pub(crate) size: Size,
     /// The user's `config.yaml`, if given.
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
 }
 
 impl Oracle for RealClient {
@@ -191,18 +191,18 @@ impl Oracle for RealClient {
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     /// The session to resume (default: the most recent one with messages).
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// What counts as the same failure.
-    pub matching: Matching,
+    pub(crate) matching: Matching,
     /// Candidates judged at most.
-    pub max_trials: usize,
+    pub(crate) max_trials: usize,
     /// The whole minimization's deadline (`--timeout`): on expiry it stops with the best
     /// confirmed database.
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// The output directory (default: `target/hermes-e2e/minimize/<session>`).
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Where the `record`-style fixture goes (default: `DIR/fixture`).
-    pub fixture: Option<PathBuf>,
+    pub(crate) fixture: Option<PathBuf>,
 }
 
 /// Why a minimization could not be done.

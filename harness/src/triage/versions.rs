@@ -19,9 +19,9 @@ pub(crate) const LINE: &[(&str, Option<&str>)] =
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Release {
     /// The PyPI package.
-    pub package: String,
+    pub(crate) package: String,
     /// Its version, as the index spells it.
-    pub version: String,
+    pub(crate) version: String,
 }
 
 impl fmt::Display for Release {

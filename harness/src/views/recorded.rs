@@ -64,24 +64,24 @@ pub enum Cut {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     /// The view it starts.
-    pub kind: ViewKind,
+    pub(crate) kind: ViewKind,
     /// The step as a report names it (`say "What did…"`, `/history`, `resize 60x40`).
-    pub name: String,
+    pub(crate) name: String,
     /// The event where its view starts (indexes [`Recording::events`]).
-    pub event: usize,
+    pub(crate) event: usize,
     /// When it was sent, in the recording's seconds (the Enter; the echo; the resize).
-    pub sent: f64,
+    pub(crate) sent: f64,
     /// What a `say` sent, as far as the recording shows it.
-    pub said: Option<String>,
+    pub(crate) said: Option<String>,
     /// A resize: a view of its own only when the client was idle (see [`judge`]).
-    pub resize: bool,
+    pub(crate) resize: bool,
 }
 
 /// A recording's steps, the launch first, and where they came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Steps {
     /// Where the views were cut.
-    pub cut: Cut,
+    pub(crate) cut: Cut,
     /// The steps: the launch (event 0) first.
     pub steps: Vec<Step>,
 }
@@ -90,13 +90,13 @@ pub struct Steps {
 #[derive(Debug, Clone)]
 pub struct Recorded {
     /// Where the views were cut.
-    pub cut: Cut,
+    pub(crate) cut: Cut,
     /// The views judged, in screen order; empty when [`Cut::Whole`].
     pub views: Vec<Judged>,
     /// Why the recording was judged whole, when it was.
-    pub whole_because: Option<&'static str>,
+    pub(crate) whole_because: Option<&'static str>,
     /// A screen without timing (`check --screen`), not a recording.
-    pub screen: bool,
+    pub(crate) screen: bool,
 }
 
 impl Recorded {

@@ -16,41 +16,41 @@ use crate::store::{Store, StoreError};
 pub(crate) struct ModelRow {
     /// The row as `inspect` reads it (its id is kept across candidates: rows are deleted, never
     /// renumbered).
-    pub row: inspect::InspectedRow,
+    pub(crate) row: inspect::InspectedRow,
     /// `tool_call_id` (a tool result).
-    pub tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     /// `tool_calls` (an assistant row calling tools; JSON text).
-    pub tool_calls: Option<String>,
+    pub(crate) tool_calls: Option<String>,
 }
 
 /// Two rows that are removed together, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Tie {
     /// One row.
-    pub a: i64,
+    pub(crate) a: i64,
     /// The other.
-    pub b: i64,
+    pub(crate) b: i64,
     /// Why they go together.
-    pub why: String,
+    pub(crate) why: String,
     /// `b` is a summary carrier and `a` the row it carries (the text phase shortens the reply in
     /// both together).
-    pub carrier: bool,
+    pub(crate) carrier: bool,
 }
 
 /// A `state.db` as the minimizer reads it.
 #[derive(Debug, Clone)]
 pub(crate) struct Model {
     /// Its lineage, root first (as the display read walks it).
-    pub lineage: Vec<String>,
+    pub(crate) lineage: Vec<String>,
     /// Every session of the file with its `parent_session_id`, oldest first.
-    pub sessions: Vec<(String, Option<String>)>,
+    pub(crate) sessions: Vec<(String, Option<String>)>,
     /// The rows of the lineage, by id.
-    pub rows: Vec<ModelRow>,
+    pub(crate) rows: Vec<ModelRow>,
     /// Rows of the whole file (every session, and rows of no session).
-    pub total_rows: usize,
+    pub(crate) total_rows: usize,
     /// The relations between lineage rows: a carrier and the row it carries, a tool call and its
     /// result.
-    pub ties: Vec<Tie>,
+    pub(crate) ties: Vec<Tie>,
 }
 
 impl Model {
@@ -268,11 +268,11 @@ pub(crate) fn count_rows(path: &Path) -> Option<usize> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Removal {
     /// Whole sessions (with their rows and every row of another table naming them).
-    pub sessions: BTreeSet<String>,
+    pub(crate) sessions: BTreeSet<String>,
     /// Single rows of `messages`.
-    pub rows: BTreeSet<i64>,
+    pub(crate) rows: BTreeSet<i64>,
     /// New `content` of rows (shortened texts), by row id.
-    pub texts: BTreeMap<i64, String>,
+    pub(crate) texts: BTreeMap<i64, String>,
 }
 
 impl Removal {

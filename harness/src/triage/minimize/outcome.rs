@@ -80,100 +80,100 @@ impl TrialVerdict {
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Trial {
     /// 1-based.
-    pub number: usize,
+    pub(crate) number: usize,
     /// Its phase.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// What it removed from the best so far (`rows 3–8`, `session X`).
-    pub removed: String,
+    pub(crate) removed: String,
     /// Rows of the file before the removal.
-    pub rows_before: usize,
+    pub(crate) rows_before: usize,
     /// Rows of the candidate.
-    pub rows_after: usize,
+    pub(crate) rows_after: usize,
     /// Judged by the offline tier first.
-    pub offline: bool,
+    pub(crate) offline: bool,
     /// Runs of the real client it took (0, 1 or 2).
-    pub runs: usize,
+    pub(crate) runs: usize,
     /// How it ended.
-    pub verdict: TrialVerdict,
+    pub(crate) verdict: TrialVerdict,
 }
 
 /// A row of the minimized database and why it is there.
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct KeptRow {
     /// `messages.id` (the original's).
-    pub id: i64,
+    pub(crate) id: i64,
     /// Its session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Stored role.
-    pub role: String,
+    pub(crate) role: String,
     /// Kind (as `inspect` names it).
-    pub kind: String,
+    pub(crate) kind: String,
     /// State (as `inspect` names it).
-    pub state: String,
+    pub(crate) state: String,
     /// The start of its content.
-    pub excerpt: String,
+    pub(crate) excerpt: String,
     /// Why it is kept, as far as known.
-    pub why: Vec<String>,
+    pub(crate) why: Vec<String>,
 }
 
 /// What a minimization did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Outcome {
     /// The user's file.
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     /// The resumed session.
-    pub session: String,
+    pub(crate) session: String,
     /// The original's signature.
-    pub signature: Signature,
+    pub(crate) signature: Signature,
     /// What counted as the same failure.
-    pub matching: Matching,
+    pub(crate) matching: Matching,
     /// Rows of the original file.
-    pub rows_before: usize,
+    pub(crate) rows_before: usize,
     /// Rows of `minimized.db`.
-    pub rows_after: usize,
+    pub(crate) rows_after: usize,
     /// Sessions of the original file.
-    pub sessions_before: usize,
+    pub(crate) sessions_before: usize,
     /// Sessions of `minimized.db`.
-    pub sessions_after: usize,
+    pub(crate) sessions_after: usize,
     /// Every candidate judged.
-    pub trials: Vec<Trial>,
+    pub(crate) trials: Vec<Trial>,
     /// Client runs in all (the original, the trials, the final verdict).
-    pub runs: usize,
+    pub(crate) runs: usize,
     /// The trial budget.
-    pub max_trials: usize,
+    pub(crate) max_trials: usize,
     /// True when the budget (`--max-trials` or `--timeout`) ran out before every unit was tried.
-    pub spent: bool,
+    pub(crate) spent: bool,
     /// True when it was `--timeout` that ran out.
-    pub timed_out: bool,
+    pub(crate) timed_out: bool,
     /// `--timeout`, seconds.
-    pub timeout_secs: Option<f64>,
+    pub(crate) timeout_secs: Option<f64>,
     /// The offline tier, if it judged candidates: its signature of the original.
-    pub offline_signature: Option<Signature>,
+    pub(crate) offline_signature: Option<Signature>,
     /// Seconds the offline tier's reads of candidates took in all.
-    pub offline_secs: f64,
+    pub(crate) offline_secs: f64,
     /// Why there was no offline tier (when there was none).
-    pub offline_absent: Option<String>,
+    pub(crate) offline_absent: Option<String>,
     /// Characters of message text in the original file.
-    pub chars_before: usize,
+    pub(crate) chars_before: usize,
     /// Characters of message text in `minimized.db`.
-    pub chars_after: usize,
+    pub(crate) chars_after: usize,
     /// The `record`-style fixture written (`state.db`, casts, `PROVENANCE.md`).
-    pub fixture: PathBuf,
+    pub(crate) fixture: PathBuf,
     /// The output directory.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// `DIR/minimized.db`.
-    pub minimized: PathBuf,
+    pub(crate) minimized: PathBuf,
     /// The rows left, with why.
-    pub kept: Vec<KeptRow>,
+    pub(crate) kept: Vec<KeptRow>,
     /// The signature of the final run on `minimized.db`.
-    pub final_signature: Signature,
+    pub(crate) final_signature: Signature,
     /// The command that reproduces it.
-    pub command: String,
+    pub(crate) command: String,
     /// Wall time, seconds.
-    pub wall_secs: f64,
+    pub(crate) wall_secs: f64,
     /// The final verdict on `minimized.db` (as `repro` prints it).
     #[serde(skip)]
-    pub result: ScenarioResult,
+    pub(crate) result: ScenarioResult,
 }
 
 /// The rows of `model` with why each is kept: what the final verdict names it for, its
