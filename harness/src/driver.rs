@@ -634,7 +634,11 @@ impl Driver {
     /// Waits until the prompt is idle ([`ready`]: holding exactly what the harness typed, if
     /// anything) and `text` (compared without whitespace, punctuation or box-drawing, so
     /// wrapping and panels don't matter) is visible.
-    pub(crate) fn wait_idle_with(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
+    pub(crate) fn wait_idle_with(
+        &mut self,
+        text: &str,
+        deadline: Duration,
+    ) -> Result<(), DriverError> {
         let needle = squash(text);
         let prompt = self.idle_what();
         let what = if needle.is_empty() {
@@ -777,7 +781,11 @@ impl Driver {
 
     /// Waits until the client has written nothing for `quiet`, or fails at `deadline`. The quiet
     /// time itself (from the client's last byte to the return) is the harness's own wait.
-    pub(crate) fn wait_quiet(&mut self, quiet: Duration, deadline: Duration) -> Result<(), DriverError> {
+    pub(crate) fn wait_quiet(
+        &mut self,
+        quiet: Duration,
+        deadline: Duration,
+    ) -> Result<(), DriverError> {
         self.wait_look(
             "a pause in the client's output",
             deadline,

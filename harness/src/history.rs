@@ -24,6 +24,7 @@
 //! (`now`, `now + 1 µs`, …), except, optionally, user turns. Pruning (0.22 only) replaces a copied
 //! head tool output with the placeholder, keeping its uid: the archived original holds the payload.
 
+#[cfg(test)]
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -210,6 +211,7 @@ impl History {
     }
 
     /// The schema flavour written.
+    #[cfg(test)]
     pub(crate) fn schema(&self) -> Schema {
         self.schema
     }
@@ -220,6 +222,7 @@ impl History {
     }
 
     /// The logical message of each row id.
+    #[cfg(test)]
     pub(crate) fn logical_of(&self) -> HashMap<i64, Option<usize>> {
         self.rows.iter().map(|r| (r.id, r.logical)).collect()
     }
@@ -303,6 +306,7 @@ impl History {
     /// said before it is the conversation kept — and whether the rewind reached a row holding a
     /// summary. `None` (nothing written) when the tip holds fewer than `k` live user rows, or `k`
     /// is 0.
+    #[cfg(test)]
     pub(crate) fn rewind(&mut self, k: usize) -> rusqlite::Result<Option<(usize, bool)>> {
         let tip = self.tip().to_string();
         let users: Vec<usize> = self

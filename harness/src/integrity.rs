@@ -100,8 +100,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::display::{self, Expected, RowClass, RowKind, RowState, Surface};
-use crate::store::{Row, Session, Store, StoreError};
+#[cfg(test)]
+use crate::display::{self, Surface};
+use crate::display::{Expected, RowClass, RowKind, RowState};
+use crate::store::{Row, Session};
+#[cfg(test)]
+use crate::store::{Store, StoreError};
 
 /// Timestamps at most this many seconds apart are "near-equal" for rule 2 (see the module docs).
 pub(crate) const NEAR_EQUAL_SECS: f64 = 2.0;
@@ -156,8 +160,11 @@ pub struct DataProblem {
 /// sessions, the lineage's rows, classifies them and projects them, then calls
 /// [`data_problems_from_rows`]. A session that is not in the file is
 /// [`StoreError::NoSuchSession`].
-#[allow(dead_code)] // The one-call form; `verdict` reads the rows once for both uses.
-pub(crate) fn data_problems(store: &Store, session_id: &str) -> Result<Vec<DataProblem>, StoreError> {
+#[cfg(test)]
+pub(crate) fn data_problems(
+    store: &Store,
+    session_id: &str,
+) -> Result<Vec<DataProblem>, StoreError> {
     let sessions = store.sessions()?;
     let lineage = store.lineage_ids(session_id)?;
     let rows = store.rows(&lineage)?;

@@ -14,6 +14,7 @@
 //! end to end by the scenarios. Disagreements are classified ([`Class`]); the classes the real
 //! client was measured to produce on screen are [`Class::is_known_client_bug`].
 
+#[cfg(any(test, feature = "test-support"))]
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -23,6 +24,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::client::{self, Client};
+#[cfg(any(test, feature = "test-support"))]
 use crate::display::{Expected, RowKind};
 
 /// The worker script, written next to the worker's private `HERMES_HOME`.
@@ -149,6 +151,7 @@ impl Reader {
     /// is most of the cost of [`Reader::read`]; `db` is only read. The differential test
     /// (`loaded_rows_read_like_a_fresh_sessiondb`) checks that both give the same rows on
     /// generated histories.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn load_and_read(
         &mut self,
         db: &Path,
@@ -217,6 +220,7 @@ fn python_of(executable: &Path) -> PathBuf {
 /// What kind of disagreement between the client's display read and the display model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg(any(test, feature = "test-support"))]
 pub enum Class {
     /// A summary carrier listed beside another copy of the reply it carries (rotating
     /// compaction: the original stays live in the parent). Measured on screen: the reply is shown
@@ -256,6 +260,7 @@ pub enum Class {
     TextDiffers,
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl Class {
     /// Whether this class is a known client bug (counted, not failed): measured on screen by a
     /// scenario, or read in the client's recap code (see each variant).
@@ -274,6 +279,7 @@ impl Class {
 
 /// One disagreement.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg(any(test, feature = "test-support"))]
 pub struct Disagreement {
     /// Its class.
     pub class: Class,
@@ -287,6 +293,7 @@ pub struct Disagreement {
 /// shows everything (`Surface { tool_output: true }`). `kinds` classifies every stored row of the
 /// lineage (see [`crate::display::classify`]); rows the contract draws as labels (events,
 /// notices) are not messages on either side and are skipped.
+#[cfg(any(test, feature = "test-support"))]
 pub fn compare(
     expected: &Expected,
     kinds: &HashMap<i64, RowKind>,
@@ -355,6 +362,7 @@ pub fn compare(
 
 /// The disagreement, if any, between the text the client loaded for row `id` (of kind `kind`)
 /// and `want`, the text of the logical message `n` it is a copy of.
+#[cfg(any(test, feature = "test-support"))]
 fn text_differs(
     row: &ClientRow,
     id: i64,
@@ -387,6 +395,7 @@ fn text_differs(
 
 /// The logical messages the client lists no row of, or several: `listed` maps each message to
 /// the ids of its rows the client listed.
+#[cfg(any(test, feature = "test-support"))]
 fn missing_or_repeated(
     expected: &Expected,
     kinds: &HashMap<i64, RowKind>,

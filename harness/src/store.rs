@@ -616,7 +616,11 @@ impl Store {
     /// archived or carried forward), when given, and with the rows `taken_back` set to
     /// `active = 0, compacted = 0` (rewound, as `/undo` leaves them). What the Ink TUI's frame is
     /// judged against (`views/tui.rs`); the user's file and this store's copy are untouched.
-    pub(crate) fn edited(&self, session: Option<&str>, taken_back: &[i64]) -> Result<Store, StoreError> {
+    pub(crate) fn edited(
+        &self,
+        session: Option<&str>,
+        taken_back: &[i64],
+    ) -> Result<Store, StoreError> {
         let conn = self.in_memory()?;
         if !self.message_columns.contains("active") {
             return Store::over(&self.path, conn, None);
@@ -1065,7 +1069,13 @@ pub(crate) mod testdb {
         }
 
         /// Inserts a session row.
-        pub(crate) fn session(&self, id: &str, parent: Option<&str>, started: f64, end: Option<&str>) {
+        pub(crate) fn session(
+            &self,
+            id: &str,
+            parent: Option<&str>,
+            started: f64,
+            end: Option<&str>,
+        ) {
             self.conn
                 .execute(
                     "INSERT INTO sessions (id, source, parent_session_id, started_at, end_reason) \

@@ -139,7 +139,11 @@ impl Basis {
     /// The basis of a verdict on one segment of a lineage export (`--lineage logical`): the
     /// display contract's projection of `session` alone, as if it had no ancestors, on
     /// `surface`; no data problems are looked for.
-    pub(crate) fn segment(store: &Store, session: &str, surface: Surface) -> Result<Basis, StoreError> {
+    pub(crate) fn segment(
+        store: &Store,
+        session: &str,
+        surface: Surface,
+    ) -> Result<Basis, StoreError> {
         let lineage = vec![session.to_owned()];
         let rows = store.rows(&lineage)?;
         let expected = display::expected_from_rows(store, session, lineage, &rows, surface);
@@ -183,7 +187,11 @@ impl Basis {
 
     /// The same basis for a client whose classic CLI drew its resume recap under `settings`: the
     /// messages the recap does not draw are optional.
-    pub(crate) fn with_recap(mut self, settings: &DisplaySettings, version: ClientVersion) -> Basis {
+    pub(crate) fn with_recap(
+        mut self,
+        settings: &DisplaySettings,
+        version: ClientVersion,
+    ) -> Basis {
         self.optional = settings::not_on_recap(settings, version, &self.expected);
         self
     }

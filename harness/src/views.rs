@@ -225,7 +225,12 @@ pub struct Rules {
 impl Rules {
     /// The rules of a view of `kind` whose step ended with the database projected as
     /// `expected`, having started at `before`, drawn over the lines `erased`.
-    pub(crate) fn new(kind: ViewKind, expected: &Expected, before: &Before, erased: &Erased) -> Rules {
+    pub(crate) fn new(
+        kind: ViewKind,
+        expected: &Expected,
+        before: &Before,
+        erased: &Erased,
+    ) -> Rules {
         let messages = &expected.messages;
         let added = |m: usize| !before.holds(&messages[m]);
         let again = |m: usize| erased.renderings(&messages[m]);

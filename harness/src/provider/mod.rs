@@ -41,8 +41,8 @@ mod script;
 mod tests;
 
 pub(crate) use faults::Fault;
-pub use script::{Script, Turn};
 pub(crate) use script::{Pace, ToolCall};
+pub use script::{Script, Turn};
 
 use http::serve;
 use script::match_turn;
@@ -243,6 +243,7 @@ impl Provider {
     }
 
     /// The socket address bound (always 127.0.0.1).
+    #[cfg(test)]
     pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -272,6 +273,7 @@ impl Provider {
 
     /// Number of chat-kind requests answered so far (the driver waits on it). An exchange is
     /// counted as soon as its reply is decided, just before it is sent.
+    #[cfg(test)]
     pub(crate) fn chat_calls(&self) -> usize {
         self.shared
             .log()

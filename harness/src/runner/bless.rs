@@ -40,21 +40,8 @@ use super::{CheckResult, ScenarioResult};
 use crate::oracle::{Cause, Findings, RowCounts};
 use crate::scenario::{named_findings, Expectation, RowPin};
 
-/// Bless `results` and print what was done on stdout (on stderr with `json`: stdout holds one
-/// JSON object per scenario); true when every pin now holds (nothing refused or left to a
-/// person, every file written).
-pub(crate) fn bless(results: &[ScenarioResult], json: bool) -> bool {
-    let mut text = String::new();
-    let settled = bless_into(results, &mut text);
-    if json {
-        eprint!("{}", crate::report::printable(&text));
-    } else {
-        print!("{}", crate::report::printable(&text));
-    }
-    settled
-}
-
-/// [`bless`], its report appended to `out`.
+/// Bless `results`, the report of what was done appended to `out`; true when every pin now holds
+/// (nothing refused or left to a person, every file written).
 pub(crate) fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
     if let Some(client) = std::env::var_os(crate::client::CLIENT_ENV).filter(|c| !c.is_empty()) {
         let _ = writeln!(

@@ -99,7 +99,10 @@ pub struct InternalShown {
 
 impl InternalShown {
     /// Each internal text of `expected` that `check` counted words of, located.
-    pub(crate) fn located(check: &Check, expected: &crate::display::Expected) -> Vec<InternalShown> {
+    pub(crate) fn located(
+        check: &Check,
+        expected: &crate::display::Expected,
+    ) -> Vec<InternalShown> {
         let mut out = Vec::new();
         for (x, &words) in check.internal_words.iter().enumerate() {
             let Some(text) = expected.internal.get(x).filter(|_| words > 0) else {

@@ -7,7 +7,7 @@
 //! each only where named — exactly (`prompt_rows = 1`) or as a bound (`max_blank_run = { at_most =
 //! 2 }`, [`RowPin`]: upstream's resize test states its row assertions as bounds, and where the
 //! client's count moves with where a resize lands a bound is what holds) — and may leave findings that vary with timing out of the comparison:
-//! `unpinned = ["words_rendered_more_than_once", "causes"]` (they are still reported).
+//! `unpinned`, a list of finding names such as `causes` (they are still reported).
 //!
 //! The causes of the repeats are compared only where `causes` is written: as a list in screen
 //! order (`causes = ["display", "data"]`, one entry per repeat) or as counts

@@ -31,6 +31,7 @@ impl ClientVersion {
     }
 
     /// The pinned spec of this version.
+    #[cfg(test)]
     pub(crate) fn spec(self) -> &'static str {
         match self {
             Self::V0_19 => "hermes-agent==0.19.0",

@@ -18,7 +18,7 @@ pub(crate) type ToolCalls = HashMap<i64, Vec<String>>;
 /// The function name of every call in a stored `tool_calls` JSON array, in order (`"unknown"` where
 /// the client's summary says so: no `function` object, or no string `name`). Unparsable JSON has
 /// no calls (the client loads it as `[]`).
-#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
+#[cfg(test)]
 pub(crate) fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
     let Ok(serde_json::Value::Array(calls)) =
         serde_json::from_str::<serde_json::Value>(tool_calls_json)
@@ -33,17 +33,6 @@ pub(crate) fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
                 .and_then(|n| n.as_str())
                 .unwrap_or("unknown")
                 .to_string()
-        })
-        .collect()
-}
-
-/// [`tool_call_names`] of every row that has tool calls, by row id.
-#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
-pub(crate) fn tool_calls_by_row(rows: &[crate::store::Row]) -> ToolCalls {
-    rows.iter()
-        .filter_map(|r| {
-            let names = tool_call_names(r.tool_calls.as_deref()?);
-            (!names.is_empty()).then_some((r.id, names))
         })
         .collect()
 }
@@ -84,7 +73,7 @@ pub(super) fn tool_summary(names: &[String], version: ClientVersion) -> String {
 /// The label the iot recap draws (after `◈ `) for an event row, `None` for rows that are not
 /// recap events (and always on 0.19, whose recap has no events). `display_metadata` is the stored
 /// JSON; its `display_text` labels delegation and process completions.
-#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
+#[cfg(test)]
 pub(crate) fn event_label(
     version: ClientVersion,
     display_kind: &str,
@@ -135,7 +124,7 @@ pub(crate) enum RecapSource {
     },
     /// An iot event row (`display_kind` in the recap's event table), drawn as `◈ label`; see
     /// [`event_label`]. Ignored on 0.19.
-    #[allow(dead_code)] // Built by a caller with `event_label`; unit-tested.
+    #[cfg(test)]
     Event {
         /// The label drawn.
         label: String,
@@ -186,6 +175,7 @@ pub(crate) enum Skip {
     /// An assistant row with tool calls and no visible text, under `resume_skip_tool_only`.
     ToolOnly,
     /// An event on 0.19, whose recap has no events.
+    #[cfg(test)]
     NoEventsOnThisVersion,
 }
 
@@ -200,6 +190,7 @@ pub(crate) enum EntryKind {
     /// The last assistant entry of the history, inside the window: full text, not dim.
     AssistantLast,
     /// An iot event label (`◈`).
+    #[cfg(test)]
     Event,
 }
 
@@ -246,7 +237,7 @@ pub(crate) struct Recap {
 
 impl Recap {
     /// The shown items with their input index.
-    #[allow(dead_code)] // Unit-tested; the oracle reads `items`.
+    #[cfg(test)]
     pub(crate) fn shown(&self) -> impl Iterator<Item = (usize, &Shown)> {
         self.items
             .iter()
@@ -259,7 +250,7 @@ impl Recap {
 }
 
 /// The classic CLI's resume recap of `messages` (an `Expected`'s logical messages, in display
-/// order) under `settings`; `tool_calls` by row id ([`tool_calls_by_row`]; empty if unknown).
+/// order) under `settings`; `tool_calls` by row id ([`tool_call_names`] of each row; empty if unknown).
 pub(crate) fn recap(
     settings: &DisplaySettings,
     version: ClientVersion,
@@ -402,6 +393,7 @@ fn panel_lines(
     for e in kept {
         let text = &e.shown.text;
         match e.shown.kind {
+            #[cfg(test)]
             EntryKind::Event => {
                 for (k, part) in text.split('\n').enumerate() {
                     lines.push(if k == 0 {
@@ -446,6 +438,7 @@ fn entry(
     source: &RecapSource,
 ) -> Result<(Shown, (String, String)), Skip> {
     match source {
+        #[cfg(test)]
         RecapSource::Event { label } => {
             if version == ClientVersion::V0_19 {
                 return Err(Skip::NoEventsOnThisVersion);

@@ -25,14 +25,6 @@ impl Terminal {
             Terminal::Reflow => "reflow",
         }
     }
-
-    /// The other emulator (the one a check compares with).
-    pub(crate) fn other(self) -> Terminal {
-        match self {
-            Terminal::Vt100 => Terminal::Reflow,
-            Terminal::Reflow => Terminal::Vt100,
-        }
-    }
 }
 
 /// What the harness needs of a terminal emulator: bytes in, resizes, the history out.

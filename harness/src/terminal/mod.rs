@@ -489,6 +489,7 @@ impl Screen {
     /// Rows dropped from the start of the history because it outgrew [`MAX_HISTORY_BYTES`]
     /// (0 in any realistic session). Row numbers in a [`Transcript`] start at this value plus
     /// [`Screen::erased_rows`].
+    #[cfg(test)]
     pub(crate) fn dropped_rows(&self) -> usize {
         self.parser.callbacks().dropped_rows
     }

@@ -395,6 +395,7 @@ impl ReflowScreen {
 
     /// Whether the scrollback reached its bound ([`history_rows`]), so that its oldest rows may
     /// have been dropped (never in a realistic session).
+    #[cfg(test)]
     pub(crate) fn history_full(&self) -> bool {
         let grid = self.term.grid();
         !self.term.mode().contains(TermMode::ALT_SCREEN)

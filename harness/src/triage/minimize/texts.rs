@@ -111,7 +111,10 @@ pub(crate) fn units(model: &Model, contents: &BTreeMap<i64, String>) -> Vec<Text
 
 /// The new texts of the rows of `unit` halved once, or `None` when there is nothing left to halve
 /// (fewer than two words, or the carrier no longer holds the reply verbatim).
-pub(crate) fn shorten(unit: &TextUnit, contents: &BTreeMap<i64, String>) -> Option<BTreeMap<i64, String>> {
+pub(crate) fn shorten(
+    unit: &TextUnit,
+    contents: &BTreeMap<i64, String>,
+) -> Option<BTreeMap<i64, String>> {
     match *unit {
         TextUnit::Plain(ref ids) => {
             let short = halve(contents.get(ids.first()?)?)?;
