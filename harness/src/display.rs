@@ -119,7 +119,7 @@ pub struct Expected {
 
 /// Projects the display of `session_id` (with its lineage) for `surface`.
 ///
-/// The lineage is [`Store::lineage`]: compression ancestors, and on uid databases the parent a
+/// The lineage is `Store::lineage`: compression ancestors, and on uid databases the parent a
 /// `/branch` child was made from, read as of the fork (rule 9).
 pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Expected, StoreError> {
     let lineage = store.lineage_ids(session_id)?;
@@ -238,7 +238,7 @@ pub struct RowClass {
 }
 
 /// Classifies `rows` (read from `store`) the way the projection does, one [`RowClass`] per row,
-/// without counting the words each would display ([`RowClass::display_words`] is `None`).
+/// without counting the words each would display (`RowClass::display_words` is `None`).
 pub fn classify(store: &Store, rows: &[Row]) -> Vec<RowClass> {
     classify_rows(store, rows, false)
 }

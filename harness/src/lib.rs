@@ -23,8 +23,9 @@
 //!
 //! Public modules: [`cli`], [`display`], [`report`], [`runner`], [`scenario`], [`store`],
 //! [`terminal`]; the types a [`Check`] and a [`ScenarioResult`] carry are re-exported here. Every
-//! other stage is private. `testing` (hidden) re-exports the internals the crate's own
-//! integration tests and benchmarks reach; it is not part of the contract.
+//! other stage is private. `testing` (hidden, feature `test-support`) re-exports by name the
+//! internals the crate's own integration tests and benchmarks reach; it is not part of the
+//! contract.
 //!
 //! # Where to find it (one hop)
 //!
@@ -40,11 +41,11 @@
 //! | what does the client write into `state.db`? | `client/stored.rs` (row markers, schemas), read by [`store`] |
 //! | how is the client installed and configured? | `client/mod.rs` (`resolve`, `base_config`) |
 //! | the asciicast format (write and replay) | [`terminal::cast`] |
-//! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
+//! | the terminal emulator, the escape scanner | [`terminal::Screen`], `terminal::scan` |
 //! | a terminal that reflows on resize; which one a check reads | [`terminal::ReflowScreen`], [`terminal::Terminal`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | `provider/` |
 //! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/during.rs`) |
-//! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
+//! | `repro`, `record` | [`runner::repro`](fn@runner::repro), `runner::record` |
 //! | the commands of the binary: arguments, output, exit status | [`cli`] |
 //! | first bad client version, the smallest database that still misrenders, failure signatures | `triage/` (`bisect`, `minimize`, `signature`) |
 //! | text, JSON and HTML reports | [`report`], [`report::html`] |

@@ -73,11 +73,11 @@
 //! leaves findings that vary with timing out of the comparison (see [`Expectation`]).
 //!
 //! `known_bug = "…"` beside `expect` says what client defect the check pins, with the upstream
-//! reference where there is one ([`Expectation::known_bug`]). When every finding it pins non-zero
+//! reference where there is one (`Expectation::known_bug`). When every finding it pins non-zero
 //! reads 0 in a run, the check is reported `FIXED upstream: …` — still a failure, until the new
 //! numbers are accepted (`hermes-e2e run --bless`, which also drops the `known_bug` of a check it
 //! finds fixed: the check then pins a correct display). `run --expect-correct` holds every check
-//! to a correct display instead ([`Scenario::expecting_correct`]).
+//! to a correct display instead (`Scenario::expecting_correct`).
 //!
 //! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
 //! splices the `[[step]]`s of a shared `*.steps.toml` file in its place — e.g. a long conversation

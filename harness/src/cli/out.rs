@@ -1,17 +1,17 @@
-//! What the commands write: stdout through [`print()`] and [`println()`], where a reader that went away
+//! What the commands write: stdout through `print()` and `println()`, where a reader that went away
 //! (`hermes-e2e check … --history | head -1`) is [`Error::Closed`] — the command stops and the
-//! binary exits 0, saying nothing — and stderr through [`note`] and [`Progress`], where a failed
+//! binary exits 0, saying nothing — and stderr through `note` and `Progress`, where a failed
 //! write is dropped (there is nowhere left to say it).
 //!
 //! `--quiet` ([`set_quiet`]) silences the text on stdout, the notes and the progress line; what
-//! was asked for as JSON ([`json`]) and the errors ([`error`]) are still written.
+//! was asked for as JSON (`json`) and the errors (`error`) are still written.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
-/// `--quiet`: from now on [`print()`], [`println()`], [`note`] and [`Progress`] write nothing.
+/// `--quiet`: from now on `print()`, `println()`, `note` and `Progress` write nothing.
 pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::SeqCst);
 }

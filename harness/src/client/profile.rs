@@ -144,8 +144,8 @@ impl Ui {
     /// - Classic CLI: none. prompt_toolkit draws the idle prompt as the last thing of a start, a
     ///   command or a `/resume` (measured in the recordings of both pinned clients: nothing
     ///   follows it until a key is typed), and a turn ends on its own signal, the reply panel's
-    ///   closing border ([`reply_closed`]).
-    /// - TUI: [`COMMAND_SETTLE`]: it draws `ready` a frame before it redraws the rest of the screen
+    ///   closing border (`reply_closed`).
+    /// - TUI: `COMMAND_SETTLE`: it draws `ready` a frame before it redraws the rest of the screen
     ///   (after `/compress`, on start), and no frame says the redraw is the last.
     pub fn settle(self) -> Duration {
         match self {

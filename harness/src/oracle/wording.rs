@@ -45,7 +45,7 @@ impl Cause {
     }
 }
 
-/// [`Cause::meaning`].
+/// `Cause::meaning`.
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.meaning())

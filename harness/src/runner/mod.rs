@@ -12,8 +12,8 @@
 //! The jobs live in their own modules: `steps` interprets a scenario's steps, `session` is the
 //! client session protocol (start, `/resume`, the waits of each command), `during` a `say` step
 //! that acts while its reply streams, `cli` runs the client
-//! without a PTY, [`repro`](mod@repro) and [`record`](mod@record) are the two other ways to run the
-//! client, [`results`] holds what the reports read and [`error`] every orchestration error. The
+//! without a PTY, [`repro`](mod@repro) and `record` are the two other ways to run the
+//! client, `results` holds what the reports read and `error` every orchestration error. The
 //! verdict itself is [`Basis`](crate::Basis).
 
 use std::path::{Path, PathBuf};
@@ -48,11 +48,11 @@ pub struct RunOptions {
     /// for a progress display. `None`: silent.
     pub progress: Option<Progress>,
     /// Every check expects a correct display instead of its pins (`--expect-correct`,
-    /// [`Scenario::expecting_correct`]): for a client build that should have no defect.
+    /// `Scenario::expecting_correct`): for a client build that should have no defect.
     pub expect_correct: bool,
     /// The command-line flags that changed the scenarios before they were run (`--size
     /// 80x24`, `--ui tui`, `--terminal reflow`, each as its words): the rerun line repeats them
-    /// ([`rerun_line`]).
+    /// (`rerun_line`).
     pub flags: Vec<String>,
 }
 

@@ -22,7 +22,7 @@ pub struct CheckResult {
     /// The causes of the repeats, counted by cause (`{"display": 1}`; `{}` without a repeat).
     #[serde(serialize_with = "cause_counts")]
     pub causes: Vec<oracle::Cause>,
-    /// The row counts of the checkpoint's history ([`oracle::count_rows`]); `None` for a check of
+    /// The row counts of the checkpoint's history (`oracle::count_rows`); `None` for a check of
     /// an exported file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row_counts: Option<RowCounts>,
@@ -38,7 +38,7 @@ pub struct CheckResult {
     /// The oracle's one-sentence verdict.
     pub verdict: String,
     /// The check's `known_bug` when its numbers dropped to zero
-    /// ([`Expectation::fixed_upstream`]): still a failure until the pins are blessed.
+    /// (`Expectation::fixed_upstream`): still a failure until the pins are blessed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed_upstream: Option<String>,
     /// Line of the `check` step in the scenario file.
@@ -184,7 +184,7 @@ pub struct StepTiming {
 }
 
 /// The outcome of one scenario: in `--json` (`run`, `repro`, `check`), one object per line, with
-/// `schema_version` ([`crate::report::json::SCHEMA_VERSION`]) first.
+/// `schema_version` (`crate::report::json::SCHEMA_VERSION`) first.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ScenarioResult {
     /// Scenario name (`compress/rotating_resume`).

@@ -7,9 +7,9 @@
 //! is `term: {cols, rows, type, version}`, each event's time is the *interval* since the previous
 //! event, lines starting with `#` are comments, and an `x` event says the program exited.
 //!
-//! The driver writes v2, one per client process, with [`Writer`] (`asciinema play` replays it);
+//! The driver writes v2, one per client process, with `Writer` (`asciinema play` replays it);
 //! [`Recording::read`] reads either whole, events and all (`check --cast` cuts it into views at
-//! its input events), [`Recording::read_screen`] reads a screen without timing (text copied from
+//! its input events), `Recording::read_screen` reads a screen without timing (text copied from
 //! a terminal, asciinema's `txt` or `raw` output: `check --screen`), and [`replay`] feeds a
 //! recording back into a [`Screen`] (the fixtures, the benchmarks). `docs/views.md` ("Saved
 //! recordings") says what each format holds.

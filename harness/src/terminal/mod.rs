@@ -4,7 +4,7 @@
 //! Input: the raw bytes the client wrote to its PTY (fed chunk by chunk as they arrive) and resizes.
 //! Output: the viewport as text (for the driver's waits) and a [`Transcript`]: every row that was ever
 //! drawn — rows that scrolled off the top included — with soft-wrapped rows joined and UI chrome
-//! (panel borders, rules, the prompt: [`crate::client::chrome`] says what is chrome) stripped, each line keeping its row number in the history.
+//! (panel borders, rules, the prompt: `crate::client::chrome` says what is chrome) stripped, each line keeping its row number in the history.
 //!
 //! How the history is kept:
 //! - The `vt100` parser runs with a scrollback capacity of **0**. With no scrollback of its own,
@@ -25,40 +25,40 @@
 //!   would count as one more copy of the conversation, which no terminal shows. The erase at exit
 //!   is not honoured: the conversation is over, no check reads the screen after it, and a
 //!   recording checked whole (`check --cast`) is judged on what its session showed. Erased rows
-//!   are counted ([`Screen::erased_rows`]) and keep their row numbers.
+//!   are counted (`Screen::erased_rows`) and keep their row numbers.
 //! - `CSI 2 J` (and `CSI ? 2 J`, the full reset `ESC c`, and `CSI J` with the cursor at the top
 //!   left) blank the visible rows without scrolling them, so xterm loses them. The harness wants
 //!   the whole history, so just before such a clear takes effect on the main screen,
-//!   [`Screen::feed`] copies the rows from the top to the last non-blank one into the history.
+//!   `Screen::feed` copies the rows from the top to the last non-blank one into the history.
 //!   This is what tmux does (`scroll-on-clear`, on by default), and avt (asciinema's emulator) on
 //!   `2J`; tmux is the emulator the harness cross-checks against. To see the clear before vt100
-//!   acts on it, a small scanner mirroring vt100's `vte` state machine ([`scan`]) follows the
+//!   acts on it, a small scanner mirroring vt100's `vte` state machine (`scan`) follows the
 //!   bytes; its state survives between calls, so a sequence split across reads is seen like a
 //!   whole one.
 //!   `CSI J` from anywhere else (prompt_toolkit redrawing its input box) is not a clear.
 //! - The alternate screen is a separate canvas that real terminals never put in scrollback (the Ink
 //!   TUI draws its frames there): rows scrolling off it, and clears on it, are not recorded. While
-//!   it is active its current frame is what [`Screen::history_lines`] shows after the main history.
+//!   it is active its current frame is what `Screen::history_lines` shows after the main history.
 //! - Rows leaving a scroll region that does not start at the top row vanish, as in a real
 //!   terminal. (The classic CLI uses no scroll regions.)
 //! - Wide (CJK) characters occupy two cells; the text produced has each of them once, with no
 //!   padding. One vt100 quirk is corrected: a wide character that does not fit in the last column
 //!   moves to the next row without the row being marked soft-wrapped (tmux and xterm mark it),
-//!   which would split a streamed CJK line; see [`Screen::feed`].
-//! - Memory is bounded: past [`MAX_HISTORY_BYTES`] the oldest rows are dropped and counted
-//!   ([`Screen::dropped_rows`]), so row numbers stay absolute.
+//!   which would split a streamed CJK line; see `Screen::feed`.
+//! - Memory is bounded: past `MAX_HISTORY_BYTES` the oldest rows are dropped and counted
+//!   (`Screen::dropped_rows`), so row numbers stay absolute.
 //!
 //! Files:
 //! - `mod.rs`: [`Screen`], the emulator and its history (this page);
-//! - [`scan`]: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
+//! - `scan`: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
 //!   wide characters, and by the driver to track the text the client printed;
-//! - [`reflow`]: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps
+//! - `reflow`: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps
 //!   soft-wrapped rows when the width changes (as tmux and other terminals do);
 //! - `choice.rs`: [`Terminal`] (which of the two a scenario's checks read), [`Emulator`] (what
 //!   the harness needs of either), [`difference`] (how their transcripts differ);
-//! - [`cast`]: asciicast recordings — v2 written while the client runs ([`cast::Writer`]), v2 and
+//! - [`cast`]: asciicast recordings — v2 written while the client runs (`cast::Writer`), v2 and
 //!   v3 read and replayed into a [`Screen`] ([`cast::replay`]);
-//! - [`transcript`]: [`Transcript`] and [`TranscriptLine`], the history with chrome stripped;
+//! - `transcript`: [`Transcript`] and [`TranscriptLine`], the history with chrome stripped;
 //! - `svg.rs`: [`Screen::svg`], the colour picture of the visible screen;
 //! - `size.rs`: [`Size`], the one `COLSxROWS` parser;
 //! - `tests.rs` (and `tests/tmux.rs`, the cross-check against tmux): the unit tests.
@@ -478,7 +478,7 @@ impl Screen {
         texts(self.numbered_lines())
     }
 
-    /// [`Screen::history_lines`] with chrome stripped, as a [`Transcript`].
+    /// `Screen::history_lines` with chrome stripped, as a [`Transcript`].
     ///
     /// Each line's `row` is the index of its first physical row in the whole history (rows
     /// dropped by the memory bound included), so a soft-wrapped line spans several row numbers.
