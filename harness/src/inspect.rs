@@ -28,99 +28,99 @@ const PREVIEW_CHARS: usize = 56;
 
 /// One session of the lineage with its row count.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct LineageSession {
+pub(crate) struct LineageSession {
     /// The session.
     #[serde(flatten)]
-    pub session: Session,
+    pub(crate) session: Session,
     /// Rows stored in it (every state).
-    pub rows: usize,
+    pub(crate) rows: usize,
 }
 
 /// One stored row as the display contract reads it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct InspectedRow {
+pub(crate) struct InspectedRow {
     /// `messages.id`.
-    pub id: i64,
+    pub(crate) id: i64,
     /// `messages.session_id`.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Stored role.
-    pub role: String,
+    pub(crate) role: String,
     /// `message_uid` (None on 0.19 databases).
-    pub message_uid: Option<String>,
+    pub(crate) message_uid: Option<String>,
     /// State, kind and word counts.
     #[serde(flatten)]
-    pub class: RowClass,
+    pub(crate) class: RowClass,
     /// Compaction generation (0 = the original conversation).
-    pub generation: usize,
+    pub(crate) generation: usize,
     /// The logical message (1-based, in display order) this row is a copy of, if any.
-    pub message: Option<usize>,
+    pub(crate) message: Option<usize>,
     /// For a row in no logical message (superseded, hidden, …) whose `message_uid` a later
     /// displayed row shares: that logical message — the row's content is carried forward there.
-    pub carried_forward_as: Option<usize>,
+    pub(crate) carried_forward_as: Option<usize>,
     /// The start of the stored content, control characters escaped.
-    pub preview: String,
+    pub(crate) preview: String,
 }
 
 /// One compaction generation.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Generation {
+pub(crate) struct Generation {
     /// 0 = the original conversation.
-    pub number: usize,
+    pub(crate) number: usize,
     /// The session its first row is in.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Its first row id.
-    pub first_row: i64,
+    pub(crate) first_row: i64,
     /// Its last row id.
-    pub last_row: i64,
+    pub(crate) last_row: i64,
     /// Rows in it.
-    pub rows: usize,
+    pub(crate) rows: usize,
     /// The summary or carrier row that opened it (None for generation 0, or when no summary row
     /// was stored).
-    pub summary_row: Option<i64>,
+    pub(crate) summary_row: Option<i64>,
 }
 
 /// A summary carrier: a reply and a compaction summary in one row.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Carrier {
+pub(crate) struct Carrier {
     /// The carrier row.
-    pub row: i64,
+    pub(crate) row: i64,
     /// Its session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Its `message_uid`.
-    pub message_uid: Option<String>,
+    pub(crate) message_uid: Option<String>,
     /// The earlier row holding the same reply (same logical message), if any.
-    pub carries: Option<i64>,
+    pub(crate) carries: Option<i64>,
     /// Words of the carried reply.
-    pub carried_words: usize,
+    pub(crate) carried_words: usize,
     /// Words of the summary and handoff text wrapped around it.
-    pub summary_words: usize,
+    pub(crate) summary_words: usize,
     /// The logical message it is a copy of (1-based).
-    pub message: Option<usize>,
+    pub(crate) message: Option<usize>,
 }
 
 /// A logical message with its display number and whether the resume recap shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct InspectedMessage {
+pub(crate) struct InspectedMessage {
     /// 1-based, in display order.
-    pub number: usize,
+    pub(crate) number: usize,
     /// Shown by the classic CLI's resume recap (user and assistant text; no tool traffic).
-    pub in_recap: bool,
+    pub(crate) in_recap: bool,
     /// The message.
     #[serde(flatten)]
-    pub message: LogicalMessage,
+    pub(crate) message: LogicalMessage,
 }
 
 /// Counts of rows by state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct StateCounts {
+pub(crate) struct StateCounts {
     /// `active = 1`.
-    pub live: usize,
+    pub(crate) live: usize,
     /// `active = 0, compacted = 1`.
-    pub archived: usize,
+    pub(crate) archived: usize,
     /// `active = 0, compacted = 0`.
-    pub superseded: usize,
+    pub(crate) superseded: usize,
     /// `active = 0` without a `compacted` column.
-    pub rewound: usize,
+    pub(crate) rewound: usize,
 }
 
 impl StateCounts {
@@ -143,39 +143,39 @@ impl StateCounts {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Inspection {
     /// The user's file.
-    pub path: String,
+    pub(crate) path: String,
     /// Which client generation wrote it.
-    pub schema: Schema,
+    pub(crate) schema: Schema,
     /// Sessions in the file.
-    pub sessions_in_file: usize,
+    pub(crate) sessions_in_file: usize,
     /// The inspected session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Whether it is the default: the most recently started session with messages.
-    pub latest: bool,
+    pub(crate) latest: bool,
     /// Its compression lineage, root first.
-    pub lineage: Vec<LineageSession>,
+    pub(crate) lineage: Vec<LineageSession>,
     /// Rows stored across the lineage (every state).
-    pub stored_rows: usize,
+    pub(crate) stored_rows: usize,
     /// Logical messages a correct display shows (every kind, tool traffic included).
-    pub logical_messages: usize,
+    pub(crate) logical_messages: usize,
     /// Of those, the ones the classic CLI's resume recap shows.
-    pub recap_messages: usize,
+    pub(crate) recap_messages: usize,
     /// Rows by state.
-    pub states: StateCounts,
+    pub(crate) states: StateCounts,
     /// Every row of the lineage, by id.
-    pub rows: Vec<InspectedRow>,
+    pub(crate) rows: Vec<InspectedRow>,
     /// Compaction generations, oldest first.
-    pub generations: Vec<Generation>,
+    pub(crate) generations: Vec<Generation>,
     /// Summary carriers.
-    pub carriers: Vec<Carrier>,
+    pub(crate) carriers: Vec<Carrier>,
     /// The logical messages, in display order.
-    pub messages: Vec<InspectedMessage>,
+    pub(crate) messages: Vec<InspectedMessage>,
     /// Text that must not be shown.
-    pub internal: Vec<InternalText>,
+    pub(crate) internal: Vec<InternalText>,
     /// Messages the user took back whose text no kept message has (rule 10): must not be shown.
-    pub taken_back: Vec<TakenBack>,
+    pub(crate) taken_back: Vec<TakenBack>,
     /// What the stored rows and sessions alone show is wrong (empty for a healthy database).
-    pub data_problems: Vec<DataProblem>,
+    pub(crate) data_problems: Vec<DataProblem>,
 }
 
 /// Inspects `session_id` (default: the most recently started session with messages, else the
@@ -188,7 +188,7 @@ pub fn inspect(store: &Store, session_id: Option<&str>) -> Result<Inspection, St
 /// [`inspect`], the resume recap being the classic CLI's under `recap`: the user's display
 /// settings and the client version they are read for (`None`: every user and assistant message
 /// with text).
-pub fn inspect_under(
+pub(crate) fn inspect_under(
     store: &Store,
     session_id: Option<&str>,
     recap: Option<(&DisplaySettings, ClientVersion)>,

@@ -100,14 +100,18 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::display::{self, Expected, RowClass, RowKind, RowState, Surface};
-use crate::store::{Row, Session, Store, StoreError};
+#[cfg(test)]
+use crate::display::{self, Surface};
+use crate::display::{Expected, RowClass, RowKind, RowState};
+use crate::store::{Row, Session};
+#[cfg(test)]
+use crate::store::{Store, StoreError};
 
 /// Timestamps at most this many seconds apart are "near-equal" for rule 2 (see the module docs).
-pub const NEAR_EQUAL_SECS: f64 = 2.0;
+pub(crate) const NEAR_EQUAL_SECS: f64 = 2.0;
 
 /// A timestamp must be more than this many seconds earlier to count as out of order (rules 1, 4).
-pub const ORDER_SLACK_SECS: f64 = 0.001;
+pub(crate) const ORDER_SLACK_SECS: f64 = 0.001;
 
 /// Which data problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -127,7 +131,7 @@ pub enum DataProblemKind {
 
 impl DataProblemKind {
     /// The kind's public name, as in JSON (`reply_before_question`, …).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DataProblemKind::ReplyBeforeQuestion => "reply_before_question",
             DataProblemKind::StoredTwice => "stored_twice",
@@ -156,8 +160,11 @@ pub struct DataProblem {
 /// sessions, the lineage's rows, classifies them and projects them, then calls
 /// [`data_problems_from_rows`]. A session that is not in the file is
 /// [`StoreError::NoSuchSession`].
-#[allow(dead_code)] // The one-call form; `verdict` reads the rows once for both uses.
-pub fn data_problems(store: &Store, session_id: &str) -> Result<Vec<DataProblem>, StoreError> {
+#[cfg(test)]
+pub(crate) fn data_problems(
+    store: &Store,
+    session_id: &str,
+) -> Result<Vec<DataProblem>, StoreError> {
     let sessions = store.sessions()?;
     let lineage = store.lineage_ids(session_id)?;
     let rows = store.rows(&lineage)?;
@@ -182,7 +189,7 @@ pub fn data_problems(store: &Store, session_id: &str) -> Result<Vec<DataProblem>
 /// Pure and total: odd input (rows out of order, fewer classes than rows, a session id that is not
 /// in `sessions`, NULL timestamps, parent cycles) gives fewer findings, never a panic. Problems come
 /// out session problems first, then by their first row.
-pub fn data_problems_from_rows(
+pub(crate) fn data_problems_from_rows(
     sessions: &[Session],
     session_id: &str,
     rows: &[Row],

@@ -28,7 +28,7 @@ static MESSAGE: OnceLock<Vec<u8>> = OnceLock::new();
 
 /// A registered process group; unregistered when dropped.
 #[derive(Debug)]
-pub struct Registered(Option<usize>);
+pub(crate) struct Registered(Option<usize>);
 
 impl Drop for Registered {
     fn drop(&mut self) {
@@ -39,7 +39,7 @@ impl Drop for Registered {
 }
 
 /// Registers the process group `pgid` (a client's) to be killed if the harness is interrupted.
-pub fn register(pgid: i32) -> Registered {
+pub(crate) fn register(pgid: i32) -> Registered {
     if pgid <= 0 {
         return Registered(None);
     }

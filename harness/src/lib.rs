@@ -23,8 +23,9 @@
 //!
 //! Public modules: [`cli`], [`display`], [`report`], [`runner`], [`scenario`], [`store`],
 //! [`terminal`]; the types a [`Check`] and a [`ScenarioResult`] carry are re-exported here. Every
-//! other stage is private. `testing` (hidden) re-exports the internals the crate's own
-//! integration tests and benchmarks reach; it is not part of the contract.
+//! other stage is private. `testing` (hidden, feature `test-support`) re-exports by name the
+//! internals the crate's own integration tests and benchmarks reach; it is not part of the
+//! contract.
 //!
 //! # Where to find it (one hop)
 //!
@@ -40,7 +41,7 @@
 //! | what does the client write into `state.db`? | `client/stored.rs` (row markers, schemas), read by [`store`] |
 //! | how is the client installed and configured? | `client.rs` (`resolve`, `base_config`) |
 //! | the asciicast format (write and replay) | [`terminal::cast`] |
-//! | the terminal emulator, the escape scanner | [`terminal::Screen`], [`terminal::scan`] |
+//! | the terminal emulator, the escape scanner | [`terminal::Screen`], `terminal::scan` |
 //! | a terminal that reflows on resize; which one a check reads | [`terminal::ReflowScreen`], [`terminal::Terminal`] |
 //! | the fake model (HTTP, OpenAI wire format, script, faults) | `provider/` |
 //! | which session did the client open? is a session listing whole? (rules 12, 13) | `oracle/opened.rs`; the runner's `judge_opened` and `Format::Listing` (`runner/steps.rs`) |
@@ -102,6 +103,10 @@
 //!   differential test); also the fast offline tier of `minimize`.
 
 #![warn(missing_docs)]
+// What is `pub` is reachable from outside: the contract, or `testing` (feature `test-support`,
+// which the crate's own tests and benches enable). `cargo fix` applies it (docs/architecture.md,
+// "The public surface").
+#![cfg_attr(feature = "test-support", warn(unreachable_pub))]
 
 // The contract: what the binary, a scenario author and a library user reach.
 pub mod cli;
@@ -111,6 +116,7 @@ pub mod runner;
 pub mod scenario;
 pub mod store;
 pub mod terminal;
+#[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub mod testing;
 

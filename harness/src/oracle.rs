@@ -123,15 +123,15 @@ use repeat::{repeats, Surplus};
 use vocabulary::{excerpt, Vocabulary, Words};
 
 pub use rows::{count_rows, is_stale_preview, RowCounts};
-pub use wording::verdict_sentence;
+pub(crate) use wording::verdict_sentence;
 
 /// Words that make a rendering *strong* (counted as a repeat) when it is not a whole message, and
 /// that any rendering starting inside a message needs; see the module docs.
-pub const SHINGLE_WORDS: usize = 8;
+pub(crate) const SHINGLE_WORDS: usize = 8;
 
 /// Leading words that count a message as rendered when the client truncated it before
 /// [`SHINGLE_WORDS`] of its words (a recap of a few short lines).
-pub const PREFIX_WORDS: usize = 4;
+pub(crate) const PREFIX_WORDS: usize = 4;
 
 /// What the provider log says was said in the conversation, each utterance once, in order.
 /// The ground truth for telling a data problem (stored twice) from a display problem.
@@ -209,7 +209,7 @@ impl Findings {
     }
 
     /// Adds `other`'s numbers to these (the views of one check).
-    pub fn add(&mut self, other: &Findings) {
+    pub(crate) fn add(&mut self, other: &Findings) {
         self.words_rendered_more_than_once += other.words_rendered_more_than_once;
         self.missing_messages += other.missing_messages;
         self.internal_text_shown += other.internal_text_shown;
@@ -255,10 +255,10 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause.
-    pub const ALL: [Cause; 3] = [Cause::Display, Cause::Data, Cause::Both];
+    pub(crate) const ALL: [Cause; 3] = [Cause::Display, Cause::Data, Cause::Both];
 
     /// The cause's name in scenario files, `--json` (as serialised) and signatures.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Cause::Display => "display",
             Cause::Data => "data",
@@ -401,7 +401,7 @@ pub struct Check {
 
 impl Check {
     /// A check at `at` that found nothing and saw nothing.
-    pub fn empty(at: &str) -> Check {
+    pub(crate) fn empty(at: &str) -> Check {
         Check {
             at: at.to_string(),
             findings: Findings::default(),
@@ -443,9 +443,9 @@ pub(crate) fn check(
 
 /// What is known besides the transcript and the expectation.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// What the provider log says was said (scenario runs).
-    pub said: Option<&'a Said>,
+    pub(crate) said: Option<&'a Said>,
     /// The data problems the database alone shows ([`crate::integrity::data_problems`]). They are
     /// listed in the [`Check`] and its verdict, and an utterance the database stores twice
     /// ([`DataProblemKind::StoredTwice`](crate::integrity::DataProblemKind::StoredTwice)) is a data duplicate even without a provider log: when
@@ -453,24 +453,24 @@ pub struct Context<'a> {
     /// showing the data problem faithfully counts, as `data`); when the display model made them
     /// one message, a surplus rendering of it is `data` as long as it is not rendered more often
     /// than it is stored.
-    pub data_problems: &'a [DataProblem],
+    pub(crate) data_problems: &'a [DataProblem],
     /// Messages (indexes into [`Expected::messages`]) the display may leave out: the client's
     /// display settings keep them off its resume recap (see [`crate::settings::not_on_recap`]).
     /// They are never missing; drawn, they are allowed once like any message.
-    pub optional: &'a [usize],
+    pub(crate) optional: &'a [usize],
     /// How many renderings of each message (by index into [`Expected::messages`]) this part of
     /// the screen may draw, where that is not one each (`None`): a view of a live screen only
     /// adds to what earlier views drew, so it draws the messages it adds once, none of the
     /// messages before them — unless it redraws what the client erased ([`crate::views`]).
     /// A message allowed none is never missing, and has no place in the order.
-    pub allowed: Option<&'a [usize]>,
+    pub(crate) allowed: Option<&'a [usize]>,
     /// Internal texts (indexes into [`Expected::internal`]) this part of the screen redraws where
     /// the client erased them: not counted again.
-    pub internal_redrawn: &'a [usize],
+    pub(crate) internal_redrawn: &'a [usize],
     /// Taken-back messages (indexes into [`Expected::taken_back`]) this part of the screen may
     /// draw once: the view of the command that took them back (`/undo` puts the user's words
     /// back in the composer; [`crate::views`]).
-    pub taken_back_here: &'a [usize],
+    pub(crate) taken_back_here: &'a [usize],
 }
 
 /// The expectation's side of a check, made once from an [`Expected`]: its vocabulary, the words

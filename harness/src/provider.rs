@@ -69,54 +69,54 @@ pub enum CallKind {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Exchange {
     /// Sequence number, from 0.
-    pub seq: usize,
+    pub(crate) seq: usize,
     /// Method and path.
-    pub method: String,
+    pub(crate) method: String,
     /// Request path.
-    pub path: String,
+    pub(crate) path: String,
     /// Recognised kind.
     pub kind: CallKind,
     /// Whether the reply was streamed (SSE).
-    pub stream: bool,
+    pub(crate) stream: bool,
     /// The last user message of a chat request (None otherwise).
     pub user: Option<String>,
     /// The text replied (None for non-completion calls, and for tool calls sent without a
     /// narration, [`Turn::narration`]).
     pub reply: Option<String>,
     /// True when no scripted turn matched and a placeholder reply was sent.
-    pub unscripted: bool,
+    pub(crate) unscripted: bool,
     /// HTTP status sent.
-    pub status: u16,
+    pub(crate) status: u16,
     /// When the request reached the fake model: milliseconds since it started.
-    pub received_ms: u64,
+    pub(crate) received_ms: u64,
     /// When the last event of a paced stream ([`Turn::stream`]) was flushed, before its `[DONE]`:
     /// milliseconds since the fake model started (`None`: not a paced stream, or the client went
     /// away before its end). Noted before `[DONE]` is sent, so a reader that has seen `[DONE]`
     /// finds it here.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_chunk_ms: Option<u64>,
+    pub(crate) last_chunk_ms: Option<u64>,
     /// `usage.prompt_tokens` reported.
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     /// The request body as received (JSON).
-    pub request: serde_json::Value,
+    pub(crate) request: serde_json::Value,
     /// The fault injected instead of (or into) the reply, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fault: Option<Fault>,
+    pub(crate) fault: Option<Fault>,
     /// Names of the tools called instead of a reply (empty for a text reply).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<String>,
+    pub(crate) tool_calls: Vec<String>,
 }
 
 /// The model id the fake serves; the client's config names it.
-pub const MODEL_ID: &str = "fake-model";
+pub(crate) const MODEL_ID: &str = "fake-model";
 
 /// The reply sent to a chat message no scripted [`Turn`] matches. Deterministic so that a retry of
 /// the same request gets the same answer and the oracle can recognise it.
-pub const UNSCRIPTED_REPLY: &str = "(hermes-e2e: unscripted message)";
+pub(crate) const UNSCRIPTED_REPLY: &str = "(hermes-e2e: unscripted message)";
 
 /// The summary sent when the script has none: the client treats empty summary content as a
 /// failed compaction, which would hide the behaviour under test behind a fallback path.
-pub const PLACEHOLDER_SUMMARY: &str = "(hermes-e2e: no summary scripted)";
+pub(crate) const PLACEHOLDER_SUMMARY: &str = "(hermes-e2e: no summary scripted)";
 
 /// Tokens counted for the system prompt and tool schemas of every request, whatever they hold.
 ///
@@ -126,7 +126,7 @@ pub const PLACEHOLDER_SUMMARY: &str = "(hermes-e2e: no summary scripted)";
 /// appended since, `agent/usage_anchor.py`). Counting them as a constant makes the turn on which
 /// a `compression.threshold_tokens` is crossed a function of the conversation alone. The value is
 /// about what the real 0.22 client sends (≈ 50 KB of system prompt and 21 tool schemas).
-pub const PROMPT_OVERHEAD_TOKENS: u64 = 12_000;
+pub(crate) const PROMPT_OVERHEAD_TOKENS: u64 = 12_000;
 
 /// Worker threads answering requests. The client may run its title call concurrently with a chat
 /// turn (and an auxiliary summary call during one), so one worker is not enough.
@@ -241,12 +241,13 @@ impl Provider {
     }
 
     /// The port bound.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.addr.port()
     }
 
     /// The socket address bound (always 127.0.0.1).
-    pub fn addr(&self) -> SocketAddr {
+    #[cfg(test)]
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
@@ -256,13 +257,13 @@ impl Provider {
     }
 
     /// How many exchanges have been logged so far (a mark for [`Provider::chat_received_since`]).
-    pub fn exchanges(&self) -> usize {
+    pub(crate) fn exchanges(&self) -> usize {
         self.shared.log().len()
     }
 
     /// When the first chat request logged at or after `mark` (see [`Provider::exchanges`])
     /// reached the fake model, if one has.
-    pub fn chat_received_since(&self, mark: usize) -> Option<Instant> {
+    pub(crate) fn chat_received_since(&self, mark: usize) -> Option<Instant> {
         let log = self.shared.log();
         let exchange = log.iter().skip(mark).find(|e| e.kind == CallKind::Chat)?;
         Some(self.shared.started + Duration::from_millis(exchange.received_ms))
@@ -275,7 +276,8 @@ impl Provider {
 
     /// Number of chat-kind requests answered so far (the driver waits on it). An exchange is
     /// counted as soon as its reply is decided, just before it is sent.
-    pub fn chat_calls(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn chat_calls(&self) -> usize {
         self.shared
             .log()
             .iter()
@@ -287,7 +289,7 @@ impl Provider {
     ///
     /// The user text of a scripted exchange is the [`Turn::user`] it matched (what was typed, free
     /// of anything the client added to the message); of an unscripted one, the last user message.
-    pub fn said(&self) -> crate::oracle::Said {
+    pub(crate) fn said(&self) -> crate::oracle::Said {
         let turns = &self.shared.script.turns;
         let mut said = crate::oracle::Said::default();
         for exchange in self.shared.log().iter() {
@@ -311,7 +313,7 @@ impl Provider {
     /// Writes the log as JSON lines to `path`.
     ///
     /// Fails when `path` cannot be created or written.
-    pub fn write_log(&self, path: &Path) -> std::io::Result<()> {
+    pub(crate) fn write_log(&self, path: &Path) -> std::io::Result<()> {
         let log = self.log();
         let mut out = io::BufWriter::new(std::fs::File::create(path)?);
         for exchange in &log {
@@ -409,7 +411,7 @@ pub enum LogError {
 /// said: each distinct user text and chat reply once, in first-seen order, as
 /// [`Provider::said`] says it live — without the script, so a user text is the request's last
 /// user message, trimmed (the harness's clients add nothing to it).
-pub fn said_from_log(path: &Path) -> Result<crate::oracle::Said, LogError> {
+pub(crate) fn said_from_log(path: &Path) -> Result<crate::oracle::Said, LogError> {
     let text = std::fs::read_to_string(path).map_err(|source| LogError::Io {
         path: path.to_owned(),
         source,

@@ -16,6 +16,7 @@
 //! end to end by the scenarios. Disagreements are classified ([`Class`]); the classes the real
 //! client was measured to produce on screen are [`Class::is_known_client_bug`].
 
+#[cfg(any(test, feature = "test-support"))]
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -25,6 +26,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::client::{self, Client};
+#[cfg(any(test, feature = "test-support"))]
 use crate::display::{Expected, RowKind};
 
 /// The worker script, written next to the worker's private `HERMES_HOME`.
@@ -79,11 +81,11 @@ pub enum ReferenceError {
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ClientRow {
     /// `messages.id` (`_row_id`).
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     /// The role.
-    pub role: String,
+    pub(crate) role: String,
     /// The content as the client loaded it.
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -170,6 +172,7 @@ impl Reader {
     /// is most of the cost of [`Reader::read`]; `db` is only read. The differential test
     /// (`loaded_rows_read_like_a_fresh_sessiondb`) checks that both give the same rows on
     /// generated histories.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn load_and_read(
         &mut self,
         db: &Path,
@@ -241,6 +244,7 @@ fn python_of(executable: &Path) -> PathBuf {
 /// What kind of disagreement between the client's display read and the display model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg(any(test, feature = "test-support"))]
 pub enum Class {
     /// A summary carrier listed beside another copy of the reply it carries (rotating
     /// compaction: the original stays live in the parent). Measured on screen: the reply is shown
@@ -280,6 +284,7 @@ pub enum Class {
     TextDiffers,
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl Class {
     /// Whether this class is a known client bug (counted, not failed): measured on screen by a
     /// scenario, or read in the client's recap code (see each variant).
@@ -298,19 +303,21 @@ impl Class {
 
 /// One disagreement.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg(any(test, feature = "test-support"))]
 pub struct Disagreement {
     /// Its class.
     pub class: Class,
     /// The listed rows involved.
-    pub rows: Vec<i64>,
+    pub(crate) rows: Vec<i64>,
     /// The logical message involved (index into `Expected::messages`), if any.
-    pub message: Option<usize>,
+    pub(crate) message: Option<usize>,
 }
 
 /// Compares the client's display read with the display model's expectation on the surface that
 /// shows everything (`Surface { tool_output: true }`). `kinds` classifies every stored row of the
 /// lineage (see [`crate::display::classify`]); rows the contract draws as labels (events,
 /// notices) are not messages on either side and are skipped.
+#[cfg(any(test, feature = "test-support"))]
 pub fn compare(
     expected: &Expected,
     kinds: &HashMap<i64, RowKind>,
@@ -379,6 +386,7 @@ pub fn compare(
 
 /// The disagreement, if any, between the text the client loaded for row `id` (of kind `kind`)
 /// and `want`, the text of the logical message `n` it is a copy of.
+#[cfg(any(test, feature = "test-support"))]
 fn text_differs(
     row: &ClientRow,
     id: i64,
@@ -411,6 +419,7 @@ fn text_differs(
 
 /// The logical messages the client lists no row of, or several: `listed` maps each message to
 /// the ids of its rows the client listed.
+#[cfg(any(test, feature = "test-support"))]
 fn missing_or_repeated(
     expected: &Expected,
     kinds: &HashMap<i64, RowKind>,

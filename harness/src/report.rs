@@ -11,7 +11,7 @@
 //! (`oracle/wording.rs`): the three outputs differ in layout, not in wording.
 
 pub mod html;
-pub mod json;
+pub(crate) mod json;
 
 use std::fmt::Write as _;
 
@@ -19,12 +19,12 @@ use crate::oracle::wording;
 use crate::runner::{CheckResult, ScenarioResult};
 use crate::scenario::RowPins;
 
-pub use json::json_line;
+pub(crate) use json::json_line;
 
 /// `text` safe to print on a terminal: control characters other than newline and tab (C0, DEL,
 /// C1) are escaped as `\u{..}`. Text from a user's database (session ids, titles, content) may
 /// hold escape sequences; a triager's terminal must show them, not execute them.
-pub fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() && c != '\n' && c != '\t' {
@@ -104,7 +104,7 @@ pub fn text(result: &ScenarioResult) -> String {
 /// The lines of a `FAIL` block about one check whose expectation did not hold (`run` and `check`
 /// print the same): each mismatch, what was found (the verdict, the row counts, every repeat with
 /// its cause, every missing message), and `step`, where the check was made.
-pub fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> String {
+pub(crate) fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> String {
     let mut out = String::new();
     if let Some(note) = &c.terminal_note {
         let _ = writeln!(out, "  note:     {note}");
@@ -157,7 +157,7 @@ pub fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) -> Stri
 
 /// The text report's `internal:` line: "502 words of internal text \"[CONTEXT COMPACTION …\"
 /// drawn (history rows 20–61; stored row 16 in session X)".
-pub fn internal_line(i: &crate::runner::InternalShown) -> String {
+pub(crate) fn internal_line(i: &crate::runner::InternalShown) -> String {
     let drawn: Vec<String> = i.history_rows.iter().map(wording::history_rows).collect();
     let rows: Vec<String> = i.stored_rows.iter().map(i64::to_string).collect();
     format!(
@@ -182,7 +182,7 @@ pub fn internal_line(i: &crate::runner::InternalShown) -> String {
 
 /// What an expectation pins, in one line: the findings expected non-zero, the causes and row
 /// counts where pinned, what is not compared; "every finding 0" when nothing else.
-pub fn expected_line(e: &crate::scenario::Expectation) -> String {
+pub(crate) fn expected_line(e: &crate::scenario::Expectation) -> String {
     let mut parts: Vec<String> = crate::scenario::named_findings(&e.findings)
         .into_iter()
         .filter(|&(name, n)| n > 0 && !e.unpinned.contains(&name))

@@ -12,8 +12,8 @@
 //! The jobs live in their own modules: `steps` interprets a scenario's steps, `session` is the
 //! client session protocol (start, `/resume`, the waits of each command), `during` a `say` step
 //! that acts while its reply streams, `cli` runs the client
-//! without a PTY, [`repro`](mod@repro) and [`record`](mod@record) are the two other ways to run the
-//! client, [`results`] holds what the reports read and [`error`] every orchestration error. The
+//! without a PTY, [`repro`](mod@repro) and `record` are the two other ways to run the
+//! client, `results` holds what the reports read and `error` every orchestration error. The
 //! verdict itself is [`Basis`](crate::Basis).
 
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ mod export;
 mod jobs;
 pub mod record;
 pub mod repro;
-pub mod results;
+pub(crate) mod results;
 mod session;
 mod steps;
 mod streaming;
@@ -51,16 +51,16 @@ pub struct RunOptions {
     /// for a progress display. `None`: silent.
     pub progress: Option<Progress>,
     /// Every check expects a correct display instead of its pins (`--expect-correct`,
-    /// [`Scenario::expecting_correct`]): for a client build that should have no defect.
+    /// `Scenario::expecting_correct`): for a client build that should have no defect.
     pub expect_correct: bool,
     /// The command-line flags that changed the scenarios before they were run (`--size
     /// 80x24`, `--ui tui`, `--terminal reflow`, each as its words): the rerun line repeats them
-    /// ([`rerun_line`]).
+    /// (`rerun_line`).
     pub flags: Vec<String>,
 }
 
 /// A progress callback (see [`RunOptions::progress`]).
-pub type Progress = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type Progress = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
 impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -125,7 +125,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
 /// The command that reruns `scenario` as `options` ran it: every flag that changed the run
 /// (`--client`, [`RunOptions::flags`], `--expect-correct`) repeated; with none, for a bundled
 /// scenario (under `scenarios/`), the `cargo test` trial that runs the same file is offered too.
-pub fn rerun_line(scenario: &Scenario, options: &RunOptions) -> String {
+pub(crate) fn rerun_line(scenario: &Scenario, options: &RunOptions) -> String {
     let mut line = format!("cargo run -p hermes-e2e -- run {}", scenario.path.display());
     if let Some(spec) = &options.client {
         line.push_str(&format!(" --client {spec}"));

@@ -83,11 +83,11 @@
 //! leaves findings that vary with timing out of the comparison (see [`Expectation`]).
 //!
 //! `known_bug = "…"` beside `expect` says what client defect the check pins, with the upstream
-//! reference where there is one ([`Expectation::known_bug`]). When every finding it pins non-zero
+//! reference where there is one (`Expectation::known_bug`). When every finding it pins non-zero
 //! reads 0 in a run, the check is reported `FIXED upstream: …` — still a failure, until the new
 //! numbers are accepted (`hermes-e2e run --bless`, which also drops the `known_bug` of a check it
 //! finds fixed: the check then pins a correct display). `run --expect-correct` holds every check
-//! to a correct display instead ([`Scenario::expecting_correct`]).
+//! to a correct display instead (`Scenario::expecting_correct`).
 //!
 //! A step `include = "../conversations/lighthouse.steps.toml"` (relative to the scenario file)
 //! splices the `[[step]]`s of a shared `*.steps.toml` file in its place — e.g. a long conversation
@@ -106,12 +106,12 @@ mod during;
 mod expect;
 mod include;
 
-pub use compose::{EditKey, Line};
+pub(crate) use compose::{EditKey, Line};
 use discover::scenario_name;
 pub use discover::{discover, unique_names};
 use include::expand_includes;
 
-pub use during::{count_word, During, DuringAction, Key, Trigger};
+pub(crate) use during::{count_word, During, DuringAction, Key, Trigger};
 pub(crate) use expect::named_findings;
 use expect::RawExpectation;
 pub use expect::{Comparison, Expectation, ExpectationError, RowPin, RowPins};
@@ -187,7 +187,7 @@ pub struct Scenario {
     /// a file outside `scenarios/`: its file stem ([`unique_names`] where two collide).
     pub name: String,
     /// The file it was read from.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The first comment line of the file (what the scenario pins), without `# `.
     pub summary: String,
     /// Client spec (`package==version` or a path to an executable).
@@ -196,9 +196,9 @@ pub struct Scenario {
     pub ui: Ui,
     /// The emulator whose history the checks read (`terminal = "vt100" | "reflow"`, default
     /// vt100); the driver feeds both and a check notes when their transcripts differ.
-    pub terminal: Terminal,
+    pub(crate) terminal: Terminal,
     /// The resume display settings written into the client's `config.yaml`.
-    pub display: DisplayProfile,
+    pub(crate) display: DisplayProfile,
     /// Terminal rows.
     pub rows: u16,
     /// Terminal columns.
@@ -206,18 +206,18 @@ pub struct Scenario {
     /// Overrides merged over the offline `config.yaml` (as JSON, which is also YAML).
     pub config: serde_json::Value,
     /// The fake model's compaction summary.
-    pub summary_reply: String,
+    pub(crate) summary_reply: String,
     /// The fake model's session title.
-    pub title: String,
+    pub(crate) title: String,
     /// Steps in order.
     pub steps: Vec<Step>,
     /// Files written into the client's working directory before the first launch (relative path,
     /// content) — what the scripted tool calls read.
-    pub files: Vec<(PathBuf, String)>,
+    pub(crate) files: Vec<(PathBuf, String)>,
 }
 
 pub use crate::client::Ui;
-pub use crate::terminal::Terminal;
+pub(crate) use crate::terminal::Terminal;
 
 /// One step with the 1-based line of the file where it starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -227,7 +227,7 @@ pub struct Step {
     /// What to do.
     pub action: Action,
     /// Deadline for the step, seconds.
-    pub deadline_secs: u64,
+    pub(crate) deadline_secs: u64,
 }
 
 /// What a step does.
@@ -392,7 +392,7 @@ struct RawHeader {
 /// The resume display settings a scenario runs the client with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DisplayProfile {
+pub(crate) enum DisplayProfile {
     /// Whole replies in the recap, every exchange (`DisplaySettings::wide` in `settings/config.rs`).
     #[default]
     Wide,
@@ -484,7 +484,7 @@ impl Scenario {
     }
 
     /// Parses scenario text; `path` is only used in messages.
-    pub fn parse(text: &str, path: &Path, name: String) -> Result<Scenario, ScenarioError> {
+    pub(crate) fn parse(text: &str, path: &Path, name: String) -> Result<Scenario, ScenarioError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             path: path.to_owned(),
             source: Box::new(e),
@@ -587,7 +587,7 @@ impl Scenario {
 
     /// The scenario with every check expecting a correct display ([`Expectation::correct`]):
     /// what `run --expect-correct` runs.
-    pub fn expecting_correct(&self) -> Scenario {
+    pub(crate) fn expecting_correct(&self) -> Scenario {
         let mut scenario = self.clone();
         for step in &mut scenario.steps {
             if let Action::Check { expect, .. } = &mut step.action {
@@ -599,7 +599,7 @@ impl Scenario {
 
     /// The model names the scenario switches to (`command = "/model NAME …"`), in order: the
     /// fake model serves them besides its own.
-    pub fn switched_models(&self) -> Vec<String> {
+    pub(crate) fn switched_models(&self) -> Vec<String> {
         self.steps
             .iter()
             .filter_map(|s| match &s.action {
@@ -1091,7 +1091,7 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 /// Merges `overlay` into `base` recursively (objects merge, anything else replaces).
-pub fn merge_json(base: &mut serde_json::Value, overlay: &serde_json::Value) {
+pub(crate) fn merge_json(base: &mut serde_json::Value, overlay: &serde_json::Value) {
     match (base, overlay) {
         (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
             for (k, v) in o {

@@ -46,7 +46,7 @@
 //! 2. Messages: build the `Expected` with `Surface { tool_output: true }` when
 //!    `resume_skip_tool_only` is false (tool-only assistant messages are then entries); with the
 //!    stock `true`, `Surface::default()` gives the same recap. Give [`recap`] the tool calls of
-//!    the stored rows ([`tool_calls_by_row`]) so the summaries and the tool-only rule are exact.
+//!    the stored rows ([`tool_call_names`] of each, by row id) so the summaries and the tool-only rule are exact.
 //! 3. Expectation on the recap panel, per message ([`Recap::items`], same order as the input):
 //!    - [`RecapItem::Shown`]: the message must be on the recap exactly once, showing
 //!      [`Shown::text`]. Count words on [`Shown::complete`] (the shown part of the message without
@@ -78,14 +78,12 @@ mod tests;
 mod text;
 mod yaml;
 
-pub use config::{ClientVersion, DisplaySettings, ResumeDisplay, SettingsError};
-pub use panel::not_on_recap;
+pub(crate) use config::{ClientVersion, DisplaySettings, ResumeDisplay, SettingsError};
+pub(crate) use panel::not_on_recap;
 // The rest of the recap model: the steps of "How the oracle should use it" that nothing outside
 // this module takes yet (its unit tests do).
-#[allow(unused_imports)]
-pub use panel::{
-    event_label, recap, recap_sources, tool_call_names, tool_calls_by_row, EntryKind, Recap,
-    RecapItem, RecapSource, Shown, Skip, ToolCalls,
+#[cfg(test)]
+pub(crate) use panel::{
+    event_label, recap, recap_sources, tool_call_names, EntryKind, Recap, RecapItem, RecapSource,
+    Shown, Skip, ToolCalls,
 };
-#[allow(unused_imports)]
-pub use yaml::{IntError, YamlError};

@@ -126,13 +126,13 @@ pub struct Session {
     /// `sessions.id`.
     pub id: String,
     /// `sessions.parent_session_id`.
-    pub parent_session_id: Option<String>,
+    pub(crate) parent_session_id: Option<String>,
     /// `sessions.started_at` (unix seconds).
-    pub started_at: f64,
+    pub(crate) started_at: f64,
     /// `sessions.end_reason` (`compression` for a rotated-away parent).
-    pub end_reason: Option<String>,
+    pub(crate) end_reason: Option<String>,
     /// `sessions.title`.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
 }
 
 /// One row of `messages`, with the columns the display model needs (absent columns read as defaults).
@@ -141,53 +141,53 @@ pub struct Row {
     /// `messages.id`.
     pub id: i64,
     /// `messages.session_id`.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// `user`, `assistant`, `tool`, `system`.
-    pub role: String,
+    pub(crate) role: String,
     /// The stored content (NULL as `None`; non-UTF-8 bytes replaced).
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
     /// `tool_call_id`.
-    pub tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     /// `tool_calls` (JSON text).
-    pub tool_calls: Option<String>,
+    pub(crate) tool_calls: Option<String>,
     /// `tool_name`.
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     /// `timestamp` (unix seconds).
-    pub timestamp: f64,
+    pub(crate) timestamp: f64,
     /// `active` (legacy: as stored, default true).
-    pub active: bool,
+    pub(crate) active: bool,
     /// `compacted` (legacy: false).
-    pub compacted: bool,
+    pub(crate) compacted: bool,
     /// `_compressed_summary` (legacy: false).
-    pub compressed_summary: bool,
+    pub(crate) compressed_summary: bool,
     /// `display_kind`.
-    pub display_kind: Option<String>,
+    pub(crate) display_kind: Option<String>,
     /// `display_metadata` (JSON text).
-    pub display_metadata: Option<String>,
+    pub(crate) display_metadata: Option<String>,
     /// `message_uid`.
-    pub message_uid: Option<String>,
+    pub(crate) message_uid: Option<String>,
 }
 
 /// When a message row was made and what it copies ([`Store::stamps`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// `messages.id`: rows get ids in the order the client writes them.
-    pub id: i64,
+    pub(crate) id: i64,
     /// `messages.session_id`.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// `messages.timestamp` (unix seconds): when the message was made. A copy (a compaction's
     /// carried row, a carrier) keeps its original's, so it is never later than the write.
-    pub timestamp: f64,
+    pub(crate) timestamp: f64,
     /// `message_uid`.
-    pub message_uid: Option<String>,
+    pub(crate) message_uid: Option<String>,
     /// The content of a user row (`None` for other roles).
-    pub user_text: Option<String>,
+    pub(crate) user_text: Option<String>,
     /// Whether it is a user row.
-    pub user: bool,
+    pub(crate) user: bool,
     /// `active` (NULL as live, as [`Row::active`]).
-    pub active: bool,
+    pub(crate) active: bool,
     /// `compacted` (false without the column).
-    pub compacted: bool,
+    pub(crate) compacted: bool,
 }
 
 /// Columns of `messages` without which the database is not a Hermes transcript.
@@ -273,7 +273,7 @@ impl Store {
     /// messages. The user-facing [`Store::open`] always reads a private copy, and reads every row
     /// once first to find a damaged file; a generated database skips that.
     #[cfg(any(test, feature = "test-support"))]
-    pub fn from_connection(conn: Connection, name: &Path) -> Result<Store, StoreError> {
+    pub(crate) fn from_connection(conn: Connection, name: &Path) -> Result<Store, StoreError> {
         Store::over(name, conn, None)
     }
 
@@ -337,12 +337,12 @@ impl Store {
     }
 
     /// The user's original path (for messages).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// The detected schema flavour.
-    pub fn schema(&self) -> Schema {
+    pub(crate) fn schema(&self) -> Schema {
         self.schema
     }
 
@@ -350,17 +350,17 @@ impl Store {
     ///
     /// The display model uses it to tell "flag absent" from "flag false" (e.g. a legacy database has
     /// no `_compressed_summary`, so summary rows must be recognised by their content).
-    pub fn has_message_column(&self, name: &str) -> bool {
+    pub(crate) fn has_message_column(&self, name: &str) -> bool {
         self.message_columns.contains(name)
     }
 
     /// All sessions, oldest first.
-    pub fn sessions(&self) -> Result<Vec<Session>, StoreError> {
+    pub(crate) fn sessions(&self) -> Result<Vec<Session>, StoreError> {
         self.query_sessions("ORDER BY started_at ASC, rowid ASC", &[])
     }
 
     /// The most recently started session, if any.
-    pub fn latest_session(&self) -> Result<Option<Session>, StoreError> {
+    pub(crate) fn latest_session(&self) -> Result<Option<Session>, StoreError> {
         Ok(self
             .query_sessions("ORDER BY started_at DESC, rowid DESC LIMIT 1", &[])?
             .into_iter()
@@ -383,7 +383,7 @@ impl Store {
 
     /// The largest `messages.id` (0 when there is no message): the client's rows get ids in the
     /// order it writes them, so a row with a larger id was written after this was read.
-    pub fn max_message_id(&self) -> Result<i64, StoreError> {
+    pub(crate) fn max_message_id(&self) -> Result<i64, StoreError> {
         self.conn
             .query_row("SELECT COALESCE(MAX(id), 0) FROM messages", [], |r| {
                 r.get(0)
@@ -392,7 +392,7 @@ impl Store {
     }
 
     /// Every `message_uid` stored, in any state (none on databases without the column).
-    pub fn message_uids(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+    pub(crate) fn message_uids(&self) -> Result<std::collections::HashSet<String>, StoreError> {
         if !self.has_message_column("message_uid") {
             return Ok(Default::default());
         }
@@ -409,7 +409,7 @@ impl Store {
     }
 
     /// The ids of [`Store::lineage`] of `session_id`, root first: what [`Store::rows`] reads.
-    pub fn lineage_ids(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
+    pub(crate) fn lineage_ids(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
         Ok(self
             .lineage(session_id)?
             .into_iter()
@@ -432,7 +432,7 @@ impl Store {
     /// rows written after the fork. The branch's rows are copies of the parent's (same uid and
     /// timestamp), so every copied message is still one logical message (rule 2).
     /// A missing parent row or a cycle ends the walk.
-    pub fn lineage(&self, session_id: &str) -> Result<Vec<Session>, StoreError> {
+    pub(crate) fn lineage(&self, session_id: &str) -> Result<Vec<Session>, StoreError> {
         let Some(first) = self.session_link(session_id)? else {
             return Err(StoreError::NoSuchSession {
                 path: self.path.clone(),
@@ -472,7 +472,7 @@ impl Store {
 
     /// Every message row of every session, as [`Stamp`]s ordered by `id`: when each was made,
     /// what it copies, and a user row's text (what a saved recording's timeline is read from).
-    pub fn stamps(&self) -> Result<Vec<Stamp>, StoreError> {
+    pub(crate) fn stamps(&self) -> Result<Vec<Stamp>, StoreError> {
         let uid = if self.message_columns.contains("message_uid") {
             "message_uid"
         } else {
@@ -514,7 +514,7 @@ impl Store {
     /// copy without the rows made after, with `active = 1` on the rows `live` (rows taken back,
     /// or superseded by a copy, only after then). What a saved recording's views were drawn
     /// from (`views/recorded.rs`); the user's file and this store's copy are untouched.
-    pub fn as_of(&self, max_row_id: i64, live: &[i64]) -> Result<Store, StoreError> {
+    pub(crate) fn as_of(&self, max_row_id: i64, live: &[i64]) -> Result<Store, StoreError> {
         let conn = self.in_memory()?;
         conn.execute("DELETE FROM messages WHERE id > ?1", [max_row_id])
             .map_err(|e| self.err(e))?;
@@ -551,7 +551,11 @@ impl Store {
     /// archived or carried forward), when given, and with the rows `taken_back` set to
     /// `active = 0, compacted = 0` (rewound, as `/undo` leaves them). What the Ink TUI's frame is
     /// judged against (`views/tui.rs`); the user's file and this store's copy are untouched.
-    pub fn edited(&self, session: Option<&str>, taken_back: &[i64]) -> Result<Store, StoreError> {
+    pub(crate) fn edited(
+        &self,
+        session: Option<&str>,
+        taken_back: &[i64],
+    ) -> Result<Store, StoreError> {
         let conn = self.in_memory()?;
         if !self.message_columns.contains("active") {
             return Store::over(&self.path, conn, None);

@@ -6,7 +6,7 @@
 //! Input: the raw bytes the client wrote to its PTY (fed chunk by chunk as they arrive) and resizes.
 //! Output: the viewport as text (for the driver's waits) and a [`Transcript`]: every row that was ever
 //! drawn — rows that scrolled off the top included — with soft-wrapped rows joined and UI chrome
-//! (panel borders, rules, the prompt: [`crate::client::chrome`] says what is chrome) stripped, each line keeping its row number in the history.
+//! (panel borders, rules, the prompt: `crate::client::chrome` says what is chrome) stripped, each line keeping its row number in the history.
 //!
 //! How the history is kept:
 //! - The `vt100` parser runs with a scrollback capacity of **0**. With no scrollback of its own,
@@ -27,40 +27,40 @@
 //!   would count as one more copy of the conversation, which no terminal shows. The erase at exit
 //!   is not honoured: the conversation is over, no check reads the screen after it, and a
 //!   recording checked whole (`check --cast`) is judged on what its session showed. Erased rows
-//!   are counted ([`Screen::erased_rows`]) and keep their row numbers.
+//!   are counted (`Screen::erased_rows`) and keep their row numbers.
 //! - `CSI 2 J` (and `CSI ? 2 J`, the full reset `ESC c`, and `CSI J` with the cursor at the top
 //!   left) blank the visible rows without scrolling them, so xterm loses them. The harness wants
 //!   the whole history, so just before such a clear takes effect on the main screen,
-//!   [`Screen::feed`] copies the rows from the top to the last non-blank one into the history.
+//!   `Screen::feed` copies the rows from the top to the last non-blank one into the history.
 //!   This is what tmux does (`scroll-on-clear`, on by default), and avt (asciinema's emulator) on
 //!   `2J`; tmux is the emulator the harness cross-checks against. To see the clear before vt100
-//!   acts on it, a small scanner mirroring vt100's `vte` state machine ([`scan`]) follows the
+//!   acts on it, a small scanner mirroring vt100's `vte` state machine (`scan`) follows the
 //!   bytes; its state survives between calls, so a sequence split across reads is seen like a
 //!   whole one.
 //!   `CSI J` from anywhere else (prompt_toolkit redrawing its input box) is not a clear.
 //! - The alternate screen is a separate canvas that real terminals never put in scrollback (the Ink
 //!   TUI draws its frames there): rows scrolling off it, and clears on it, are not recorded. While
-//!   it is active its current frame is what [`Screen::history_lines`] shows after the main history.
+//!   it is active its current frame is what `Screen::history_lines` shows after the main history.
 //! - Rows leaving a scroll region that does not start at the top row vanish, as in a real
 //!   terminal. (The classic CLI uses no scroll regions.)
 //! - Wide (CJK) characters occupy two cells; the text produced has each of them once, with no
 //!   padding. One vt100 quirk is corrected: a wide character that does not fit in the last column
 //!   moves to the next row without the row being marked soft-wrapped (tmux and xterm mark it),
-//!   which would split a streamed CJK line; see [`Screen::feed`].
-//! - Memory is bounded: past [`MAX_HISTORY_BYTES`] the oldest rows are dropped and counted
-//!   ([`Screen::dropped_rows`]), so row numbers stay absolute.
+//!   which would split a streamed CJK line; see `Screen::feed`.
+//! - Memory is bounded: past `MAX_HISTORY_BYTES` the oldest rows are dropped and counted
+//!   (`Screen::dropped_rows`), so row numbers stay absolute.
 //!
 //! Files:
 //! - `terminal.rs`: [`Screen`], the emulator and its history (this page);
 //! - [`scan`]: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
 //!   wide characters, and by the driver to track the text the client printed;
-//! - [`reflow`]: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps
+//! - `reflow`: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps
 //!   soft-wrapped rows when the width changes (as tmux and other terminals do);
 //! - `choice.rs`: [`Terminal`] (which of the two a scenario's checks read), [`Emulator`] (what
 //!   the harness needs of either), [`difference`] (how their transcripts differ);
-//! - [`cast`]: asciicast recordings — v2 written while the client runs ([`cast::Writer`]), v2 and
+//! - [`cast`]: asciicast recordings — v2 written while the client runs (`cast::Writer`), v2 and
 //!   v3 read and replayed into a [`Screen`] ([`cast::replay`]);
-//! - [`transcript`]: [`Transcript`] and [`TranscriptLine`], the history with chrome stripped;
+//! - `transcript`: [`Transcript`] and [`TranscriptLine`], the history with chrome stripped;
 //! - `svg.rs`: [`Screen::svg`], the colour picture of the visible screen;
 //! - `size.rs`: [`Size`], the one `COLSxROWS` parser;
 //! - `tests.rs` (and `tests/tmux.rs`, the cross-check against tmux): the unit tests.
@@ -75,13 +75,13 @@ use scan::{Event, Scanner};
 
 pub mod cast;
 mod choice;
-pub mod reflow;
-pub mod scan;
+pub(crate) mod reflow;
+pub(crate) mod scan;
 mod size;
 mod svg;
 #[cfg(any(test, feature = "test-support"))]
 pub mod tmux;
-pub mod transcript;
+pub(crate) mod transcript;
 
 pub use choice::{difference, erase_note, Emulator, Terminal};
 pub use reflow::ReflowScreen;
@@ -90,7 +90,7 @@ pub use transcript::{Transcript, TranscriptLine};
 
 /// Upper bound on the memory the history may use (text bytes plus a per-row overhead). A whole
 /// session is 30–140 KB of output; this only stops absurd inputs from exhausting memory.
-pub const MAX_HISTORY_BYTES: usize = 64 << 20;
+pub(crate) const MAX_HISTORY_BYTES: usize = 64 << 20;
 
 /// Bytes charged per history row on top of its text, so that a flood of empty rows is bounded too.
 const ROW_OVERHEAD_BYTES: usize = std::mem::size_of::<PhysicalRow>();
@@ -307,7 +307,7 @@ impl Screen {
     ///
     /// A UTF-8 character cut off at the end of `bytes` is held back until the next call (vt100
     /// would not draw it before that either).
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         let joined;
         let input: &[u8] = if self.carry.is_empty() {
             bytes
@@ -436,19 +436,19 @@ impl Screen {
     ///
     /// Also answered: DSR `CSI 6 n` (cursor position, `CSI row ; col R`), DSR `CSI 5 n`
     /// (`CSI 0 n`) and OSC 10 (foreground: white).
-    pub fn take_replies(&mut self) -> Vec<u8> {
+    pub(crate) fn take_replies(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.parser.callbacks_mut().replies)
     }
 
     /// Whether a synchronized update (DEC mode 2026) is open: the client is drawing a frame that
     /// is not complete yet (the Ink TUI draws every frame inside one).
-    pub fn in_frame(&self) -> bool {
+    pub(crate) fn in_frame(&self) -> bool {
         self.in_frame
     }
 
     /// The window title the client set last (`OSC 0` or `OSC 2`); empty if it never set one.
     /// The Ink TUI says in it whether it is busy (see [`crate::client::is_idle`]).
-    pub fn title(&self) -> &str {
+    pub(crate) fn title(&self) -> &str {
         &self.parser.callbacks().title
     }
 
@@ -462,7 +462,7 @@ impl Screen {
     /// either way. While the alternate screen is up only its count can be reset, so the main
     /// screen may still gain blank rows at its top.) Changing the width truncates or pads rows;
     /// nothing is reflowed.
-    pub fn resize(&mut self, rows: u16, cols: u16) {
+    pub(crate) fn resize(&mut self, rows: u16, cols: u16) {
         let (rows, cols) = (dimension(rows), dimension(cols));
         // Clears vt100's count of rows "above" the screen; its scrollback is empty (capacity 0),
         // so no row is lost.
@@ -471,16 +471,16 @@ impl Screen {
     }
 
     /// The visible rows as plain text, one string per row, trailing blanks trimmed.
-    pub fn viewport_rows(&self) -> Vec<String> {
+    pub(crate) fn viewport_rows(&self) -> Vec<String> {
         trimmed(visible_rows(self.parser.screen()))
     }
     /// The whole history (scrolled-off rows, then the visible rows), soft-wrapped rows joined,
     /// trailing blank rows dropped; no chrome stripping.
-    pub fn history_lines(&self) -> Vec<String> {
+    pub(crate) fn history_lines(&self) -> Vec<String> {
         texts(self.numbered_lines())
     }
 
-    /// [`Screen::history_lines`] with chrome stripped, as a [`Transcript`].
+    /// `Screen::history_lines` with chrome stripped, as a [`Transcript`].
     ///
     /// Each line's `row` is the index of its first physical row in the whole history (rows
     /// dropped by the memory bound included), so a soft-wrapped line spans several row numbers.
@@ -491,13 +491,14 @@ impl Screen {
     /// Rows dropped from the start of the history because it outgrew [`MAX_HISTORY_BYTES`]
     /// (0 in any realistic session). Row numbers in a [`Transcript`] start at this value plus
     /// [`Screen::erased_rows`].
-    pub fn dropped_rows(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn dropped_rows(&self) -> usize {
         self.parser.callbacks().dropped_rows
     }
 
     /// Rows the client erased from the history (`CSI 3 J` in a frame; see [`Screen::feed`]), in
     /// all. Row numbers in a [`Transcript`] count them too.
-    pub fn erased_rows(&self) -> usize {
+    pub(crate) fn erased_rows(&self) -> usize {
         self.parser.callbacks().erased_rows
     }
 

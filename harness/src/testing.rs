@@ -2,12 +2,19 @@
 //!
 //! Internals the crate's own integration tests and benchmarks reach: not the contract, hidden
 //! from the documentation, and free to change with the stages they mirror. Each module here
-//! re-exports, from the internal module of the same name, what the tests and benchmarks use
-//! (`client`, `history` and `reference` whole).
+//! re-exports by name, from the internal module of the same name, what the tests and benchmarks
+//! use. Built with the feature `test-support` only.
 
 /// The real client: provisioning, configuration, UI profiles, the stored-row schemas.
 pub mod client {
-    pub use crate::client::*;
+    pub use crate::client::{
+        base_config, cache_dir, environment, python, resolve, terminal_identity, write_config, Ui,
+    };
+
+    /// The stored-row schemas.
+    pub mod stored {
+        pub use crate::client::stored::SCHEMA_0_22;
+    }
 }
 
 /// The real client in a real PTY: the driver (the real-recorder tests drive a recorder with it),
@@ -17,10 +24,9 @@ pub mod driver {
     pub use crate::driver::{Driver, Launch};
 }
 
-/// Generated compaction histories in the real schemas (feature `test-support`).
-#[cfg(any(test, feature = "test-support"))]
+/// Generated compaction histories in the real schemas.
 pub mod history {
-    pub use crate::history::*;
+    pub use crate::history::{steps, Compaction, History, Step};
 }
 
 /// What a `state.db` holds and what a correct display of it is.
@@ -40,7 +46,7 @@ pub mod provider {
 
 /// The client's own display read, and its comparison with the display contract.
 pub mod reference {
-    pub use crate::reference::*;
+    pub use crate::reference::{compare, Class, Disagreement, Reader};
 }
 
 /// The signature of a verdict (`bisect`, `minimize`).

@@ -15,8 +15,8 @@
 //!   exchanges, rows, then halving texts; candidates judged offline by the client's own display
 //!   read, confirmed in the PTY), with a `record`-style fixture of the result.
 
-pub mod bisect;
-pub mod minimize;
-pub mod probe;
+pub(crate) mod bisect;
+pub(crate) mod minimize;
+pub(crate) mod probe;
 pub mod signature;
-pub mod versions;
+pub(crate) mod versions;

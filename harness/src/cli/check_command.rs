@@ -52,34 +52,34 @@ pub struct CheckArgs {
         required_unless_present = "screen",
         conflicts_with = "screen"
     )]
-    pub cast: Option<PathBuf>,
+    pub(crate) cast: Option<PathBuf>,
     /// A screen instead of a recording: text copied from the terminal (a paste, `tmux
     /// capture-pane -pJ -S -`, `asciinema convert --output-format txt`), or the terminal's bytes
     /// without timing (`--output-format raw`); `-` reads it from stdin. Cut at the client's
     /// echoes; a note says what a screen cannot tell.
     #[arg(long, value_name = "FILE")]
-    pub screen: Option<PathBuf>,
+    pub(crate) screen: Option<PathBuf>,
     /// The terminal's size for `--screen`, `COLSxROWS` [default: a text's longest line, at
     /// least 80 columns; raw bytes 80x24].
     #[arg(long, value_name = "COLSxROWS", conflicts_with = "cast")]
-    pub size: Option<terminal::Size>,
+    pub(crate) size: Option<terminal::Size>,
     /// The fake model's log of the run that made the recording (`provider.jsonl`, kept beside
     /// each scenario's recordings): what was said, so a question asked again is not read as a
     /// message stored twice (on 0.19, whose rows have no `message_uid`), as a live check reads
     /// it.
     #[arg(long, value_name = "FILE")]
-    pub provider_log: Option<PathBuf>,
+    pub(crate) provider_log: Option<PathBuf>,
     /// The `state.db` the client displayed (never modified; a private copy is read); `-` reads
     /// it from stdin.
     #[arg(long, value_name = "STATE_DB")]
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     /// The session displayed [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// One JSON object on stdout and nothing else, the shape of a `run --json` line
     /// (docs/counting.md, "The JSON verdict"); `--history` and `--transcript` add fields to it.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Also print the rendered history the oracle read (chrome stripped), before the verdict
     /// (`--json`: its `transcript` field). `cli.…` keys in it are the client's untranslated
     /// i18n strings (a note on stderr says so).
@@ -93,17 +93,17 @@ pub struct CheckArgs {
     pub history: bool,
     /// The emulator the recording is replayed into.
     #[arg(long, value_enum, default_value_t = Terminal::Vt100)]
-    pub terminal: Terminal,
+    pub(crate) terminal: Terminal,
     /// The Hermes `config.yaml` the client ran with: messages its `display:` settings keep off
     /// the resume recap are not expected there [default: every message expected].
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// The expected findings: a TOML file with the keys of a scenario check's `expect`
     /// (`words_rendered_more_than_once = 169`, `causes = ["display"]`, …), e.g. a fixture's
     /// `expect.toml`; `-` reads it from stdin. Findings not named are expected to be 0, causes
     /// are compared only when written (see below).
     #[arg(long, value_name = "FILE", conflicts_with = "expect_findings")]
-    pub expect: Option<PathBuf>,
+    pub(crate) expect: Option<PathBuf>,
     /// The expected findings on the command line
     /// (`words_rendered_more_than_once=169,internal_text_shown=502`), by the rules of
     /// `--expect`: findings not named are expected to be 0, the causes are not compared.
@@ -113,19 +113,19 @@ pub struct CheckArgs {
         value_delimiter = ',',
         value_parser = parse_pin
     )]
-    pub expect_findings: Vec<Pin>,
+    pub(crate) expect_findings: Vec<Pin>,
     /// Also write an HTML report into this directory (`index.html`).
     #[arg(long, value_name = "DIR")]
-    pub report: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
 }
 
 /// One `NAME=N` of `--expect-findings`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pin {
+pub(crate) struct Pin {
     /// A finding or a row count, by its public name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Its expected value.
-    pub value: usize,
+    pub(crate) value: usize,
 }
 
 /// What `--expect-findings` may name: the oracle's findings and the row counts.
@@ -210,7 +210,7 @@ fn parse_pin(text: &str) -> Result<Pin, ExpectError> {
 
 /// The expectation `args` ask for: `--expect`'s file (`-`: stdin), `--expect-findings` or every
 /// finding 0; the same rules for each (`check --help`).
-pub fn expectation(args: &CheckArgs) -> Result<Expectation, Error> {
+pub(crate) fn expectation(args: &CheckArgs) -> Result<Expectation, Error> {
     if let Some(arg) = &args.expect {
         let input = Input::file(
             arg,

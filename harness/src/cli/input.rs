@@ -10,13 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A file a command reads: its path on disk and how messages name it.
 #[derive(Debug)]
-pub struct Input {
+pub(crate) struct Input {
     /// Where to read it (a private copy when it came from stdin).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The name messages and reports use (`-` is `<stdin>`).
-    pub shown: PathBuf,
+    pub(crate) shown: PathBuf,
     /// Whether it came from stdin.
-    pub stdin: bool,
+    pub(crate) stdin: bool,
     /// The private directory holding stdin's copy; removed when dropped.
     _dir: Option<tempfile::TempDir>,
 }
@@ -83,7 +83,7 @@ impl Input {
     /// The file `arg` of `flag`, expected to hold `expected` (for messages): stdin's bytes in a
     /// private file named `name` when `arg` is `-`, else `arg` itself once it is known not to
     /// be a directory.
-    pub fn file(
+    pub(crate) fn file(
         arg: &Path,
         flag: &'static str,
         expected: &'static str,
@@ -129,14 +129,14 @@ impl Input {
     }
 
     /// The `--config` file, when one is given.
-    pub fn config(arg: Option<&Path>) -> Result<Option<Input>, InputError> {
+    pub(crate) fn config(arg: Option<&Path>) -> Result<Option<Input>, InputError> {
         arg.map(|c| Input::file(c, "--config", "a `config.yaml` file", "config.yaml"))
             .transpose()
     }
 
     /// The recording `arg` of `flag`: as [`Input::file`], and refused unless it is UTF-8 text
     /// (a directory names the `.cast` files in it).
-    pub fn recording(arg: &Path, flag: &'static str) -> Result<Input, InputError> {
+    pub(crate) fn recording(arg: &Path, flag: &'static str) -> Result<Input, InputError> {
         const EXPECTED: &str = "an asciicast recording, v2 or v3 (a `.cast` file)";
         let input = Input::file(arg, flag, EXPECTED, "stdin.cast").map_err(|e| match e {
             InputError::Directory { flag, path, .. } => {
@@ -185,7 +185,7 @@ impl Input {
 /// A note when `db` is a WAL-mode database with no `-wal` file beside it: the turns the client
 /// had not yet written back into the file would be missing. `None` otherwise (and for a file
 /// that cannot be read: opening it reports that).
-pub fn wal_note(db: &Path) -> Option<String> {
+pub(crate) fn wal_note(db: &Path) -> Option<String> {
     let mut header = [0u8; 20];
     let mut file = std::fs::File::open(db).ok()?;
     file.read_exact(&mut header).ok()?;

@@ -17,18 +17,18 @@ pub const EXIT_STATUS: &str =
 pub struct InspectArgs {
     /// The `state.db` (never modified; a private copy is read); `-` reads it from stdin.
     #[arg(value_name = "STATE_DB")]
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     /// The session to inspect [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The user's Hermes `config.yaml`: the resume recap counted is the one its `display:`
     /// settings draw [default: every user and assistant message with text]; `-` reads it from
     /// stdin.
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// One JSON object on stdout.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `inspect`: exit 0 with the inspection printed.

@@ -24,27 +24,27 @@ pub const EXIT_STATUS: &str = super::exit_status!(
 pub struct MinimizeArgs {
     /// The database and how the client runs on it (as `repro` runs it).
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub(crate) client: ClientArgs,
     /// Where `minimized.db`, `REPORT.md` and the fixture go (by default
     /// `target/hermes-e2e/minimize/<session>`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// What counts as the same failure.
     #[arg(long, value_enum, default_value_t = Matching::Same)]
-    pub signature: Matching,
+    pub(crate) signature: Matching,
     /// Candidates judged at most; the best confirmed is kept.
     #[arg(long, value_name = "N", default_value_t = minimize::DEFAULT_MAX_TRIALS)]
-    pub max_trials: usize,
+    pub(crate) max_trials: usize,
     /// Stop after SECS seconds with the best confirmed database (then one more run of the
     /// client for its verdict).
     #[arg(long, value_name = "SECS")]
-    pub timeout: Option<f64>,
+    pub(crate) timeout: Option<f64>,
     /// Write the `record`-style fixture here (e.g. `fixtures/NAME`) [default: `OUT/fixture`].
     #[arg(long, value_name = "DIR")]
-    pub fixture: Option<PathBuf>,
+    pub(crate) fixture: Option<PathBuf>,
     /// No offline tier: every candidate runs the real client twice.
     #[arg(long)]
-    pub no_offline: bool,
+    pub(crate) no_offline: bool,
 }
 
 /// `minimize`: the minimized database's verdict, as `repro` prints it, and where the report is.

@@ -2,29 +2,29 @@
 //!
 //! What the commands write: stdout through [`print()`] and [`println()`], where a reader that went away
 //! (`hermes-e2e check … --history | head -1`) is [`Error::Closed`] — the command stops and the
-//! binary exits 0, saying nothing — and stderr through [`note`] and [`Progress`], where a failed
+//! binary exits 0, saying nothing — and stderr through `note` and `Progress`, where a failed
 //! write is dropped (there is nowhere left to say it).
 //!
 //! `--quiet` ([`set_quiet`]) silences the text on stdout, the notes and the progress line; what
-//! was asked for as JSON ([`json`]) and the errors ([`error`]) are still written.
+//! was asked for as JSON (`json`) and the errors (`error`) are still written.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
-/// `--quiet`: from now on [`print()`], [`println()`], [`note`] and [`Progress`] write nothing.
+/// `--quiet`: from now on `print()`, `println()`, `note` and `Progress` write nothing.
 pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::SeqCst);
 }
 
 /// Whether `--quiet` was given.
-pub fn quiet() -> bool {
+pub(crate) fn quiet() -> bool {
     QUIET.load(Ordering::SeqCst)
 }
 
 /// Writes one JSON document and a newline to stdout, `--quiet` or not (it was asked for).
-pub fn json(line: &str) -> Result<(), Error> {
+pub(crate) fn json(line: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     out.write_all(line.as_bytes())
         .and_then(|()| out.write_all(b"\n"))
@@ -42,7 +42,7 @@ pub fn document(text: &str) -> Result<(), Error> {
 }
 
 /// Writes an error line (made printable) to stderr, `--quiet` or not; a failed write is dropped.
-pub fn error(line: &str) {
+pub(crate) fn error(line: &str) {
     let _ = writeln!(std::io::stderr(), "{}", report::printable(line));
 }
 
@@ -50,7 +50,7 @@ use super::Error;
 use crate::report;
 
 /// Writes `text` to stdout (nothing with `--quiet`).
-pub fn print(text: &str) -> Result<(), Error> {
+pub(crate) fn print(text: &str) -> Result<(), Error> {
     if quiet() {
         return Ok(());
     }
@@ -61,7 +61,7 @@ pub fn print(text: &str) -> Result<(), Error> {
 }
 
 /// Writes `line` and a newline to stdout (nothing with `--quiet`).
-pub fn println(line: &str) -> Result<(), Error> {
+pub(crate) fn println(line: &str) -> Result<(), Error> {
     if quiet() {
         return Ok(());
     }
@@ -83,7 +83,7 @@ fn stdout_error(e: std::io::Error) -> Error {
 
 /// Writes `line` (made printable) and a newline to stderr (nothing with `--quiet`); a failed
 /// write is dropped.
-pub fn note(line: &str) {
+pub(crate) fn note(line: &str) {
     if quiet() {
         return;
     }
@@ -92,7 +92,7 @@ pub fn note(line: &str) {
 
 /// Writes `text` (made printable) to stderr as it is (nothing with `--quiet`); a failed write
 /// is dropped.
-pub fn note_text(text: &str) {
+pub(crate) fn note_text(text: &str) {
     if quiet() {
         return;
     }
@@ -102,14 +102,14 @@ pub fn note_text(text: &str) {
 /// One line of progress redrawn in place on stderr, shown only when stderr is a terminal (and
 /// `--json` is not asked for): a log or a pipe never sees it.
 #[derive(Debug, Clone, Copy)]
-pub struct Progress {
+pub(crate) struct Progress {
     live: bool,
     width: usize,
 }
 
 impl Progress {
     /// A progress line of at most `width` characters; silent with `json` or off a terminal.
-    pub fn new(json: bool, width: usize) -> Progress {
+    pub(crate) fn new(json: bool, width: usize) -> Progress {
         Progress {
             live: !json && !quiet() && std::io::stderr().is_terminal(),
             width,
@@ -117,12 +117,12 @@ impl Progress {
     }
 
     /// Whether anything is drawn.
-    pub fn live(self) -> bool {
+    pub(crate) fn live(self) -> bool {
         self.live
     }
 
     /// Redraws the line as `line` (made printable, cut to the width).
-    pub fn show(self, line: &str) {
+    pub(crate) fn show(self, line: &str) {
         if self.live {
             let shown: String = report::printable(line).chars().take(self.width).collect();
             let mut err = std::io::stderr().lock();
@@ -132,7 +132,7 @@ impl Progress {
     }
 
     /// Clears the line (before something else is printed).
-    pub fn clear(self) {
+    pub(crate) fn clear(self) {
         if self.live {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K");

@@ -16,13 +16,13 @@ pub const EXIT_STATUS: &str = super::exit_status!(
 #[derive(Debug, clap::Args)]
 pub struct RecordArgs {
     /// The scenario file.
-    pub scenario: PathBuf,
+    pub(crate) scenario: PathBuf,
     /// The fixture directory to create, e.g. `fixtures/NAME/`.
     #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Client spec overriding the scenario's.
     #[arg(long, value_name = "SPEC")]
-    pub client: Option<String>,
+    pub(crate) client: Option<String>,
 }
 
 /// `record`: the scenario's verdict, and where the fixture is.

@@ -17,39 +17,39 @@ pub const EXIT_STATUS: &str = super::exit_status!(
 
 /// How the client is run on a user's database: `repro`'s and `minimize`'s common arguments.
 #[derive(Debug, clap::Args)]
-pub struct ClientArgs {
+pub(crate) struct ClientArgs {
     /// The user's `state.db` (never modified; each run resumes a private copy).
     #[arg(value_name = "STATE_DB")]
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     /// The session to resume [default: the most recent one with messages].
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The client: a release (`hermes-agent==0.19.0`; any distribution of the client on PyPI as
     /// `DIST==VERSION`, a fork too) or a path to `hermes`.
     #[arg(long, value_name = "SPEC", default_value = scenario::DEFAULT_CLIENT)]
-    pub client: String,
+    pub(crate) client: String,
     /// The client's interface.
     #[arg(long, value_enum, default_value_t = Ui::Classic)]
-    pub ui: Ui,
+    pub(crate) ui: Ui,
     /// The terminal, `COLSxROWS` [default: 100x40; 100x300 for the TUI, whose resumed screen on
     /// a terminal shorter than the conversation depends on Ink's redraws].
     #[arg(long, value_name = "COLSxROWS")]
-    pub size: Option<Size>,
+    pub(crate) size: Option<Size>,
     /// The user's Hermes `config.yaml`: the client runs with its `display:` settings and the
     /// expectation follows them [default: whole replies in the recap, every exchange].
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// One JSON object on stdout, in the shape of `run --json`.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Also write an HTML report into this directory (`index.html`).
     #[arg(long, value_name = "DIR")]
-    pub report: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
 }
 
 impl ClientArgs {
     /// The terminal: `--size`, or the interface's default.
-    pub fn size(&self) -> Size {
+    pub(crate) fn size(&self) -> Size {
         self.size.unwrap_or_else(|| default_size(self.ui))
     }
 }
@@ -59,7 +59,7 @@ impl ClientArgs {
 pub struct ReproArgs {
     /// The database and how the client runs on it.
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub(crate) client: ClientArgs,
     /// Where to keep artefacts [default: `target/hermes-e2e`].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

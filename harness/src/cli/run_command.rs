@@ -23,45 +23,45 @@ pub const EXIT_STATUS: &str = super::exit_status!(
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// Scenario files or directories (searched for `*.toml`) [default: every bundled scenario].
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// One JSON object per scenario per line on stdout.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Client spec overriding the scenarios': `DIST==VERSION` of any distribution of the client
     /// on PyPI (`hermes-agent==0.19.0`; a fork, its executable found from its entry points) or a
     /// path to `hermes`.
     #[arg(long, value_name = "SPEC")]
-    pub client: Option<String>,
+    pub(crate) client: Option<String>,
     /// Where to keep artefacts [default: `target/hermes-e2e`].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Terminal size overriding the scenarios' (the pinned numbers must hold at any size).
     #[arg(long, value_name = "COLSxROWS")]
-    pub size: Option<Size>,
+    pub(crate) size: Option<Size>,
     /// The client's interface, overriding the scenarios'.
     #[arg(long, value_enum)]
-    pub ui: Option<Ui>,
+    pub(crate) ui: Option<Ui>,
     /// The emulator the checks read, overriding the scenarios' (both are fed; a check notes
     /// when their transcripts differ).
     #[arg(long, value_enum)]
-    pub terminal: Option<Terminal>,
+    pub(crate) terminal: Option<Terminal>,
     /// Also write an HTML report into this directory (`index.html`).
     #[arg(long, value_name = "DIR")]
-    pub report: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
     /// Scenarios run at once [default: the number of cores, as `cargo test` does]. Each has its
     /// own client home, database, port and terminal; verdicts print in the scenarios' order as
     /// soon as they and those before them are done.
     #[arg(short = 'j', long, value_name = "N")]
-    pub jobs: Option<NonZeroUsize>,
+    pub(crate) jobs: Option<NonZeroUsize>,
     /// After the run, rewrite the `expect` pins of the checks whose numbers changed to what the
     /// run measured, printing each change first (`old → new`, the verdict); a scenario that
     /// errored is refused. Exit 0 when every pin holds afterwards.
     #[arg(long, conflicts_with_all = ["expect_correct", "client", "size", "ui", "terminal"])]
-    pub bless: bool,
+    pub(crate) bless: bool,
     /// Every check expects a correct display (every finding 0, no cause; row pins as bounds)
     /// instead of its pins: for an unreleased client build (`--client PATH/TO/hermes`).
     #[arg(long)]
-    pub expect_correct: bool,
+    pub(crate) expect_correct: bool,
 }
 
 /// `run`: exit 0 when every scenario passed, 1 when one failed, 2 when one stopped before its

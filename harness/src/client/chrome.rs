@@ -40,7 +40,7 @@ pub fn is_separator_rule(line: &str) -> bool {
 /// prompt), else the text that remains (possibly empty: a blank line or a blank panel row).
 ///
 /// Borders are peeled repeatedly so that a panel nested in a panel is handled too.
-pub fn strip_chrome(line: &str) -> Option<String> {
+pub(crate) fn strip_chrome(line: &str) -> Option<String> {
     let mut text = line.trim_end();
     if is_status_bar(text) {
         return None;
@@ -73,7 +73,7 @@ pub fn strip_chrome(line: &str) -> Option<String> {
 /// untranslated): the panel below the conversation that lists the lines waiting in the client's
 /// input queue (`hermes_cli/cli_subagent_monitor.py`, `dock_text`), one `  N. text` row each,
 /// then `cli.subagents.more_queued` if they do not fit.
-pub const QUEUE_DOCK_HEADING: &str = "cli.subagents.queue_heading";
+pub(crate) const QUEUE_DOCK_HEADING: &str = "cli.subagents.queue_heading";
 
 /// Whether `line` belongs to the queue dock after its heading: an item (`N. text`) or the
 /// "more queued" row.
@@ -84,7 +84,7 @@ pub const QUEUE_DOCK_HEADING: &str = "cli.subagents.queue_heading";
 /// `model/inplace_switch_resume` — the dock caught the question in the queue for the instant
 /// between Enter and the input thread taking it, and still showed it at the next check, after the
 /// reply and another command). Its rows are not part of the transcript.
-pub fn is_queue_dock_row(line: &str) -> bool {
+pub(crate) fn is_queue_dock_row(line: &str) -> bool {
     let t = line.trim_start();
     if t.starts_with("cli.subagents.more_queued") {
         return true;
@@ -94,12 +94,12 @@ pub fn is_queue_dock_row(line: &str) -> bool {
 }
 
 /// The classic CLI's prompt marker (prompt_toolkit input box).
-pub const PROMPT: char = '❯';
+pub(crate) const PROMPT: char = '❯';
 
 /// What starts the classic CLI's status-bar preview of the reply line being streamed
 /// (`… t1w012 t1w013 …`): a row starting with it that stays in the history is a stale preview
 /// ([`crate::oracle::RowCounts::stale_preview_rows`]).
-pub const PREVIEW: char = '…';
+pub(crate) const PREVIEW: char = '…';
 
 /// Box-drawing characters that draw horizontal lines.
 fn is_horizontal(c: char) -> bool {

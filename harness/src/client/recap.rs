@@ -5,7 +5,7 @@
 //! complete once that panel has closed below the echoed command.
 
 /// Whether a panel (a line starting with `╰`) closes below the last line showing `echo`.
-pub fn recap_closed_after(lines: &[String], echo: &str) -> bool {
+pub(crate) fn recap_closed_after(lines: &[String], echo: &str) -> bool {
     let Some(at) = lines.iter().rposition(|l| l.contains(echo)) else {
         return false;
     };

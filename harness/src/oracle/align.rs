@@ -159,17 +159,17 @@ pub(super) struct Rendering {
 
 impl Rendering {
     /// Source words covered.
-    pub fn words(&self) -> usize {
+    pub(super) fn words(&self) -> usize {
         self.pieces.iter().map(|p| p.len).sum()
     }
 
     /// First transcript position.
-    pub fn start(&self) -> usize {
+    pub(super) fn start(&self) -> usize {
         self.pieces.first().map_or(0, |p| p.t)
     }
 
     /// Transcript positions covering the source positions `range` (first, last inclusive).
-    pub fn screen_span(&self, range: &Range<usize>) -> Option<(usize, usize)> {
+    pub(super) fn screen_span(&self, range: &Range<usize>) -> Option<(usize, usize)> {
         let mut first = None;
         let mut last = None;
         for p in &self.pieces {
@@ -287,7 +287,7 @@ impl Part {
 impl Index {
     /// Hashes the sources and indexes every start position (on two threads when they are many
     /// words: the same index).
-    pub fn new(sources: Vec<(SourceKind, Vec<u32>)>) -> Index {
+    pub(super) fn new(sources: Vec<(SourceKind, Vec<u32>)>) -> Index {
         let total: usize = sources.iter().map(|(_, ids)| ids.len()).sum();
         Index::made(sources, total >= PARALLEL_WORDS)
     }
@@ -339,14 +339,14 @@ impl Index {
     }
 
     /// What each source is, in source order.
-    pub fn kinds(&self) -> &[SourceKind] {
+    pub(super) fn kinds(&self) -> &[SourceKind] {
         &self.kinds
     }
 }
 
 impl<'a> Texts<'a> {
     /// Hashes the transcript, to be aligned to the sources of `index`.
-    pub fn new(transcript: Vec<u32>, index: &'a Index) -> Texts<'a> {
+    pub(super) fn new(transcript: Vec<u32>, index: &'a Index) -> Texts<'a> {
         Texts {
             transcript: Hashed::new(transcript),
             pow: &index.pow,

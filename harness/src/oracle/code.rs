@@ -30,14 +30,14 @@ use crate::terminal::Transcript;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AlteredCode {
     /// The reply's first words.
-    pub excerpt: String,
+    pub(crate) excerpt: String,
     /// Its stored rows.
-    pub rows: Vec<i64>,
+    pub(crate) rows: Vec<i64>,
     /// The history rows of the rendering judged (first, last; inclusive; 0 = oldest row).
     #[serde(skip)]
-    pub drawn: (usize, usize),
+    pub(crate) drawn: (usize, usize),
     /// Each code word not drawn verbatim, with how many of its occurrences were not.
-    pub words: Vec<(String, usize)>,
+    pub(crate) words: Vec<(String, usize)>,
 }
 
 impl AlteredCode {

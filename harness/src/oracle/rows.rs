@@ -35,7 +35,7 @@ pub struct RowCounts {
 
 impl RowCounts {
     /// Every row count's public name, in field order.
-    pub const NAMES: [&'static str; 4] = [
+    pub(crate) const NAMES: [&'static str; 4] = [
         "stale_preview_rows",
         "prompt_rows",
         "max_blank_run",
@@ -43,7 +43,7 @@ impl RowCounts {
     ];
 
     /// The counts as `(public name, value)` pairs, in field order.
-    pub fn named(&self) -> [(&'static str, usize); 4] {
+    pub(crate) fn named(&self) -> [(&'static str, usize); 4] {
         let [a, b, c, d] = Self::NAMES;
         [
             (a, self.stale_preview_rows),

@@ -18,7 +18,7 @@ use super::{Cause, Check, Missing, Repeat};
 impl Cause {
     /// What the verdict calls it, before the diagnosis: "display problem", "data problem",
     /// "data and display problem".
-    pub const fn problem(self) -> &'static str {
+    pub(crate) const fn problem(self) -> &'static str {
         match self {
             Cause::Display => "display problem",
             Cause::Data => "data problem",
@@ -29,7 +29,7 @@ impl Cause {
     /// What it means, as the text report's `cause:` line says it: "display problem (stored once,
     /// shown more than once)", "data problem (stored more than once, said once)", "display and
     /// data problem".
-    pub const fn meaning(self) -> &'static str {
+    pub(crate) const fn meaning(self) -> &'static str {
         match self {
             Cause::Display => "display problem (stored once, shown more than once)",
             Cause::Data => "data problem (stored more than once, said once)",
@@ -38,7 +38,7 @@ impl Cause {
     }
 
     /// Its name in the HTML report: "Display", "Data", "Both".
-    pub const fn title(self) -> &'static str {
+    pub(crate) const fn title(self) -> &'static str {
         match self {
             Cause::Display => "Display",
             Cause::Data => "Data",
@@ -47,7 +47,7 @@ impl Cause {
     }
 }
 
-/// [`Cause::meaning`].
+/// `Cause::meaning`.
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.meaning())
@@ -60,7 +60,7 @@ impl fmt::Display for Cause {
 /// 502 words of internal text shown", or "no repeats, no missing messages" when every finding is
 /// zero. Each finding opens with its count and name ("N words rendered more than once", "N
 /// messages missing"), so verdicts stay greppable.
-pub fn verdict_sentence(check: &Check) -> String {
+pub(crate) fn verdict_sentence(check: &Check) -> String {
     let f = &check.findings;
     let mut parts = Vec::new();
     if f.words_rendered_more_than_once > 0 {
@@ -221,7 +221,7 @@ fn article(word: &str) -> &'static str {
 /// [`problem`](Cause::problem) before it. E.g. "row 10's reply is drawn twice, once from row 10
 /// and again from its carrier, row 16 — stored once"; "said once, stored as 2 messages (rows 10
 /// and 16)".
-pub fn diagnosis(r: &Repeat) -> String {
+pub(crate) fn diagnosis(r: &Repeat) -> String {
     let rows = list_rows(&r.rows);
     let drawn = times_word(r.times);
     match r.cause {
@@ -283,7 +283,7 @@ pub fn diagnosis(r: &Repeat) -> String {
 
 /// The text report's `repeat:` line: "25 words \"…\" rendered twice (surplus: history rows 40–44;
 /// allowed: history rows 12–16)".
-pub fn repeat_line(r: &Repeat) -> String {
+pub(crate) fn repeat_line(r: &Repeat) -> String {
     let allowed: Vec<String> = r.allowed_rows.iter().map(history_rows).collect();
     format!(
         "{} words \"{}\" rendered {} (surplus: {}; allowed: {})",
@@ -305,7 +305,7 @@ pub fn repeat_line(r: &Repeat) -> String {
 
 /// "history rows 40–44", "history row 40": the oracle's 0-based range `(first, last)` numbered
 /// from 1, as every report (text, JSON, HTML, `check --history`) numbers history rows.
-pub fn history_rows(&(first, last): &(usize, usize)) -> String {
+pub(crate) fn history_rows(&(first, last): &(usize, usize)) -> String {
     let (first, last) = (first + 1, last + 1);
     if first == last {
         format!("history row {first}")
@@ -317,7 +317,7 @@ pub fn history_rows(&(first, last): &(usize, usize)) -> String {
 /// The text report's `cause:` line: the cause's [`meaning`](Cause::meaning), then the rows,
 /// sessions and message uids it is about (all of them): "display problem (…): rows 10 and 16 in
 /// sessions A and B; message_uid ef6c3d99…".
-pub fn cause_line(r: &Repeat) -> String {
+pub(crate) fn cause_line(r: &Repeat) -> String {
     format!(
         "{}: {} in {}; {}",
         r.cause,
@@ -332,7 +332,7 @@ pub fn cause_line(r: &Repeat) -> String {
 }
 
 /// The text report's `missing:` line: "User \"first words\" (rows 3 and 4)".
-pub fn missing_line(m: &Missing) -> String {
+pub(crate) fn missing_line(m: &Missing) -> String {
     format!("{:?} \"{}\" ({})", m.role, m.excerpt, list_rows(&m.rows))
 }
 
@@ -359,7 +359,7 @@ fn list_rows(rows: &[i64]) -> String {
 }
 
 /// "once", "twice", "3 times".
-pub fn times_word(n: usize) -> String {
+pub(crate) fn times_word(n: usize) -> String {
     match n {
         1 => "once".to_string(),
         2 => "twice".to_string(),
@@ -368,13 +368,13 @@ pub fn times_word(n: usize) -> String {
 }
 
 /// "1 word", "178 words": `n` and the noun that agrees with it.
-pub fn plural(n: usize, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The row counts in one line, by their public names:
 /// `stale_preview_rows 0, prompt_rows 1, max_blank_run 2, questions_not_once 0`.
-pub fn rows_line(rows: &super::RowCounts) -> String {
+pub(crate) fn rows_line(rows: &super::RowCounts) -> String {
     rows.named()
         .iter()
         .map(|(name, n)| format!("{name} {n}"))

@@ -72,18 +72,18 @@ pub struct Round {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pace {
     /// Characters of reply per content chunk (at least 1).
-    pub chunk_chars: usize,
+    pub(crate) chunk_chars: usize,
     /// The pause before each content chunk.
-    pub delay: Duration,
+    pub(crate) delay: Duration,
 }
 
 /// One tool call a scripted turn makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
     /// The tool's function name, as the client offers it (e.g. `read_file`).
-    pub name: String,
+    pub(crate) name: String,
     /// Its arguments, a JSON object.
-    pub arguments: Value,
+    pub(crate) arguments: Value,
 }
 
 /// The id of the `index`-th call of the `turn`-th scripted turn. Deterministic, so that the answer

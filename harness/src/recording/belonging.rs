@@ -40,7 +40,7 @@ fn listed(items: &[String]) -> String {
 
 /// The warnings about a recording whose rendered history is `history`, checked against `basis`
 /// (of `store`); empty when they look like they belong together.
-pub fn warnings(history: &[String], store: &Store, basis: &Basis) -> Vec<String> {
+pub(super) fn warnings(history: &[String], store: &Store, basis: &Basis) -> Vec<String> {
     let mut out = Vec::new();
     let db = store.path().display();
     let named = named_sessions(history);

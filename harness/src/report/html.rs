@@ -6,16 +6,16 @@
 //!   `failures.html` is the same page with the failing scenarios only (a filter that needs no
 //!   script);
 //! - per scenario a folder with, per check, a page (`check-N-<name>.html`) and a picture of the
-//!   screen at the checkpoint (`check-N-<name>.svg`, [`svg`]); copies of the asciicast recordings
+//!   screen at the checkpoint (`check-N-<name>.svg`, `svg`); copies of the asciicast recordings
 //!   and of the fake model's log;
-//! - `asciinema-player/`: the vendored asciinema player ([`assets`]), so every page works from
+//! - `asciinema-player/`: the vendored asciinema player (`assets`), so every page works from
 //!   `file://` with no network access.
 //!
 //! A check page shows, top to bottom: the verdict; **expected beside shown** — every logical
 //! message of the display model beside the history rows that draw it, with each finding marked in
 //! its own colour and labelled in words (surplus and allowed renderings, missing messages,
 //! internal text shown, messages out of order, messages the user took back shown), the summary numbers being the sums of those marks
-//! ([`Counted`]); the picture; the recording in the player (embedded in the page, as browsers do
+//! (`Counted`); the picture; the recording in the player (embedded in the page, as browsers do
 //! not let a `file://` page fetch a file), with a marker at the check; the repeats with their
 //! diagnosis; the stored rows involved (from the run's `state.db`); and the rendered history with
 //! each surplus rendering's lines highlighted (`<mark class="repeat surplus">`), the renderings it
@@ -27,7 +27,7 @@
 //! `data-counted-missing`, `data-counted-internal-words`, `data-counted-out-of-order`,
 //! `data-counted-taken-back` (the side-by-side view) on `<body>`.
 
-pub mod assets;
+pub(crate) mod assets;
 mod side;
 pub mod text_svg;
 
@@ -39,7 +39,7 @@ use crate::oracle::{wording, Check};
 use crate::runner::{slug, CheckResult, ScenarioResult};
 use crate::store::Store;
 
-pub use side::Counted;
+pub(crate) use side::Counted;
 
 /// Characters of stored content shown per row.
 const ROW_PREVIEW: usize = 400;

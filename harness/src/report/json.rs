@@ -8,7 +8,7 @@ use crate::runner::ScenarioResult;
 
 /// The version of the `--json` shape: raised when a field is removed or changes meaning (a new
 /// field does not raise it).
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// A [`ScenarioResult`] with the schema version first.
 #[derive(serde::Serialize)]
@@ -19,7 +19,7 @@ struct Line<'a> {
 }
 
 /// One JSON object (no newline) for `--json`.
-pub fn json_line(result: &ScenarioResult) -> String {
+pub(crate) fn json_line(result: &ScenarioResult) -> String {
     let line = Line {
         schema_version: SCHEMA_VERSION,
         result,

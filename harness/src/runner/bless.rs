@@ -42,22 +42,9 @@ use super::{CheckResult, ScenarioResult};
 use crate::oracle::{Cause, Findings, RowCounts};
 use crate::scenario::{named_findings, Expectation, RowPin};
 
-/// Bless `results` and print what was done on stdout (on stderr with `json`: stdout holds one
-/// JSON object per scenario); true when every pin now holds (nothing refused or left to a
-/// person, every file written).
-pub fn bless(results: &[ScenarioResult], json: bool) -> bool {
-    let mut text = String::new();
-    let settled = bless_into(results, &mut text);
-    if json {
-        eprint!("{}", crate::report::printable(&text));
-    } else {
-        print!("{}", crate::report::printable(&text));
-    }
-    settled
-}
-
-/// [`bless`], its report appended to `out`.
-pub fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
+/// Bless `results`, the report of what was done appended to `out`; true when every pin now holds
+/// (nothing refused or left to a person, every file written).
+pub(crate) fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
     if let Some(client) = std::env::var_os(crate::client::CLIENT_ENV).filter(|c| !c.is_empty()) {
         let _ = writeln!(
             out,
@@ -77,39 +64,39 @@ pub fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
 
 /// What bless reads of one scenario's run (see [`Run::of`]).
 #[derive(Debug, Clone)]
-pub struct Run {
+pub(crate) struct Run {
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The scenario file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The harness error, with the line of its step, if the run errored.
-    pub error: Option<(String, Option<usize>)>,
+    pub(crate) error: Option<(String, Option<usize>)>,
     /// Every check that ran, in order.
-    pub checks: Vec<Measured>,
+    pub(crate) checks: Vec<Measured>,
 }
 
 /// What bless reads of one check's outcome.
 #[derive(Debug, Clone)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// The check's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its pins.
-    pub expected: Expectation,
+    pub(crate) expected: Expectation,
     /// The findings measured.
-    pub findings: Findings,
+    pub(crate) findings: Findings,
     /// The causes of the repeats measured, in screen order.
-    pub causes: Vec<Cause>,
+    pub(crate) causes: Vec<Cause>,
     /// The row counts measured (`None`: the check read an exported file).
-    pub rows: Option<RowCounts>,
+    pub(crate) rows: Option<RowCounts>,
     /// The oracle's verdict sentence.
-    pub verdict: String,
+    pub(crate) verdict: String,
     /// [`CheckResult::fixed_upstream`].
-    pub fixed_upstream: Option<String>,
+    pub(crate) fixed_upstream: Option<String>,
 }
 
 impl Run {
     /// What bless reads of `result`.
-    pub fn of(result: &ScenarioResult) -> Run {
+    pub(crate) fn of(result: &ScenarioResult) -> Run {
         Run {
             scenario: result.scenario.clone(),
             file: result.file.clone(),
@@ -121,7 +108,7 @@ impl Run {
 
 impl Measured {
     /// What bless reads of `check`.
-    pub fn of(check: &CheckResult) -> Measured {
+    pub(crate) fn of(check: &CheckResult) -> Measured {
         Measured {
             name: check.check.at.clone(),
             expected: check.expected.clone(),
@@ -136,35 +123,35 @@ impl Measured {
 
 /// One pin rewritten: `name: old → new`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PinChange {
+pub(crate) struct PinChange {
     /// The key in `expect` (or `known_bug`).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What the file said (`0` for a finding not named, `[]` for no causes).
-    pub old: String,
+    pub(crate) old: String,
     /// What it says after the blessing (`0`, or `(removed)` for `known_bug`).
-    pub new: String,
+    pub(crate) new: String,
 }
 
 /// A check whose numbers differ from its pins, and what bless does about it.
 #[derive(Debug, Clone)]
-pub struct CheckBlessing {
+pub(crate) struct CheckBlessing {
     /// The scenario whose run measured it.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The check's name.
-    pub check: String,
+    pub(crate) check: String,
     /// The file that holds the check's step (the scenario, or the `*.steps.toml` it includes),
     /// as a path from the scenario file's (`..` resolved).
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// 1-based line of the check's `expect` in [`CheckBlessing::file`].
-    pub line: usize,
+    pub(crate) line: usize,
     /// The pins rewritten, in table order.
-    pub changes: Vec<PinChange>,
+    pub(crate) changes: Vec<PinChange>,
     /// The differences not rewritten, each with why (a bound that does not hold, …).
-    pub left: Vec<String>,
+    pub(crate) left: Vec<String>,
     /// The check's verdict sentence.
-    pub verdict: String,
+    pub(crate) verdict: String,
     /// The check's `known_bug` when it reads fixed.
-    pub fixed_upstream: Option<String>,
+    pub(crate) fixed_upstream: Option<String>,
     /// Where the check's step is: the file (canonical) and its index among the file's `[[step]]`s.
     site: (PathBuf, usize),
     /// What to write.
@@ -173,11 +160,11 @@ pub struct CheckBlessing {
 
 /// A scenario bless does not touch, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
+pub(crate) struct Refused {
     /// The scenario.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Why.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The rewrites of one `expect` table.
@@ -207,11 +194,11 @@ impl Edit {
 /// The plan of a `--bless` run: the checks rewritten, the scenarios refused, and the edited
 /// files, not yet written.
 #[derive(Debug)]
-pub struct Blessing {
+pub(crate) struct Blessing {
     /// Every check whose numbers differ from its pins.
-    pub checks: Vec<CheckBlessing>,
+    pub(crate) checks: Vec<CheckBlessing>,
     /// The scenarios refused.
-    pub refused: Vec<Refused>,
+    pub(crate) refused: Vec<Refused>,
     /// The edited documents by canonical path, with the path shown.
     files: BTreeMap<PathBuf, (PathBuf, DocumentMut)>,
 }
@@ -219,7 +206,7 @@ pub struct Blessing {
 impl Blessing {
     /// Plans the blessing of `runs`: reads the scenario files (and what they include), decides
     /// every rewrite and applies it to the documents in memory.
-    pub fn plan(runs: &[Run]) -> Blessing {
+    pub(crate) fn plan(runs: &[Run]) -> Blessing {
         let mut blessing = Blessing {
             checks: Vec::new(),
             refused: Vec::new(),
@@ -387,12 +374,12 @@ impl Blessing {
     }
 
     /// Whether every pin holds once the files are written: nothing refused, nothing left.
-    pub fn settled(&self) -> bool {
+    pub(crate) fn settled(&self) -> bool {
         self.refused.is_empty() && self.checks.iter().all(|c| c.left.is_empty())
     }
 
     /// The files to write: the path shown, their new text, and how many checks each rewrites.
-    pub fn rewritten(&self) -> Vec<(PathBuf, String, usize)> {
+    pub(crate) fn rewritten(&self) -> Vec<(PathBuf, String, usize)> {
         let mut touched: BTreeMap<&PathBuf, usize> = BTreeMap::new();
         for c in self.checks.iter().filter(|c| !c.edit.is_empty()) {
             *touched.entry(&c.site.0).or_default() += 1;
@@ -405,7 +392,7 @@ impl Blessing {
     }
 
     /// Prints every change, every pin left to a person and every refusal, scenario by scenario.
-    pub fn print(&self, out: &mut String) {
+    pub(crate) fn print(&self, out: &mut String) {
         let mut scenario = None;
         for c in &self.checks {
             if scenario != Some(&c.scenario) {
@@ -436,7 +423,7 @@ impl Blessing {
     }
 
     /// Writes the edited files and says so; false when one could not be written.
-    pub fn write(&self, out: &mut String) -> bool {
+    pub(crate) fn write(&self, out: &mut String) -> bool {
         let mut ok = true;
         let rewritten = self.rewritten();
         for (path, text, checks) in &rewritten {
@@ -644,7 +631,7 @@ fn rewrite(expected: &Expectation, m: &Measured) -> (Edit, Vec<PinChange>, Vec<S
 /// The `known_bug` bless writes beside a check whose pins became non-zero: a placeholder a
 /// person replaces with the defect the numbers pin (the verdict quotes it, and `bless` says how
 /// many it wrote).
-pub const UNEXPLAINED: &str =
+pub(crate) const UNEXPLAINED: &str =
     "TODO: name the client defect these numbers pin, with its upstream reference";
 
 /// Causes as `bless` prints them: the list (`["display", "data"]`) or the compact form

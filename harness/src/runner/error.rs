@@ -197,9 +197,9 @@ pub enum Error {
 #[derive(Debug)]
 pub struct StepError {
     /// Line of the step in the scenario file; `None` before the first step (preparing the run).
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// What went wrong.
-    pub error: Error,
+    pub(crate) error: Error,
 }
 
 impl std::fmt::Display for StepError {
@@ -216,7 +216,7 @@ impl std::error::Error for StepError {
 
 impl StepError {
     /// `error` at the step on `line`.
-    pub fn at(line: usize) -> impl FnOnce(Error) -> StepError {
+    pub(crate) fn at(line: usize) -> impl FnOnce(Error) -> StepError {
         move |error| StepError {
             line: Some(line),
             error,

@@ -64,7 +64,7 @@ pub fn record(
 
 /// A fixture's `expect.toml`: the findings and causes of `check` (its last checkpoint) as a
 /// scenario's `expect` table, which `check --expect` reads.
-pub fn expect_toml(check: &Check) -> String {
+pub(crate) fn expect_toml(check: &Check) -> String {
     use std::fmt::Write as _;
     let mut t = String::from(
         "# What this fixture was recorded to show: the check command in PROVENANCE.md, given\n\
@@ -89,7 +89,7 @@ pub fn expect_toml(check: &Check) -> String {
 /// The `- What it shows:` lines of a fixture's `PROVENANCE.md`: each check's verdict (and the
 /// error that stopped the run, if any). Also written for a minimized case
 /// (`triage/minimize/fixture.rs`).
-pub fn what_it_shows(result: &ScenarioResult) -> String {
+pub(crate) fn what_it_shows(result: &ScenarioResult) -> String {
     use std::fmt::Write as _;
     let mut p = String::from("- What it shows:\n");
     for c in &result.checks {

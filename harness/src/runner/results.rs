@@ -24,7 +24,7 @@ pub struct CheckResult {
     /// The causes of the repeats, counted by cause (`{"display": 1}`; `{}` without a repeat).
     #[serde(serialize_with = "cause_counts")]
     pub causes: Vec<oracle::Cause>,
-    /// The row counts of the checkpoint's history ([`oracle::count_rows`]); `None` for a check of
+    /// The row counts of the checkpoint's history (`oracle::count_rows`); `None` for a check of
     /// an exported file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row_counts: Option<RowCounts>,
@@ -40,7 +40,7 @@ pub struct CheckResult {
     /// The oracle's one-sentence verdict.
     pub verdict: String,
     /// The check's `known_bug` when its numbers dropped to zero
-    /// ([`Expectation::fixed_upstream`]): still a failure until the pins are blessed.
+    /// (`Expectation::fixed_upstream`): still a failure until the pins are blessed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed_upstream: Option<String>,
     /// Line of the `check` step in the scenario file.
@@ -87,21 +87,24 @@ pub struct CheckResult {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct InternalShown {
     /// Words of it counted in `internal_text_shown`.
-    pub words: usize,
+    pub(crate) words: usize,
     /// The stored rows holding it (`messages.id`).
-    pub stored_rows: Vec<i64>,
+    pub(crate) stored_rows: Vec<i64>,
     /// Their sessions (distinct, in row order).
-    pub sessions: Vec<String>,
+    pub(crate) sessions: Vec<String>,
     /// The history rows drawing it (first, last; inclusive; numbered from 1), in screen order.
     #[serde(serialize_with = "oracle::history_ranges")]
-    pub history_rows: Vec<(usize, usize)>,
+    pub(crate) history_rows: Vec<(usize, usize)>,
     /// Its first words.
-    pub excerpt: String,
+    pub(crate) excerpt: String,
 }
 
 impl InternalShown {
     /// Each internal text of `expected` that `check` counted words of, located.
-    pub fn located(check: &Check, expected: &crate::display::Expected) -> Vec<InternalShown> {
+    pub(crate) fn located(
+        check: &Check,
+        expected: &crate::display::Expected,
+    ) -> Vec<InternalShown> {
         let mut out = Vec::new();
         for (x, &words) in check.internal_words.iter().enumerate() {
             let Some(text) = expected.internal.get(x).filter(|_| words > 0) else {
@@ -163,27 +166,27 @@ fn cause_counts<S: serde::Serializer>(causes: &[oracle::Cause], s: S) -> Result<
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StepTiming {
     /// Line of the step.
-    pub line: usize,
+    pub(crate) line: usize,
     /// Step kind.
     pub kind: &'static str,
     /// Seconds.
-    pub secs: f64,
+    pub(crate) secs: f64,
     /// Seconds of it the client was busy (working, drawing, answering keys): `secs` less
     /// `harness_wait_secs`.
-    pub busy_secs: f64,
+    pub(crate) busy_secs: f64,
     /// Seconds of it the harness's waits spent after the client's last byte: noticing that the
     /// client was done, confirming quiet output where no positive signal exists, holding Enter
     /// back for the client's paste window ([`crate::client::profile::ENTER_HOLD`]).
-    pub harness_wait_secs: f64,
+    pub(crate) harness_wait_secs: f64,
     /// Seconds of `harness_wait_secs` spent holding Enter back by the client's clock rules
     /// ([`crate::client::profile::ENTER_HOLD`], [`crate::client::profile::AFTER_TURN_HOLD`]):
     /// time the client needs that nothing on its screen signals. The rest of the harness's
     /// wait is noticing signals and, where none exists, confirming quiet output.
-    pub clock_rule_secs: f64,
+    pub(crate) clock_rule_secs: f64,
 }
 
 /// The outcome of one scenario: in `--json` (`run`, `repro`, `check`), one object per line, with
-/// `schema_version` ([`crate::report::json::SCHEMA_VERSION`]) first.
+/// `schema_version` (`crate::report::json::SCHEMA_VERSION`) first.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ScenarioResult {
     /// Scenario name (`compress/rotating_resume`).
@@ -254,12 +257,12 @@ impl CheckResult {
     }
 
     /// The result with the views its numbers add up from.
-    pub fn with_views(self, views: Vec<ViewSummary>) -> CheckResult {
+    pub(crate) fn with_views(self, views: Vec<ViewSummary>) -> CheckResult {
         CheckResult { views, ..self }
     }
 
     /// The result with a note on how the other emulator's transcript differs.
-    pub fn with_terminal_note(self, terminal_note: Option<String>) -> CheckResult {
+    pub(crate) fn with_terminal_note(self, terminal_note: Option<String>) -> CheckResult {
         CheckResult {
             terminal_note,
             ..self
@@ -293,7 +296,7 @@ impl ScenarioResult {
     }
 
     /// The files (not directories) in [`ScenarioResult::kept`] with their names, in name order.
-    pub fn kept_files(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
+    pub(crate) fn kept_files(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.kept)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();

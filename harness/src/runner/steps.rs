@@ -148,7 +148,7 @@ pub struct RunDir {
     /// The fake model, serving the scenario's script.
     pub provider: Provider,
     /// The settings and version the classic CLI draws its resume recap with (`None`: the TUI).
-    pub recap: Option<(DisplaySettings, ClientVersion)>,
+    pub(crate) recap: Option<(DisplaySettings, ClientVersion)>,
 }
 
 /// Resolves the client `spec`, writes a fresh run directory `dir` (removing what was there: the

@@ -47,7 +47,7 @@ pub enum EditKey {
 
 impl EditKey {
     /// The bytes the terminal sends for the key.
-    pub fn bytes(self) -> &'static [u8] {
+    pub(crate) fn bytes(self) -> &'static [u8] {
         match self {
             EditKey::Left => b"\x1b[D",
             EditKey::Right => b"\x1b[C",
@@ -61,7 +61,7 @@ impl EditKey {
     }
 
     /// The key as a scenario names it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             EditKey::Left => "left",
             EditKey::Right => "right",
@@ -78,19 +78,19 @@ impl EditKey {
 /// The composer's one line as the harness models it: its text and the cursor (a character
 /// index).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Line {
+pub(crate) struct Line {
     chars: Vec<char>,
     cursor: usize,
 }
 
 impl Line {
     /// The text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.chars.iter().collect()
     }
 
     /// Types `text` at the cursor.
-    pub fn insert(&mut self, text: &str) {
+    pub(crate) fn insert(&mut self, text: &str) {
         for c in text.chars() {
             self.chars.insert(self.cursor, c);
             self.cursor += 1;
@@ -98,7 +98,7 @@ impl Line {
     }
 
     /// Presses `key`.
-    pub fn press(&mut self, key: EditKey) {
+    pub(crate) fn press(&mut self, key: EditKey) {
         let n = self.chars.len();
         match key {
             EditKey::Left => self.cursor = self.cursor.saturating_sub(1),

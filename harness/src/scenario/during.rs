@@ -45,14 +45,14 @@ use crate::terminal::Size;
 #[derive(Debug, Clone, PartialEq)]
 pub struct During {
     /// When the action runs.
-    pub trigger: Trigger,
+    pub(crate) trigger: Trigger,
     /// What it does.
-    pub action: DuringAction,
+    pub(crate) action: DuringAction,
 }
 
 /// When a [`During`] action runs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// Once this word of the reply is drawn on the screen.
     AfterWord(String),
     /// This many milliseconds after the turn's first chat request reached the fake model.
@@ -61,7 +61,7 @@ pub enum Trigger {
 
 /// What a [`During`] entry does.
 #[derive(Debug, Clone, PartialEq)]
-pub enum DuringAction {
+pub(crate) enum DuringAction {
     /// Resize the terminal once.
     Resize(Size),
     /// Resize the terminal to each size in turn, `gap_ms` apart (a drag of the window's edge).
@@ -93,7 +93,7 @@ pub enum DuringAction {
 
 impl DuringAction {
     /// The message this action submits to the model with a scripted reply: (user text, reply).
-    pub fn scripted_turn(&self) -> Option<(String, String)> {
+    pub(crate) fn scripted_turn(&self) -> Option<(String, String)> {
         match self {
             DuringAction::Type {
                 text,
@@ -113,7 +113,7 @@ impl DuringAction {
 
 /// A key a [`During`] entry presses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum Key {
+pub(crate) enum Key {
     /// Ctrl-C (`\x03`): the client interrupts the running turn.
     #[serde(rename = "ctrl-c")]
     CtrlC,
@@ -127,7 +127,7 @@ pub enum Key {
 
 impl Key {
     /// The bytes the terminal sends for the key.
-    pub fn bytes(self) -> &'static [u8] {
+    pub(crate) fn bytes(self) -> &'static [u8] {
         match self {
             Key::CtrlC => b"\x03",
             Key::Escape => b"\x1b",
@@ -379,7 +379,7 @@ fn size_of(text: &str, bad: &impl Fn(String) -> ScenarioError) -> Result<Size, S
 }
 
 /// How often `word` occurs in `text` as a whole word (split at anything not a letter or digit).
-pub fn count_word(text: &str, word: &str) -> usize {
+pub(crate) fn count_word(text: &str, word: &str) -> usize {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| *w == word)
         .count()

@@ -9,7 +9,7 @@
 //! each only where named — exactly (`prompt_rows = 1`) or as a bound (`max_blank_run = { at_most =
 //! 2 }`, [`RowPin`]: upstream's resize test states its row assertions as bounds, and where the
 //! client's count moves with where a resize lands a bound is what holds) — and may leave findings that vary with timing out of the comparison:
-//! `unpinned = ["words_rendered_more_than_once", "causes"]` (they are still reported).
+//! `unpinned`, a list of finding names such as `causes` (they are still reported).
 //!
 //! The causes of the repeats are compared only where `causes` is written: as a list in screen
 //! order (`causes = ["display", "data"]`, one entry per repeat) or as counts
@@ -50,7 +50,7 @@ pub enum RowPin {
 
 impl RowPin {
     /// Whether `got` satisfies the pin.
-    pub fn holds(self, got: usize) -> bool {
+    pub(crate) fn holds(self, got: usize) -> bool {
         match self {
             RowPin::Exactly(n) => got == n,
             RowPin::AtMost { at_most } => got <= at_most,
@@ -109,13 +109,13 @@ impl std::fmt::Display for RowPin {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RowPins {
     /// Expected [`RowCounts::stale_preview_rows`].
-    pub stale_preview_rows: Option<RowPin>,
+    pub(crate) stale_preview_rows: Option<RowPin>,
     /// Expected [`RowCounts::prompt_rows`].
-    pub prompt_rows: Option<RowPin>,
+    pub(crate) prompt_rows: Option<RowPin>,
     /// Expected [`RowCounts::max_blank_run`].
-    pub max_blank_run: Option<RowPin>,
+    pub(crate) max_blank_run: Option<RowPin>,
     /// Expected [`RowCounts::questions_not_once`].
-    pub questions_not_once: Option<RowPin>,
+    pub(crate) questions_not_once: Option<RowPin>,
 }
 
 impl RowPins {
@@ -134,32 +134,32 @@ impl RowPins {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expectation {
     /// The numbers expected, by their public names (`words_rendered_more_than_once`, …).
-    pub findings: Findings,
+    pub(crate) findings: Findings,
     /// Expected causes of the repeats, in screen order (`display`, `data`, `both`); empty = none.
     /// Compared only when `causes` was written and is not in
     /// [`unpinned`](Expectation::unpinned) ([`Expectation::causes_compared`]).
-    pub causes: Vec<Cause>,
+    pub(crate) causes: Vec<Cause>,
     /// Whether `causes` was written in the compact form, as a count per cause (`causes = {
     /// display = 11 }`): then only how many repeats have each cause is compared, not their
     /// order ([`Expectation::causes_hold`]).
-    pub causes_counted: bool,
+    pub(crate) causes_counted: bool,
     /// `causes` was not written: the causes are not compared (an expectation made in code,
     /// [`Expectation::default`], compares them: no repeat expected).
-    pub causes_unwritten: bool,
+    pub(crate) causes_unwritten: bool,
     /// Row counts pinned (each only where named).
-    pub rows: RowPins,
+    pub(crate) rows: RowPins,
     /// Findings (and `causes`) not compared: measured, reported, but varying with timing.
-    pub unpinned: Vec<&'static str>,
+    pub(crate) unpinned: Vec<&'static str>,
     /// The client defect these numbers pin (`known_bug = "…"` beside `expect`), with its
     /// upstream reference where there is one; `None`: the check pins no known defect.
-    pub known_bug: Option<String>,
+    pub(crate) known_bug: Option<String>,
 }
 
 impl Expectation {
     /// Every difference between the expectation and the findings of `found` and the row counts
     /// `rows` (`None`: the check had no terminal history, e.g. an exported file), as
     /// `finding: expected X, got Y` (`causes: expected ["display"], got []`).
-    pub fn mismatches(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<String> {
+    pub(crate) fn mismatches(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<String> {
         let mut out = Vec::new();
         let pairs = named_findings(&self.findings)
             .into_iter()
@@ -201,7 +201,7 @@ impl Expectation {
 
     /// Whether the measured causes `got` (in screen order) are the pinned ones: the same list,
     /// or, for the compact form ([`Expectation::causes_counted`]), as many of each cause.
-    pub fn causes_hold(&self, got: &[Cause]) -> bool {
+    pub(crate) fn causes_hold(&self, got: &[Cause]) -> bool {
         if !self.causes_counted {
             return got == self.causes.as_slice();
         }
@@ -211,7 +211,7 @@ impl Expectation {
     }
 
     /// Whether the causes are compared: written, and not in `unpinned`.
-    pub fn causes_compared(&self) -> bool {
+    pub(crate) fn causes_compared(&self) -> bool {
         !self.causes_unwritten && !self.unpinned.contains(&"causes")
     }
 
@@ -219,7 +219,7 @@ impl Expectation {
     /// order of [`Findings`], `causes`, [`RowCounts`]: what `--json` lists under
     /// `comparisons`. A finding or `causes` not compared has `expected: null`; a row count is
     /// listed when pinned or counted.
-    pub fn comparisons(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<Comparison> {
+    pub(crate) fn comparisons(&self, found: &Check, rows: Option<&RowCounts>) -> Vec<Comparison> {
         use serde_json::{json, Value};
         let mut out = Vec::new();
         let pairs = named_findings(&self.findings)
@@ -269,7 +269,7 @@ impl Expectation {
 
     /// The causes and row counts pinned, as a report writes them (`causes = ["display"]`,
     /// `max_blank_run at most 2`).
-    pub fn comparisons_expected(&self) -> Vec<String> {
+    pub(crate) fn comparisons_expected(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.causes_compared() {
             out.push(format!("causes = {}", self.causes_json()));
@@ -302,7 +302,7 @@ impl Expectation {
     /// row pin holds or, an exact non-zero pin, reads 0. `None` when no known bug is named, when
     /// nothing pinned non-zero dropped to 0 (`unpinned` findings do not count), or when the
     /// numbers say anything else (the bug only partly gone, or a new problem beside it).
-    pub fn fixed_upstream(&self, found: &Check, rows: Option<&RowCounts>) -> Option<&str> {
+    pub(crate) fn fixed_upstream(&self, found: &Check, rows: Option<&RowCounts>) -> Option<&str> {
         let bug = self.known_bug.as_deref()?;
         let compared = |name: &str| !self.unpinned.contains(&name);
         let pinned_findings = named_findings(&self.findings)
@@ -338,7 +338,7 @@ impl Expectation {
     /// the history, blank runs, questions not shown once — while its pinned size is the row
     /// layout of the scenario's client, which a correct build may keep or improve on).
     /// [`known_bug`](Expectation::known_bug) is kept, for the report.
-    pub fn correct(&self) -> Expectation {
+    pub(crate) fn correct(&self) -> Expectation {
         let bound = |pin: Option<RowPin>| {
             pin.map(|p| match p {
                 RowPin::Exactly(at_most) => RowPin::AtMost { at_most },
@@ -414,13 +414,13 @@ impl Default for RawCauses {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Comparison {
     /// The public name (`words_rendered_more_than_once`, `causes`, `prompt_rows`, …).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What was expected: a number, a bound `{"at_most": N}`, the causes, or `null`.
-    pub expected: serde_json::Value,
+    pub(crate) expected: serde_json::Value,
     /// What was found: a number, the causes, or `null` (a row count not counted).
-    pub got: serde_json::Value,
+    pub(crate) got: serde_json::Value,
     /// Whether the expectation held (always, when not compared).
-    pub held: bool,
+    pub(crate) held: bool,
 }
 
 /// The causes counted by cause, in [`Cause::ALL`] order, zero counts left out.

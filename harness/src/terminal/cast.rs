@@ -9,9 +9,9 @@
 //! is `term: {cols, rows, type, version}`, each event's time is the *interval* since the previous
 //! event, lines starting with `#` are comments, and an `x` event says the program exited.
 //!
-//! The driver writes v2, one per client process, with [`Writer`] (`asciinema play` replays it);
+//! The driver writes v2, one per client process, with `Writer` (`asciinema play` replays it);
 //! [`Recording::read`] reads either whole, events and all (`check --cast` cuts it into views at
-//! its input events), [`Recording::read_screen`] reads a screen without timing (text copied from
+//! its input events), `Recording::read_screen` reads a screen without timing (text copied from
 //! a terminal, asciinema's `txt` or `raw` output: `check --screen`), and [`replay`] feeds a
 //! recording back into a [`Screen`] (the fixtures, the benchmarks). `docs/views.md` ("Saved
 //! recordings") says what each format holds.
@@ -25,7 +25,7 @@ use super::{Emulator, Screen, Size};
 
 /// An asciicast v2 writer (`asciinema play` can replay it): the header, then output (`o`), input
 /// (`i`) and resize (`r`) events timed from its creation.
-pub struct Writer {
+pub(crate) struct Writer {
     out: BufWriter<File>,
     started: Instant,
     /// Bytes of an incomplete UTF-8 sequence carried to the next chunk (events must be strings).
@@ -35,7 +35,7 @@ pub struct Writer {
 impl Writer {
     /// Creates the recording at `path` (and its directory) for a terminal of `rows` × `cols`,
     /// writing the header; `env`'s `TERM` goes into it.
-    pub fn create(
+    pub(crate) fn create(
         path: &Path,
         rows: u16,
         cols: u16,
@@ -64,14 +64,14 @@ impl Writer {
     }
 
     /// Writes one event of `kind` (`o`, `i`, `r`) with its time since the start.
-    pub fn event(&mut self, kind: &str, data: &str) -> std::io::Result<()> {
+    pub(crate) fn event(&mut self, kind: &str, data: &str) -> std::io::Result<()> {
         let t = self.started.elapsed().as_secs_f64();
         writeln!(self.out, "{}", serde_json::json!([t, kind, data]))
     }
 
     /// Records bytes the program wrote (an `o` event), holding back an incomplete UTF-8
     /// character for the next call.
-    pub fn output(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn output(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.carry.extend_from_slice(bytes);
         let valid = match std::str::from_utf8(&self.carry) {
             Ok(_) => self.carry.len(),
@@ -90,22 +90,22 @@ impl Writer {
     }
 
     /// Records what a person typed (an `i` event).
-    pub fn input(&mut self, text: &str) -> std::io::Result<()> {
+    pub(crate) fn input(&mut self, text: &str) -> std::io::Result<()> {
         self.event("i", text)
     }
 
     /// Records a resize of the terminal (an `r` event, `COLSxROWS`).
-    pub fn resize(&mut self, size: Size) -> std::io::Result<()> {
+    pub(crate) fn resize(&mut self, size: Size) -> std::io::Result<()> {
         self.event("r", &size.to_string())
     }
 
     /// Records a marker (an `m` event) labelled `label`: the harness marks each checkpoint.
-    pub fn marker(&mut self, label: &str) -> std::io::Result<()> {
+    pub(crate) fn marker(&mut self, label: &str) -> std::io::Result<()> {
         self.event("m", label)
     }
 
     /// Flushes what was written so far to the file.
-    pub fn flush(&mut self) -> std::io::Result<()> {
+    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
 }
@@ -163,7 +163,7 @@ pub fn replay_into<E: Emulator>(path: &Path) -> Result<E, CastError> {
 
 /// One event of a recording.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event {
+pub(crate) enum Event {
     /// Bytes the program wrote (`o`).
     Output(String),
     /// What the terminal sent the program (`i`): what a person typed, and the terminal's own
@@ -182,7 +182,7 @@ pub enum Event {
 /// What a [`Recording`] was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Format {
+pub(crate) enum Format {
     /// asciicast v2: event times in seconds since the start (asciinema 2.x, this harness).
     V2,
     /// asciicast v3: event times as intervals since the previous event (asciinema 3.x).
@@ -199,13 +199,13 @@ pub enum Format {
 #[derive(Debug, Clone)]
 pub struct Recording {
     /// What it was read from.
-    pub format: Format,
+    pub(crate) format: Format,
     /// The terminal's size when the recording started.
-    pub size: Size,
+    pub(crate) size: Size,
     /// The header's `timestamp` (unix seconds, whole), when it has one.
-    pub timestamp: Option<f64>,
+    pub(crate) timestamp: Option<f64>,
     /// The header's `command`, when it has one (`asciinema rec -c "hermes --resume ID"`).
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     /// The events, in order.
     pub events: Vec<Timed>,
 }
@@ -215,11 +215,11 @@ pub struct Recording {
 pub struct Timed {
     /// Seconds since the recording started (v3's intervals added up; an untimed screen's
     /// events are all at 0).
-    pub time: f64,
+    pub(crate) time: f64,
     /// Its 1-based line in the file (the header is line 1).
-    pub line: usize,
+    pub(crate) line: usize,
     /// The event.
-    pub event: Event,
+    pub(crate) event: Event,
 }
 
 impl Recording {
@@ -281,7 +281,7 @@ impl Recording {
     /// was drawn). `size` is the terminal's, when known; otherwise a text is as wide as its
     /// longest line (at least 80 columns: a paste joined its soft wraps) and raw bytes are read
     /// at 80 × 24, asciinema's default.
-    pub fn read_screen(path: &Path, size: Option<Size>) -> Result<Recording, CastError> {
+    pub(crate) fn read_screen(path: &Path, size: Option<Size>) -> Result<Recording, CastError> {
         let bytes = std::fs::read(path).map_err(|source| CastError::Io {
             path: path.to_owned(),
             source,
@@ -360,7 +360,7 @@ impl Recording {
     }
 
     /// Whether the events carry their times (a recording) or not (a screen).
-    pub fn timed(&self) -> bool {
+    pub(crate) fn timed(&self) -> bool {
         matches!(self.format, Format::V2 | Format::V3)
     }
 

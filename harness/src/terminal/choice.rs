@@ -21,18 +21,10 @@ pub enum Terminal {
 
 impl Terminal {
     /// The name scenarios and the command line use.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Terminal::Vt100 => "vt100",
             Terminal::Reflow => "reflow",
-        }
-    }
-
-    /// The other emulator (the one a check compares with).
-    pub fn other(self) -> Terminal {
-        match self {
-            Terminal::Vt100 => Terminal::Reflow,
-            Terminal::Reflow => Terminal::Vt100,
         }
     }
 }

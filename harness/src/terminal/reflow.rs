@@ -68,7 +68,7 @@ use super::scan::{Event, Scanner};
 use super::{join_rows, texts, transcript_of, trimmed, PhysicalRow, Transcript, MAX_HISTORY_BYTES};
 
 /// The history bound in rows at `cols` columns: [`MAX_HISTORY_BYTES`] worth of cells.
-pub fn history_rows(cols: u16) -> usize {
+pub(crate) fn history_rows(cols: u16) -> usize {
     MAX_HISTORY_BYTES / (usize::from(cols.max(1)) * std::mem::size_of::<Cell>())
 }
 
@@ -187,7 +187,7 @@ impl fmt::Debug for ReflowScreen {
 impl ReflowScreen {
     /// A new, empty screen of `rows` × `cols` cells (a zero dimension is taken as 1, and fewer
     /// than 2 columns as 2).
-    pub fn new(rows: u16, cols: u16) -> ReflowScreen {
+    pub(crate) fn new(rows: u16, cols: u16) -> ReflowScreen {
         let replies = Replies::default();
         let config = Config {
             scrolling_history: history_rows(cols),
@@ -211,7 +211,7 @@ impl ReflowScreen {
     ///
     /// The bytes go to alacritty in pieces cut just before the final byte of a clear, a full reset
     /// or the switch to the alternate screen, where the history rules of the module docs apply.
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         // As `Screen::feed`: a character cut by the end of the last feed is scanned again, whole,
         // with this one.
         let joined;
@@ -354,7 +354,7 @@ impl ReflowScreen {
 
     /// Bytes a real terminal would answer to queries seen so far (see the module docs); drained
     /// on each call. The driver writes them back to the PTY.
-    pub fn take_replies(&mut self) -> Vec<u8> {
+    pub(crate) fn take_replies(&mut self) -> Vec<u8> {
         let mut replies = self.replies.0.lock().unwrap_or_else(|e| e.into_inner());
         std::mem::take(&mut *replies)
     }
@@ -362,7 +362,7 @@ impl ReflowScreen {
     /// Resizes the terminal: alacritty re-wraps soft-wrapped rows, in the scrollback too, to the
     /// new width; shrinking the height pushes rows into the scrollback and growing pulls them back
     /// (as tmux does). The history bound follows the width ([`history_rows`]).
-    pub fn resize(&mut self, rows: u16, cols: u16) {
+    pub(crate) fn resize(&mut self, rows: u16, cols: u16) {
         self.term.resize(Cells::new(rows, cols));
         let config = Config {
             scrolling_history: history_rows(cols),
@@ -373,7 +373,7 @@ impl ReflowScreen {
     }
 
     /// The visible rows as plain text, one string per row, trailing blanks trimmed.
-    pub fn viewport_rows(&self) -> Vec<String> {
+    pub(crate) fn viewport_rows(&self) -> Vec<String> {
         trimmed(self.visible())
     }
 
@@ -391,13 +391,14 @@ impl ReflowScreen {
 
     /// Rows the client erased from the history (`CSI 3 J` in a frame, the rule of
     /// [`Screen`](super::Screen)), in all. Row numbers in a [`Transcript`] count them too.
-    pub fn erased_rows(&self) -> usize {
+    pub(crate) fn erased_rows(&self) -> usize {
         self.erased_rows
     }
 
     /// Whether the scrollback reached its bound ([`history_rows`]), so that its oldest rows may
     /// have been dropped (never in a realistic session).
-    pub fn history_full(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn history_full(&self) -> bool {
         let grid = self.term.grid();
         !self.term.mode().contains(TermMode::ALT_SCREEN)
             && grid.history_size() >= history_rows(grid.columns() as u16)

@@ -12,7 +12,7 @@
 
 /// What the [`Scanner`] reports about the byte it was just given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// Nothing of interest.
     None,
     /// This byte is the final byte of an erase in display (`CSI J`, or `CSI ? J`, which vt100
@@ -101,14 +101,14 @@ struct Utf8Partial {
 /// [`Screen::feed`](super::Screen::feed) calls, so sequences split across reads are seen like
 /// whole ones.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Scanner {
+pub(crate) struct Scanner {
     state: ScanState,
     utf8: Utf8Partial,
 }
 
 impl Scanner {
     /// Advances by the byte `b` found at index `i` of the scanned input.
-    pub fn step(&mut self, i: usize, b: u8) -> Event {
+    pub(crate) fn step(&mut self, i: usize, b: u8) -> Event {
         use ScanState::*;
         // "Anywhere" transitions of the vte state machine: ESC starts a new escape sequence
         // and CAN / SUB cancel, whatever the state (also in the middle of a UTF-8 sequence).
@@ -191,7 +191,7 @@ impl Scanner {
     /// with no UTF-8 character begun: for each of them [`Scanner::step`] would report
     /// [`Event::Printed`] with that character and stay where it is, so a caller interested only
     /// in other events (or in characters past ASCII) may skip them.
-    pub fn ascii_text_len(&self, bytes: &[u8]) -> usize {
+    pub(crate) fn ascii_text_len(&self, bytes: &[u8]) -> usize {
         if self.state != ScanState::Ground || self.utf8.len > 0 {
             return 0;
         }
@@ -248,7 +248,7 @@ impl Scanner {
 
     /// Bytes at the end of the input that start a character not yet complete; the scanner
     /// forgets them (they will be scanned again, whole, with the next input).
-    pub fn take_incomplete_char(&mut self) -> usize {
+    pub(crate) fn take_incomplete_char(&mut self) -> usize {
         if self.state == ScanState::Ground {
             std::mem::take(&mut self.utf8.len)
         } else {

@@ -19,10 +19,10 @@ use super::Size;
 const SENTINEL: &str = "@@hermes-e2e-replay-done@@";
 
 /// How long a replay may take, from the pane's start to the sentinel.
-pub const DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Bytes to replay, then the size to resize to (if any).
-pub type Part = (Vec<u8>, Option<Size>);
+pub(crate) type Part = (Vec<u8>, Option<Size>);
 
 /// A private tmux server (own socket in a temporary directory), killed on drop.
 struct Server {

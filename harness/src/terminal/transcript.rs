@@ -51,7 +51,7 @@ impl Transcript {
     /// at the start or the end.
     ///
     /// [`Screen::transcript`]: super::Screen::transcript
-    pub fn from_history_lines(lines: &[String]) -> Transcript {
+    pub(crate) fn from_history_lines(lines: &[String]) -> Transcript {
         Transcript::from_numbered(
             lines.iter().enumerate().map(|(i, l)| (i, l.as_str())),
             false,

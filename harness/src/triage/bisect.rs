@@ -27,7 +27,7 @@ use crate::runner::ScenarioResult;
 /// What the bisection looks for (`--by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
-pub enum By {
+pub(crate) enum By {
     /// The first release whose verdict is bad.
     Verdict,
     /// Every release where the verdict's signature changes (every release is probed).
@@ -36,7 +36,7 @@ pub enum By {
 
 impl By {
     /// Its name on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             By::Verdict => "verdict",
             By::Signature => "signature",
@@ -47,7 +47,7 @@ impl By {
 /// Which findings make a verdict bad (`--bad`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
-pub enum Bad {
+pub(crate) enum Bad {
     /// Words rendered more than once ("shows a reply twice").
     Repeats,
     /// Messages missing.
@@ -64,7 +64,7 @@ pub enum Bad {
 
 impl Bad {
     /// True when `findings` make a verdict bad.
-    pub fn holds(self, f: &Findings) -> bool {
+    pub(crate) fn holds(self, f: &Findings) -> bool {
         match self {
             Bad::Repeats => f.words_rendered_more_than_once > 0,
             Bad::Missing => f.missing_messages > 0,
@@ -79,7 +79,7 @@ impl Bad {
 /// A probe's mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Mark {
+pub(crate) enum Mark {
     /// The verdict is good.
     Good,
     /// The verdict is bad.
@@ -100,28 +100,28 @@ impl fmt::Display for Mark {
 
 /// What one probe of one release found.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// The release probed.
-    pub release: Release,
+    pub(crate) release: Release,
     /// Good, bad or skip.
-    pub mark: Mark,
+    pub(crate) mark: Mark,
     /// Why a probe was skipped (the harness's error, first line).
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// The findings of each check reached (checkpoint, numbers).
-    pub checks: Vec<(String, Findings)>,
+    pub(crate) checks: Vec<(String, Findings)>,
     /// The verdict's signature (`None` when the release could not be started at all).
-    pub signature: Option<Signature>,
+    pub(crate) signature: Option<Signature>,
     /// Runs it took (a skip is retried once).
-    pub tries: usize,
+    pub(crate) tries: usize,
     /// Wall time of the last run, seconds.
-    pub secs: f64,
+    pub(crate) secs: f64,
     /// Where the last run's artefacts are.
-    pub kept: Option<std::path::PathBuf>,
+    pub(crate) kept: Option<std::path::PathBuf>,
 }
 
 impl Probe {
     /// Judges one run of `release`: its result, or the error that kept it from running.
-    pub fn judge(
+    pub(crate) fn judge(
         release: &Release,
         run: Result<ScenarioResult, crate::runner::Error>,
         bad: Bad,
@@ -168,7 +168,7 @@ impl Probe {
 impl Probe {
     /// One line for a progress display: the release, its mark, each check's numbers, the time
     /// and why it was skipped.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let numbers: Vec<String> = self.checks.iter().map(|(_, f)| numbers(f)).collect();
         format!(
             "{} {} ({}) in {:.1} s{}",
@@ -198,23 +198,23 @@ fn first_line(text: &str) -> String {
 
 /// A place where the signature changes.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ChangePoint {
+pub(crate) struct ChangePoint {
     /// The last release before the change that ran.
-    pub before: Release,
+    pub(crate) before: Release,
     /// The first release after it that ran.
-    pub after: Release,
+    pub(crate) after: Release,
     /// The releases between them that were skipped (the change is at one of them or at `after`).
-    pub skipped_between: Vec<Release>,
+    pub(crate) skipped_between: Vec<Release>,
     /// The signature before.
-    pub from: String,
+    pub(crate) from: String,
     /// The signature after.
-    pub to: String,
+    pub(crate) to: String,
 }
 
 /// The answer of a bisection.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Answer {
+pub(crate) enum Answer {
     /// `--by verdict`: the last good and the first bad release.
     FirstBad {
         /// The newest good release.
@@ -232,22 +232,22 @@ pub enum Answer {
 
 /// A bisection: its probes (in line order) and its answer.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// What was looked for.
-    pub by: By,
+    pub(crate) by: By,
     /// What counts as bad.
-    pub bad: Bad,
+    pub(crate) bad: Bad,
     /// Every release considered, oldest first.
-    pub versions: Vec<Release>,
+    pub(crate) versions: Vec<Release>,
     /// The probes run, in line order.
-    pub probes: Vec<Probe>,
+    pub(crate) probes: Vec<Probe>,
     /// The answer.
-    pub answer: Answer,
+    pub(crate) answer: Answer,
 }
 
 /// Runs a bisection over `versions` (oldest first). `probe` runs one release once and judges it
 /// ([`Probe::judge`]); a skip is retried once.
-pub fn bisect(
+pub(crate) fn bisect(
     versions: &[Release],
     by: By,
     bad: Bad,
@@ -375,7 +375,7 @@ fn change_points(versions: &[Release], probes: &[Option<Probe>]) -> Vec<ChangePo
 
 impl Outcome {
     /// The answer in one or two sentences.
-    pub fn answer_text(&self) -> String {
+    pub(crate) fn answer_text(&self) -> String {
         match &self.answer {
             Answer::FirstBad {
                 last_good,
@@ -426,7 +426,7 @@ impl Outcome {
     /// A Markdown table of the probes: release, mark, each check's numbers (words rendered more
     /// than once / messages missing / internal words shown / out of order), seconds, and the
     /// signature or the reason of a skip.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut names: Vec<&str> = Vec::new();
         for p in &self.probes {
             for (at, _) in &p.checks {
@@ -467,7 +467,7 @@ impl Outcome {
 
 /// `REPORT.md` of a bisection, ready to paste into an issue: what was probed and how, the
 /// answer, the table of probes, and the commands that rerun the bisection and each probe.
-pub fn report_md(
+pub(crate) fn report_md(
     outcome: &Outcome,
     subject: &str,
     rerun: &str,

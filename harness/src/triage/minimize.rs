@@ -60,10 +60,10 @@ pub mod report_md;
 pub mod texts;
 mod tiers;
 
-pub use ddmin::{ddmin, Spent};
-pub use model::{Model, Removal};
-pub use offline::{Offline, Reference};
-pub use outcome::{Outcome, Phase, Trial, TrialVerdict};
+pub(crate) use ddmin::{ddmin, Spent};
+pub(crate) use model::{Model, Removal};
+pub(crate) use offline::{Offline, Reference};
+pub(crate) use outcome::{Outcome, Phase, Trial, TrialVerdict};
 
 use outcome::{describe_rows, describe_sessions, kept_rows};
 use texts::TextUnit;
@@ -71,15 +71,15 @@ use texts::TextUnit;
 use super::signature::{Kind, Signature};
 
 /// Steps kept offline between two confirmations by the real client.
-pub const CONFIRM_EVERY: usize = 10;
+pub(crate) const CONFIRM_EVERY: usize = 10;
 
 /// The default trial budget (`--max-trials`).
-pub const DEFAULT_MAX_TRIALS: usize = 200;
+pub(crate) const DEFAULT_MAX_TRIALS: usize = 200;
 
 /// When a candidate fails "the same way" as the original (`--signature`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
-pub enum Matching {
+pub(crate) enum Matching {
     /// The original's signature, check by check.
     Same,
     /// Any check with words rendered more than once.
@@ -88,7 +88,7 @@ pub enum Matching {
 
 impl Matching {
     /// Its name on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Matching::Same => "same",
             Matching::AnyRepeat => "any-repeat",
@@ -96,7 +96,7 @@ impl Matching {
     }
 
     /// True when `candidate` fails the way `original` does, as this matching reads it.
-    pub fn matches(self, original: &Signature, candidate: &Signature) -> bool {
+    pub(crate) fn matches(self, original: &Signature, candidate: &Signature) -> bool {
         match self {
             Matching::Same => candidate == original,
             Matching::AnyRepeat => candidate
@@ -108,7 +108,7 @@ impl Matching {
 
     /// True when `original` misrenders at all, as this matching reads it: some finding is
     /// non-zero (`same`), or some check shows repeats (`any-repeat`).
-    pub fn misrenders(self, original: &Signature) -> bool {
+    pub(crate) fn misrenders(self, original: &Signature) -> bool {
         match self {
             Matching::Same => original.checks.iter().any(|c| !c.is_clean()),
             Matching::AnyRepeat => self.matches(original, original),
@@ -116,7 +116,7 @@ impl Matching {
     }
 
     /// What a candidate must show, in words.
-    pub fn describe(self, original: &Signature) -> String {
+    pub(crate) fn describe(self, original: &Signature) -> String {
         match self {
             Matching::Same => format!("the same signature: {original}"),
             Matching::AnyRepeat => {
@@ -127,7 +127,7 @@ impl Matching {
 }
 
 /// Judges a database: the verdict of resuming `session` of `db` in a client.
-pub trait Oracle {
+pub(crate) trait Oracle {
     /// Runs the client on `db` (never written) with artefacts under `out_root`.
     fn judge(
         &mut self,
@@ -142,15 +142,15 @@ pub trait Oracle {
 
 /// The real client through [`runner::repro()`], as `repro` runs it.
 #[derive(Debug, Clone)]
-pub struct RealClient {
+pub(crate) struct RealClient {
     /// The client spec.
-    pub client: String,
+    pub(crate) client: String,
     /// The interface.
-    pub ui: Ui,
+    pub(crate) ui: Ui,
     /// The terminal.
-    pub size: Size,
+    pub(crate) size: Size,
     /// The user's `config.yaml`, if given.
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
 }
 
 impl Oracle for RealClient {
@@ -191,20 +191,20 @@ impl Oracle for RealClient {
 
 /// How to minimize.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// The session to resume (default: the most recent one with messages).
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// What counts as the same failure.
-    pub matching: Matching,
+    pub(crate) matching: Matching,
     /// Candidates judged at most.
-    pub max_trials: usize,
+    pub(crate) max_trials: usize,
     /// The whole minimization's deadline (`--timeout`): on expiry it stops with the best
     /// confirmed database.
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// The output directory (default: `target/hermes-e2e/minimize/<session>`).
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Where the `record`-style fixture goes (default: `DIR/fixture`).
-    pub fixture: Option<PathBuf>,
+    pub(crate) fixture: Option<PathBuf>,
 }
 
 /// Why a minimization could not be done.
@@ -308,7 +308,7 @@ struct Run<'a> {
 /// Minimizes `db` (never written): see the module documentation. `offline` is the fast tier (none:
 /// every candidate runs `oracle`). Errors before the first trial (a bad file, nothing to
 /// minimize) are returned; trial failures are rejections.
-pub fn minimize<'a>(
+pub(crate) fn minimize<'a>(
     db: &Path,
     options: &Options,
     oracle: &'a mut dyn Oracle,

@@ -13,7 +13,7 @@ use crate::terminal::Size;
 
 /// What each release is probed with.
 #[derive(Debug)]
-pub enum Subject {
+pub(crate) enum Subject {
     /// A scenario file, run on each release (its pins are not used; its findings are).
     Scenario(Scenario),
     /// A saved `state.db`, resumed on each release through every `repro` path, as `repro` runs
@@ -34,7 +34,7 @@ pub enum Subject {
 
 /// `repro`'s terminal for `ui` when none is given: 100×40, or 100×300 for the TUI (whose resumed
 /// screen on a terminal shorter than the conversation depends on Ink's redraws).
-pub fn default_size(ui: Ui) -> Size {
+pub(crate) fn default_size(ui: Ui) -> Size {
     match ui {
         Ui::Classic => Size {
             cols: 100,
@@ -49,7 +49,7 @@ pub fn default_size(ui: Ui) -> Size {
 
 impl Subject {
     /// The subject as a report names it.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Subject::Scenario(s) => format!("`{}`", s.path.display()),
             Subject::Db { path, session, .. } => {
@@ -59,7 +59,7 @@ impl Subject {
     }
 
     /// Runs the probe on `release` once, with its artefacts under `out/<release>/`, and judges it.
-    pub fn probe(&self, release: &Release, out: &Path, bad: Bad) -> Probe {
+    pub(crate) fn probe(&self, release: &Release, out: &Path, bad: Bad) -> Probe {
         let out = out.join(release.to_string());
         let run = match self {
             Subject::Scenario(scenario) => Ok(runner::run(
@@ -90,7 +90,7 @@ impl Subject {
     }
 
     /// The command that reruns one probe.
-    pub fn probe_command(&self, release: &Release) -> String {
+    pub(crate) fn probe_command(&self, release: &Release) -> String {
         match self {
             Subject::Scenario(s) => format!(
                 "cargo run --release -p hermes-e2e -- run {} --client {release}",
@@ -128,7 +128,7 @@ impl Subject {
     }
 
     /// The command that reruns the whole bisection.
-    pub fn bisect_command(&self, by: By, bad: Bad, versions: Option<&str>) -> String {
+    pub(crate) fn bisect_command(&self, by: By, bad: Bad, versions: Option<&str>) -> String {
         let what = match self {
             Subject::Scenario(s) => s.path.display().to_string(),
             Subject::Db { path, session, .. } => {

@@ -17,7 +17,7 @@ use crate::runner::ScenarioResult;
 /// A kind of finding with a non-zero number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `words_rendered_more_than_once` > 0.
     Repeats,
     /// `missing_messages` > 0.
@@ -54,7 +54,7 @@ impl Kind {
 /// What was drawn again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Repeated {
+pub(crate) enum Repeated {
     /// A summary carrier's copy of a reply (the carrier of another row).
     CarrierReply,
     /// A message drawn again as itself.
@@ -63,29 +63,29 @@ pub enum Repeated {
 
 /// The signature of one check.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct CheckSignature {
+pub(crate) struct CheckSignature {
     /// The checkpoint (`after --resume`).
-    pub at: String,
+    pub(crate) at: String,
     /// The kinds of finding with a non-zero number.
-    pub kinds: BTreeSet<Kind>,
+    pub(crate) kinds: BTreeSet<Kind>,
     /// The causes of the repeats.
-    pub causes: BTreeSet<&'static str>,
+    pub(crate) causes: BTreeSet<&'static str>,
     /// What was repeated.
-    pub repeated: BTreeSet<Repeated>,
+    pub(crate) repeated: BTreeSet<Repeated>,
 }
 
 /// The signature of a run: each check's, in order, and whether the run stopped before its end.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Signature {
     /// Each check reached, in order.
-    pub checks: Vec<CheckSignature>,
+    pub(crate) checks: Vec<CheckSignature>,
     /// The run stopped with an error before its last step.
-    pub stopped: bool,
+    pub(crate) stopped: bool,
 }
 
 impl CheckSignature {
     /// The signature of one check.
-    pub fn of(check: &Check) -> CheckSignature {
+    pub(crate) fn of(check: &Check) -> CheckSignature {
         let f = &check.findings;
         let kinds = [
             (Kind::Repeats, f.words_rendered_more_than_once),
@@ -120,7 +120,7 @@ impl CheckSignature {
     }
 
     /// True when no finding is non-zero.
-    pub fn is_clean(&self) -> bool {
+    pub(crate) fn is_clean(&self) -> bool {
         self.kinds.is_empty()
     }
 }

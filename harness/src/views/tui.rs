@@ -56,7 +56,7 @@ struct Step {
 
 /// One client process's TUI frame, as its steps left it (see the module docs).
 #[derive(Debug, Clone)]
-pub struct TuiFrame {
+pub(crate) struct TuiFrame {
     anchor: Anchor,
     /// Rows of the exchanges the TUI took back (`/undo`, `/retry`), in the order taken.
     taken_back: Vec<i64>,
@@ -83,7 +83,7 @@ fn command_name(step: &str) -> Option<&str> {
 impl TuiFrame {
     /// The frame of a client just launched by the step `name` at `line` (a recap when `kind`
     /// says it resumes).
-    pub fn launched(kind: ViewKind, name: String, line: usize) -> TuiFrame {
+    pub(crate) fn launched(kind: ViewKind, name: String, line: usize) -> TuiFrame {
         TuiFrame {
             anchor: Anchor::Lineage,
             taken_back: Vec::new(),
@@ -97,7 +97,7 @@ impl TuiFrame {
 
     /// Before the step `name` runs: what it will take back, read from `store` (the TUI's
     /// `/undo` always, its `/retry` when this process sent a message).
-    pub fn before(&mut self, name: &str, store: Option<&Store>) -> Result<(), StoreError> {
+    pub(crate) fn before(&mut self, name: &str, store: Option<&Store>) -> Result<(), StoreError> {
         self.pending.clear();
         let takes_back = match command_name(name) {
             Some("/undo") => true,
@@ -136,7 +136,7 @@ impl TuiFrame {
 
     /// After the step (`kind`, `name`, at `line`) is done: what the frame now means to show.
     /// `store` is the database the step left (`None` before the client wrote one).
-    pub fn after(
+    pub(crate) fn after(
         &mut self,
         (kind, name, line): (ViewKind, String, usize),
         store: Option<&Store>,
@@ -174,7 +174,7 @@ impl TuiFrame {
     /// The basis the frame is judged against: `store` as the TUI means it ([`Store::edited`]),
     /// on the classic surface (the TUI draws no tool output either). `None` when no session
     /// holds messages.
-    pub fn basis(&self, store: &Store) -> Result<Option<Basis>, StoreError> {
+    pub(crate) fn basis(&self, store: &Store) -> Result<Option<Basis>, StoreError> {
         let surface = Surface::default();
         match &self.anchor {
             Anchor::Compacted(id) => {
@@ -195,7 +195,7 @@ impl TuiFrame {
     /// The check `at` of the frame `transcript` against `basis` ([`TuiFrame::basis`]), and the
     /// frame as one view: carried when the last check of this process reported the same
     /// findings, named after the step that first drew them.
-    pub fn judge(
+    pub(crate) fn judge(
         &mut self,
         at: &str,
         transcript: &Transcript,

@@ -8,13 +8,13 @@
 use std::path::Path;
 
 /// The folder, under the report directory, holding the player.
-pub const PLAYER_DIR: &str = "asciinema-player";
+pub(crate) const PLAYER_DIR: &str = "asciinema-player";
 
 /// The player's standalone script (it defines `AsciinemaPlayer`).
-pub const PLAYER_JS: &str = "asciinema-player.min.js";
+pub(crate) const PLAYER_JS: &str = "asciinema-player.min.js";
 
 /// The player's stylesheet.
-pub const PLAYER_CSS: &str = "asciinema-player.css";
+pub(crate) const PLAYER_CSS: &str = "asciinema-player.css";
 
 const FILES: [(&str, &str); 4] = [
     (
@@ -36,7 +36,7 @@ const FILES: [(&str, &str); 4] = [
 ];
 
 /// Writes the player into `dir/asciinema-player/`.
-pub fn write_player(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn write_player(dir: &Path) -> std::io::Result<()> {
     let to = dir.join(PLAYER_DIR);
     std::fs::create_dir_all(&to)?;
     for (name, content) in FILES {

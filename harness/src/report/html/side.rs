@@ -69,13 +69,13 @@ pub struct Counted {
     /// Number of out-of-order marks.
     pub out_of_order: usize,
     /// Number of taken-back marks.
-    pub taken_back: usize,
+    pub(crate) taken_back: usize,
 }
 
 /// The view's HTML (a `<table class="side">` and a summary) and what its marks add up to.
 pub(crate) struct Side {
-    pub html: String,
-    pub counted: Counted,
+    pub(crate) html: String,
+    pub(crate) counted: Counted,
 }
 
 /// One mark of the view, before it is written.

@@ -18,7 +18,12 @@ const CELL_H: usize = 17;
 
 /// The last `rows` rows of `transcript` (lines longer than `cols` wrapped as a terminal would),
 /// drawn `cols` wide, with `title` as the SVG's title.
-pub fn last_screen(transcript: &Transcript, rows: usize, cols: usize, title: &str) -> String {
+pub(crate) fn last_screen(
+    transcript: &Transcript,
+    rows: usize,
+    cols: usize,
+    title: &str,
+) -> String {
     let (rows, cols) = (rows.max(1), cols.max(1));
     // Physical rows from the end of history: a transcript line starts at its row; empty rows
     // between lines (chrome the transcript dropped) stay empty.

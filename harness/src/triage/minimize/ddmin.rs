@@ -6,14 +6,14 @@
 
 /// The trial budget is spent: stop with the best so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Spent;
+pub(crate) struct Spent;
 
 /// Removes from `units` every chunk `test` keeps: the set is split into `n` chunks (n = 2, then
 /// 4, … up to single units), each chunk's removal is tested in turn, and the first one kept
 /// shrinks the set (then `n` steps back to `n - 1`, at least 2). Stops when no single unit can be
 /// removed, or when `test` says the budget is spent. Returns the units kept and whether the
 /// budget ran out.
-pub fn ddmin<U: Clone>(
+pub(crate) fn ddmin<U: Clone>(
     units: Vec<U>,
     test: &mut dyn FnMut(&[U]) -> Result<bool, Spent>,
 ) -> (Vec<U>, bool) {

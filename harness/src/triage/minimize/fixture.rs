@@ -22,7 +22,7 @@ const CASTS: [(&str, &str); 2] = [
 
 /// Writes the fixture of `outcome` into `outcome.fixture`; `repro_args` are the options the final
 /// verdict ran with (` --client …`).
-pub fn write(outcome: &Outcome, repro_args: &str) -> Result<(), Error> {
+pub(crate) fn write(outcome: &Outcome, repro_args: &str) -> Result<(), Error> {
     let dest = &outcome.fixture;
     let io = |path: &Path| {
         let path = path.to_owned();

@@ -15,49 +15,49 @@ use crate::store::{Store, StoreError};
 /// One row of the resumed session's lineage, as the minimizer needs it: as `inspect` reads it
 /// (id, session, role, kind, state, preview, `message_uid`), with its tool relation.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ModelRow {
+pub(crate) struct ModelRow {
     /// The row as `inspect` reads it (its id is kept across candidates: rows are deleted, never
     /// renumbered).
-    pub row: inspect::InspectedRow,
+    pub(crate) row: inspect::InspectedRow,
     /// `tool_call_id` (a tool result).
-    pub tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     /// `tool_calls` (an assistant row calling tools; JSON text).
-    pub tool_calls: Option<String>,
+    pub(crate) tool_calls: Option<String>,
 }
 
 /// Two rows that are removed together, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tie {
+pub(crate) struct Tie {
     /// One row.
-    pub a: i64,
+    pub(crate) a: i64,
     /// The other.
-    pub b: i64,
+    pub(crate) b: i64,
     /// Why they go together.
-    pub why: String,
+    pub(crate) why: String,
     /// `b` is a summary carrier and `a` the row it carries (the text phase shortens the reply in
     /// both together).
-    pub carrier: bool,
+    pub(crate) carrier: bool,
 }
 
 /// A `state.db` as the minimizer reads it.
 #[derive(Debug, Clone)]
-pub struct Model {
+pub(crate) struct Model {
     /// Its lineage, root first (as the display read walks it).
-    pub lineage: Vec<String>,
+    pub(crate) lineage: Vec<String>,
     /// Every session of the file with its `parent_session_id`, oldest first.
-    pub sessions: Vec<(String, Option<String>)>,
+    pub(crate) sessions: Vec<(String, Option<String>)>,
     /// The rows of the lineage, by id.
-    pub rows: Vec<ModelRow>,
+    pub(crate) rows: Vec<ModelRow>,
     /// Rows of the whole file (every session, and rows of no session).
-    pub total_rows: usize,
+    pub(crate) total_rows: usize,
     /// The relations between lineage rows: a carrier and the row it carries, a tool call and its
     /// result.
-    pub ties: Vec<Tie>,
+    pub(crate) ties: Vec<Tie>,
 }
 
 impl Model {
     /// Reads `path` (through a private read-only copy) for `session`.
-    pub fn read(path: &Path, session: &str) -> Result<Model, StoreError> {
+    pub(crate) fn read(path: &Path, session: &str) -> Result<Model, StoreError> {
         let store = Store::open(path)?;
         let sessions: Vec<(String, Option<String>)> = store
             .sessions()?
@@ -101,7 +101,7 @@ impl Model {
 
     /// The sessions that may be removed: not in the lineage, and no ancestor (through
     /// `parent_session_id`) of a lineage session — a kept session never loses its parent.
-    pub fn removable_sessions(&self) -> Vec<String> {
+    pub(crate) fn removable_sessions(&self) -> Vec<String> {
         let parent: HashMap<&str, &str> = self
             .sessions
             .iter()
@@ -129,7 +129,7 @@ impl Model {
     /// `chunk` and every session below one of them (through `parent_session_id`): removing a
     /// session removes its children, which no kept session needs (see
     /// [`Model::removable_sessions`]).
-    pub fn with_descendants(&self, chunk: &[String]) -> BTreeSet<String> {
+    pub(crate) fn with_descendants(&self, chunk: &[String]) -> BTreeSet<String> {
         let mut out: BTreeSet<String> = chunk.iter().cloned().collect();
         loop {
             let before = out.len();
@@ -147,7 +147,7 @@ impl Model {
     /// The exchanges of the lineage: a user row with the rows after it up to the next user row
     /// (or the end of its session); rows before a session's first user row form their own unit.
     /// Tied rows ([`Model::ties`]) join their units.
-    pub fn exchange_units(&self) -> Vec<Vec<i64>> {
+    pub(crate) fn exchange_units(&self) -> Vec<Vec<i64>> {
         let mut base = Vec::with_capacity(self.rows.len());
         let mut n = 0;
         for (i, r) in self.rows.iter().enumerate() {
@@ -161,7 +161,7 @@ impl Model {
     }
 
     /// Single rows of the lineage; tied rows ([`Model::ties`]) form one unit.
-    pub fn row_units(&self) -> Vec<Vec<i64>> {
+    pub(crate) fn row_units(&self) -> Vec<Vec<i64>> {
         let base: Vec<usize> = (0..self.rows.len()).collect();
         self.merge(&base)
     }
@@ -259,7 +259,7 @@ fn ties(rows: &[ModelRow], carriers: &[inspect::Carrier]) -> Vec<Tie> {
 }
 
 /// Rows of `messages` in the file at `path` (our own copy), if it can be counted.
-pub fn count_rows(path: &Path) -> Option<usize> {
+pub(crate) fn count_rows(path: &Path) -> Option<usize> {
     let conn = read_only(path).ok()?;
     conn.query_row("SELECT COUNT(*) FROM messages", [], |r| r.get::<_, i64>(0))
         .ok()
@@ -268,18 +268,18 @@ pub fn count_rows(path: &Path) -> Option<usize> {
 
 /// What a candidate removes from (or shortens in) the current best.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Removal {
+pub(crate) struct Removal {
     /// Whole sessions (with their rows and every row of another table naming them).
-    pub sessions: BTreeSet<String>,
+    pub(crate) sessions: BTreeSet<String>,
     /// Single rows of `messages`.
-    pub rows: BTreeSet<i64>,
+    pub(crate) rows: BTreeSet<i64>,
     /// New `content` of rows (shortened texts), by row id.
-    pub texts: BTreeMap<i64, String>,
+    pub(crate) texts: BTreeMap<i64, String>,
 }
 
 impl Removal {
     /// `self` followed by `next`: both removals, `next`'s texts over `self`'s.
-    pub fn then(&self, next: &Removal) -> Removal {
+    pub(crate) fn then(&self, next: &Removal) -> Removal {
         let mut all = self.clone();
         all.sessions.extend(next.sessions.iter().cloned());
         all.rows.extend(next.rows.iter().copied());
@@ -306,7 +306,7 @@ pub enum BuildError {
 }
 
 /// Removes `path` and its `-wal`, `-shm` and `-journal` siblings (missing files are fine).
-pub fn remove_database(path: &Path) {
+pub(crate) fn remove_database(path: &Path) {
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
@@ -320,7 +320,7 @@ pub fn remove_database(path: &Path) {
 /// `session_id` column, then the session; `sessions.message_count` (when the column exists) is
 /// set to the rows left in each session that lost rows; last, the new texts are written (`UPDATE`,
 /// the triggers keep the search index). `from` is only read.
-pub fn build(from: &Path, to: &Path, removal: &Removal) -> Result<(), BuildError> {
+pub(crate) fn build(from: &Path, to: &Path, removal: &Removal) -> Result<(), BuildError> {
     remove_database(to);
     crate::store::copy_database(from, to)?;
     let err = |e: rusqlite::Error| BuildError::Sqlite {
@@ -377,7 +377,7 @@ pub fn build(from: &Path, to: &Path, removal: &Removal) -> Result<(), BuildError
 
 /// Rebuilds `path` without its free pages (`VACUUM`): a removed row's text must not survive in
 /// the file a maintainer passes on.
-pub fn vacuum(path: &Path) -> Result<(), BuildError> {
+pub(crate) fn vacuum(path: &Path) -> Result<(), BuildError> {
     let err = |e: rusqlite::Error| BuildError::Sqlite {
         path: path.to_owned(),
         source: e,
@@ -415,7 +415,7 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
 
 /// Sessions in the file at `path` (our own copy).
 #[cfg(test)]
-pub fn count_sessions(path: &Path) -> Option<usize> {
+pub(crate) fn count_sessions(path: &Path) -> Option<usize> {
     let conn = read_only(path).ok()?;
     conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))
         .ok()
@@ -423,11 +423,11 @@ pub fn count_sessions(path: &Path) -> Option<usize> {
 }
 
 /// Texts of rows, by row id.
-pub type Texts = BTreeMap<i64, String>;
+pub(crate) type Texts = BTreeMap<i64, String>;
 
 /// The text (`content`) of every row of `messages` in the file at `path` (our own copy) that has
 /// one, by id.
-pub fn contents(path: &Path) -> Result<Texts, BuildError> {
+pub(crate) fn contents(path: &Path) -> Result<Texts, BuildError> {
     let err = |e: rusqlite::Error| BuildError::Sqlite {
         path: path.to_owned(),
         source: e,

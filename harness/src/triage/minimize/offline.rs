@@ -43,14 +43,14 @@ use crate::triage::signature::Signature;
 use crate::verdict::{Basis, Session};
 
 /// A fast judge of candidates: the signature of resuming `session` of `db`, read offline.
-pub trait Offline {
+pub(crate) trait Offline {
     /// The offline signature of `db` (never written: a fresh copy is read).
     fn signature(&mut self, db: &Path, session: &str) -> Result<Signature, OfflineError>;
 }
 
 /// Why the offline tier could not start or read a candidate.
 #[derive(Debug, thiserror::Error)]
-pub enum OfflineError {
+pub(crate) enum OfflineError {
     /// The client (whose venv the worker runs in) could not be provided.
     #[error(transparent)]
     Client(#[from] crate::client::ClientError),
@@ -72,7 +72,7 @@ pub enum OfflineError {
 }
 
 /// The client's own display read ([`Reader`]) as an [`Offline`] judge.
-pub struct Reference {
+pub(crate) struct Reference {
     reader: Reader,
     ui: Ui,
     settings: DisplaySettings,
@@ -84,7 +84,7 @@ pub struct Reference {
 impl Reference {
     /// Starts the worker in the venv of `client_spec`, with the display settings `repro` would use
     /// (`config`: the user's `config.yaml`).
-    pub fn start(
+    pub(crate) fn start(
         client_spec: &str,
         ui: Ui,
         config: Option<&Path>,
@@ -143,7 +143,7 @@ impl Offline for Reference {
 
 /// The signature of the display read `rows` against `basis`: one check per display path of
 /// `repro`, each on [`transcript_of`] the rows.
-pub fn signature_of(basis: &Basis, rows: &[ClientRow]) -> Signature {
+pub(crate) fn signature_of(basis: &Basis, rows: &[ClientRow]) -> Signature {
     let transcript = transcript_of(rows);
     Signature {
         checks: runner::REPRO_PATHS
@@ -157,7 +157,7 @@ pub fn signature_of(basis: &Basis, rows: &[ClientRow]) -> Signature {
 }
 
 /// The transcript the listed `rows` stand for (the mapping in the module documentation).
-pub fn transcript_of(rows: &[ClientRow]) -> Transcript {
+pub(crate) fn transcript_of(rows: &[ClientRow]) -> Transcript {
     let mut lines: Vec<String> = Vec::new();
     for row in rows {
         if !matches!(row.role.as_str(), "user" | "assistant") {

@@ -13,7 +13,7 @@ use crate::triage::signature::Signature;
 /// The phase a trial belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Whole sessions outside the lineage.
     Sessions,
     /// Exchanges of the lineage.
@@ -28,7 +28,7 @@ pub enum Phase {
 
 impl Phase {
     /// Its name in reports.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Phase::Sessions => "sessions",
             Phase::Exchanges => "exchanges",
@@ -42,7 +42,7 @@ impl Phase {
 /// How a trial ended.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TrialVerdict {
+pub(crate) enum TrialVerdict {
     /// Both runs of the real client showed the signature: the removal is kept (confirmed).
     Kept,
     /// The offline tier read the original's offline signature: kept, to be confirmed by the real
@@ -62,7 +62,7 @@ pub enum TrialVerdict {
 
 impl TrialVerdict {
     /// As a progress line says it.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             TrialVerdict::Kept => "same signature (kept, confirmed by the real client)".into(),
             TrialVerdict::KeptOffline => "same offline signature (kept, to be confirmed)".into(),
@@ -80,102 +80,102 @@ impl TrialVerdict {
 
 /// One candidate judged.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Trial {
+pub(crate) struct Trial {
     /// 1-based.
-    pub number: usize,
+    pub(crate) number: usize,
     /// Its phase.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// What it removed from the best so far (`rows 3–8`, `session X`).
-    pub removed: String,
+    pub(crate) removed: String,
     /// Rows of the file before the removal.
-    pub rows_before: usize,
+    pub(crate) rows_before: usize,
     /// Rows of the candidate.
-    pub rows_after: usize,
+    pub(crate) rows_after: usize,
     /// Judged by the offline tier first.
-    pub offline: bool,
+    pub(crate) offline: bool,
     /// Runs of the real client it took (0, 1 or 2).
-    pub runs: usize,
+    pub(crate) runs: usize,
     /// How it ended.
-    pub verdict: TrialVerdict,
+    pub(crate) verdict: TrialVerdict,
 }
 
 /// A row of the minimized database and why it is there.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct KeptRow {
+pub(crate) struct KeptRow {
     /// `messages.id` (the original's).
-    pub id: i64,
+    pub(crate) id: i64,
     /// Its session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Stored role.
-    pub role: String,
+    pub(crate) role: String,
     /// Kind (as `inspect` names it).
-    pub kind: String,
+    pub(crate) kind: String,
     /// State (as `inspect` names it).
-    pub state: String,
+    pub(crate) state: String,
     /// The start of its content.
-    pub excerpt: String,
+    pub(crate) excerpt: String,
     /// Why it is kept, as far as known.
-    pub why: Vec<String>,
+    pub(crate) why: Vec<String>,
 }
 
 /// What a minimization did.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The user's file.
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     /// The resumed session.
-    pub session: String,
+    pub(crate) session: String,
     /// The original's signature.
-    pub signature: Signature,
+    pub(crate) signature: Signature,
     /// What counted as the same failure.
-    pub matching: Matching,
+    pub(crate) matching: Matching,
     /// Rows of the original file.
-    pub rows_before: usize,
+    pub(crate) rows_before: usize,
     /// Rows of `minimized.db`.
-    pub rows_after: usize,
+    pub(crate) rows_after: usize,
     /// Sessions of the original file.
-    pub sessions_before: usize,
+    pub(crate) sessions_before: usize,
     /// Sessions of `minimized.db`.
-    pub sessions_after: usize,
+    pub(crate) sessions_after: usize,
     /// Every candidate judged.
-    pub trials: Vec<Trial>,
+    pub(crate) trials: Vec<Trial>,
     /// Client runs in all (the original, the trials, the final verdict).
-    pub runs: usize,
+    pub(crate) runs: usize,
     /// The trial budget.
-    pub max_trials: usize,
+    pub(crate) max_trials: usize,
     /// True when the budget (`--max-trials` or `--timeout`) ran out before every unit was tried.
-    pub spent: bool,
+    pub(crate) spent: bool,
     /// True when it was `--timeout` that ran out.
-    pub timed_out: bool,
+    pub(crate) timed_out: bool,
     /// `--timeout`, seconds.
-    pub timeout_secs: Option<f64>,
+    pub(crate) timeout_secs: Option<f64>,
     /// The offline tier, if it judged candidates: its signature of the original.
-    pub offline_signature: Option<Signature>,
+    pub(crate) offline_signature: Option<Signature>,
     /// Seconds the offline tier's reads of candidates took in all.
-    pub offline_secs: f64,
+    pub(crate) offline_secs: f64,
     /// Why there was no offline tier (when there was none).
-    pub offline_absent: Option<String>,
+    pub(crate) offline_absent: Option<String>,
     /// Characters of message text in the original file.
-    pub chars_before: usize,
+    pub(crate) chars_before: usize,
     /// Characters of message text in `minimized.db`.
-    pub chars_after: usize,
+    pub(crate) chars_after: usize,
     /// The `record`-style fixture written (`state.db`, casts, `PROVENANCE.md`).
-    pub fixture: PathBuf,
+    pub(crate) fixture: PathBuf,
     /// The output directory.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// `DIR/minimized.db`.
-    pub minimized: PathBuf,
+    pub(crate) minimized: PathBuf,
     /// The rows left, with why.
-    pub kept: Vec<KeptRow>,
+    pub(crate) kept: Vec<KeptRow>,
     /// The signature of the final run on `minimized.db`.
-    pub final_signature: Signature,
+    pub(crate) final_signature: Signature,
     /// The command that reproduces it.
-    pub command: String,
+    pub(crate) command: String,
     /// Wall time, seconds.
-    pub wall_secs: f64,
+    pub(crate) wall_secs: f64,
     /// The final verdict on `minimized.db` (as `repro` prints it).
     #[serde(skip)]
-    pub result: ScenarioResult,
+    pub(crate) result: ScenarioResult,
 }
 
 /// The rows of `model` with why each is kept: what the final verdict names it for, its
@@ -263,13 +263,13 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
 
 impl Outcome {
     /// Trials the offline tier judged.
-    pub fn offline_trials(&self) -> usize {
+    pub(crate) fn offline_trials(&self) -> usize {
         self.trials.iter().filter(|t| t.offline).count()
     }
 
     /// `18 → 2 rows, 2 → 2 sessions, 12121 → 173 characters of text in 23 trials (22 offline,
     /// 2 on the PTY)`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         format!(
             "{} → {} rows, {} → {} sessions, {} → {} characters of text in {} trials ({} offline, \
              {} on the PTY)",
@@ -286,7 +286,7 @@ impl Outcome {
     }
 
     /// Trials that ran the real client in the PTY.
-    pub fn pty_trials(&self) -> usize {
+    pub(crate) fn pty_trials(&self) -> usize {
         self.trials.iter().filter(|t| t.runs > 0).count()
     }
 }
@@ -310,7 +310,7 @@ pub(super) fn describe_sessions(sessions: &BTreeSet<String>) -> String {
 }
 
 /// `rows 3–8, 11`: runs of consecutive ids as ranges.
-pub fn describe_rows(rows: &BTreeSet<i64>) -> String {
+pub(crate) fn describe_rows(rows: &BTreeSet<i64>) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut iter = rows.iter().copied().peekable();
     while let Some(first) = iter.next() {

@@ -15,7 +15,7 @@ fn cell(text: &str) -> String {
 }
 
 /// The report of `outcome`, in Markdown.
-pub fn markdown(outcome: &Outcome) -> String {
+pub(crate) fn markdown(outcome: &Outcome) -> String {
     let mut md = String::new();
     let o = outcome;
     let _ = writeln!(md, "# Minimized: `{}`\n", o.db.display());

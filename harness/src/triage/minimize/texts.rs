@@ -20,7 +20,7 @@ use super::Model;
 
 /// A text the phase shortens.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TextUnit {
+pub(crate) enum TextUnit {
     /// The whole text of these rows (one row, or rows holding the same text), in id order.
     Plain(Vec<i64>),
     /// A carried reply: in the row `carried` and, the same, inside its `carrier`.
@@ -43,7 +43,7 @@ pub enum TextUnit {
 
 impl TextUnit {
     /// What shortening it does, for the trial table.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             TextUnit::Plain(ids) => match ids.as_slice() {
                 [id] => format!("the middle half of row {id}'s text"),
@@ -65,7 +65,7 @@ impl TextUnit {
 
 /// The text units of the lineage rows of `model` that have a text in `contents`: each carried
 /// reply with its carrier's copy (and the carrier's text around it), then every other row.
-pub fn units(model: &Model, contents: &BTreeMap<i64, String>) -> Vec<TextUnit> {
+pub(crate) fn units(model: &Model, contents: &BTreeMap<i64, String>) -> Vec<TextUnit> {
     let mut out = Vec::new();
     let mut paired: BTreeSet<i64> = BTreeSet::new();
     for t in model.ties.iter().filter(|t| t.carrier) {
@@ -111,7 +111,10 @@ pub fn units(model: &Model, contents: &BTreeMap<i64, String>) -> Vec<TextUnit> {
 
 /// The new texts of the rows of `unit` halved once, or `None` when there is nothing left to halve
 /// (fewer than two words, or the carrier no longer holds the reply verbatim).
-pub fn shorten(unit: &TextUnit, contents: &BTreeMap<i64, String>) -> Option<BTreeMap<i64, String>> {
+pub(crate) fn shorten(
+    unit: &TextUnit,
+    contents: &BTreeMap<i64, String>,
+) -> Option<BTreeMap<i64, String>> {
     match *unit {
         TextUnit::Plain(ref ids) => {
             let short = halve(contents.get(ids.first()?)?)?;
@@ -149,7 +152,7 @@ pub fn shorten(unit: &TextUnit, contents: &BTreeMap<i64, String>) -> Option<BTre
 /// last ⌊k/2⌋ of the k = ⌊n/2⌋ words kept, each with the spacing it had (the gap between them is
 /// the spacing that followed the last word of the first part). Leading and trailing spacing is
 /// kept. `None` with fewer than two words.
-pub fn halve(text: &str) -> Option<String> {
+pub(crate) fn halve(text: &str) -> Option<String> {
     let words = word_spans(text);
     let n = words.len();
     if n < 2 {
@@ -192,6 +195,6 @@ fn word_spans(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// Characters of text in `contents` (for the report: texts before and after).
-pub fn chars(contents: &BTreeMap<i64, String>) -> usize {
+pub(crate) fn chars(contents: &BTreeMap<i64, String>) -> usize {
     contents.values().map(|t| t.chars().count()).sum()
 }
