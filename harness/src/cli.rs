@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 pub mod bisect_command;
 pub mod check_command;
+mod command_line;
 pub mod input;
 pub mod inspect_command;
 pub mod minimize_command;
@@ -29,6 +30,8 @@ pub mod record_command;
 pub mod repro_command;
 pub mod run_command;
 mod values;
+
+pub use command_line::main;
 
 use crate::report;
 use crate::runner::{self, ScenarioResult};

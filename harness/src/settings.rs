@@ -76,7 +76,7 @@ mod panel;
 #[cfg(test)]
 mod tests;
 mod text;
-mod yaml;
+pub(crate) mod yaml;
 
 pub(crate) use config::{ClientVersion, DisplaySettings, ResumeDisplay, SettingsError};
 pub(crate) use panel::not_on_recap;

@@ -5,7 +5,7 @@ use super::{Schema, Store};
 use rusqlite::{params, Connection};
 use std::path::PathBuf;
 
-pub use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
+pub(crate) use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
 
 /// A state.db under construction in its own temporary directory, or in memory.
 pub struct TestDb {
