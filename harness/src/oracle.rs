@@ -100,17 +100,17 @@
 
 mod align;
 mod chrome;
-pub use chrome::repeated_chrome;
+pub(crate) use chrome::repeated_chrome;
 mod code;
-pub use code::AlteredCode;
+pub(crate) use code::AlteredCode;
 mod opened;
-pub use opened::{listing_counts, opened_session, wrong_session, Opened};
+pub(crate) use opened::{listing_counts, opened_session, wrong_session, Opened};
 mod coverage;
 mod holders;
 mod repeat;
 mod rows;
 mod vocabulary;
-pub mod wording;
+pub(crate) mod wording;
 
 use crate::display::{Expected, Role};
 use crate::integrity::DataProblem;

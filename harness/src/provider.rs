@@ -43,8 +43,9 @@ mod script;
 #[cfg(test)]
 mod tests;
 
-pub use faults::Fault;
-pub use script::{Pace, Round, Script, ToolCall, Turn};
+pub(crate) use faults::Fault;
+pub(crate) use script::{Pace, Round, ToolCall};
+pub use script::{Script, Turn};
 
 use http::serve;
 use script::match_turn;

@@ -40,7 +40,7 @@ pub enum Error {
 }
 
 /// What [`check`] judges: the files, opened, and how to read them.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     /// The recording (asciicast v2 or v3) or, with `screen`, a screen copied from the terminal.
     pub recording: &'a Path,
     /// Whether `recording` is a pasted screen rather than an asciicast.
@@ -66,7 +66,7 @@ pub struct Request<'a> {
 }
 
 /// A check made: its result, the database it was made on, and how the recording was cut.
-pub struct Judged {
+pub(crate) struct Judged {
     /// The check's result.
     pub result: CheckResult,
     /// The database's reading the check was made on.
@@ -79,7 +79,7 @@ pub struct Judged {
 }
 
 /// The check of `request`'s recording against its database and `expectation`.
-pub fn check(request: &Request<'_>, expectation: Expectation) -> Result<Judged, Error> {
+pub(crate) fn check(request: &Request<'_>, expectation: Expectation) -> Result<Judged, Error> {
     // A provider log that is not one is refused before the long reads.
     let said = match request.provider_log {
         Some(path) => Some(crate::provider::said_from_log(path)?),
@@ -191,7 +191,7 @@ fn replay_and_read(request: &Request<'_>) -> Result<(Replayed, Store, Basis), Er
 }
 
 /// The client version whose `config.yaml` rules apply to `store`: the one its schema says wrote it.
-pub fn version_of(store: &Store) -> ClientVersion {
+pub(crate) fn version_of(store: &Store) -> ClientVersion {
     match store.schema() {
         store::Schema::Uid => ClientVersion::Iot0_22,
         store::Schema::Legacy => ClientVersion::V0_19,

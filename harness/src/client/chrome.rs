@@ -19,7 +19,7 @@ fn is_status_bar(line: &str) -> bool {
 /// (` ☤ fake-model │ 12.2K/131.1K │ …`) or the Ink TUI's (` ─ ready │ fake model │ 12.3k/131.1k │
 /// [█░░░░░░░░░] 9% │ 17s ─ …/work`: a stroke, a space, then at least three fields between `│`).
 /// The repeated-chrome count ([`crate::oracle::repeated_chrome`]) allows one per frame.
-pub fn is_status_bar_row(line: &str) -> bool {
+pub(crate) fn is_status_bar_row(line: &str) -> bool {
     if is_status_bar(line) {
         return true;
     }
@@ -31,7 +31,7 @@ pub fn is_status_bar_row(line: &str) -> bool {
 /// Whether `line` is a separator rule: nothing but horizontal strokes, at least three, after
 /// trimming (the Ink TUI's `───` between turns, a bare `────` across the screen). A panel's
 /// border has corners and a titled rule has text: neither is one.
-pub fn is_separator_rule(line: &str) -> bool {
+pub(crate) fn is_separator_rule(line: &str) -> bool {
     let t = line.trim();
     t.chars().count() >= 3 && t.chars().all(is_horizontal)
 }

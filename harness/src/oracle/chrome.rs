@@ -12,7 +12,7 @@ use crate::client::chrome::{is_separator_rule, is_status_bar_row};
 /// Which piece of chrome a row drawn again is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ChromeKind {
+pub(crate) enum ChromeKind {
     /// A status bar row ([`is_status_bar_row`]) after the first.
     StatusBar,
     /// A separator rule ([`is_separator_rule`]) right below another, blank rows between.
@@ -21,7 +21,7 @@ pub enum ChromeKind {
 
 /// One row of chrome drawn again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct RepeatedChrome {
+pub(crate) struct RepeatedChrome {
     /// Its index in the history (0 = the oldest row).
     pub row: usize,
     /// What it is.
@@ -30,7 +30,7 @@ pub struct RepeatedChrome {
 
 /// Every row of `history` (joined rows, nothing stripped, oldest first) that draws chrome again
 /// (see the module docs), in order: `chrome_repeated` is how many there are.
-pub fn repeated_chrome(history: &[String]) -> Vec<RepeatedChrome> {
+pub(crate) fn repeated_chrome(history: &[String]) -> Vec<RepeatedChrome> {
     let mut out = Vec::new();
     let mut status_bars = 0;
     // Whether the last row with anything on it was a separator rule.

@@ -51,7 +51,7 @@ fn switches(line: &str) -> bool {
 /// The session the client named last as its own on `history` (the screen's lines, oldest first,
 /// nothing stripped), after the last command that switched sessions; `None` when none is named
 /// since.
-pub fn opened_session(history: &[String]) -> Option<String> {
+pub(crate) fn opened_session(history: &[String]) -> Option<String> {
     let from = history
         .iter()
         .rposition(|l| switches(l))
@@ -77,7 +77,7 @@ pub struct Opened {
 /// in the judged session's compression lineage (`lineage`, root first, ending with the judged
 /// session): another conversation, or a session the judged one does not continue — an empty
 /// chat where a conversation was asked for is one.
-pub fn wrong_session(named: Option<&str>, lineage: &[String]) -> Option<Opened> {
+pub(crate) fn wrong_session(named: Option<&str>, lineage: &[String]) -> Option<Opened> {
     let named = named?;
     let judged = lineage.last()?;
     let inside = lineage.iter().any(|s| s == named);
@@ -90,7 +90,7 @@ pub fn wrong_session(named: Option<&str>, lineage: &[String]) -> Option<Opened> 
 /// Rule 13 on a session listing's `lines`: for each conversation of `lineages` (its sessions'
 /// ids), how many lines name one of its sessions. Returns (conversations listed on no line,
 /// lines beyond the first that name an already listed conversation).
-pub fn listing_counts(lines: &[String], lineages: &[Vec<String>]) -> (usize, usize) {
+pub(crate) fn listing_counts(lines: &[String], lineages: &[Vec<String>]) -> (usize, usize) {
     let mut missing = 0;
     let mut surplus = 0;
     for lineage in lineages {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 pub(crate) use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
 
 /// A state.db under construction in its own temporary directory, or in memory.
-pub struct TestDb {
+pub(crate) struct TestDb {
     /// The temporary directory holding `path` (`None` in memory).
     pub dir: Option<tempfile::TempDir>,
     pub path: PathBuf,
@@ -22,7 +22,7 @@ pub struct TestDb {
 
 /// One message to insert; `Msg::new(..)` then adjust fields.
 #[derive(Clone, Debug)]
-pub struct Msg {
+pub(crate) struct Msg {
     pub session: String,
     pub role: String,
     pub content: Option<String>,
@@ -39,7 +39,7 @@ pub struct Msg {
 }
 
 impl Msg {
-    pub fn new(session: &str, role: &str, content: &str) -> Msg {
+    pub(crate) fn new(session: &str, role: &str, content: &str) -> Msg {
         Msg {
             session: session.into(),
             role: role.into(),
@@ -59,7 +59,7 @@ impl Msg {
 }
 
 impl TestDb {
-    pub fn new(schema: Schema) -> TestDb {
+    pub(crate) fn new(schema: Schema) -> TestDb {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.db");
         let conn = Connection::open(&path).unwrap();
@@ -68,7 +68,7 @@ impl TestDb {
 
     /// An in-memory database (no file; see [`crate::history::Database`]): [`TestDb::open`]
     /// reads it through a connection of its own.
-    pub fn in_memory(schema: Schema) -> TestDb {
+    pub(crate) fn in_memory(schema: Schema) -> TestDb {
         let memory = crate::history::Database::new(schema).unwrap();
         TestDb {
             dir: None,
@@ -107,19 +107,19 @@ impl TestDb {
     }
 
     /// The temporary directory of a file database.
-    pub fn folder(&self) -> &std::path::Path {
+    pub(crate) fn folder(&self) -> &std::path::Path {
         self.dir.as_ref().expect("a file TestDb").path()
     }
 
     /// A database with the DDL of `schema` and the rows of `rows_sql` (INSERT statements).
-    pub fn with_rows(schema: Schema, rows_sql: &str) -> TestDb {
+    pub(crate) fn with_rows(schema: Schema, rows_sql: &str) -> TestDb {
         let db = TestDb::new(schema);
         db.conn.execute_batch(rows_sql).unwrap();
         db
     }
 
     /// Inserts a session row.
-    pub fn session(&self, id: &str, parent: Option<&str>, started: f64, end: Option<&str>) {
+    pub(crate) fn session(&self, id: &str, parent: Option<&str>, started: f64, end: Option<&str>) {
         self.conn
             .execute(
                 "INSERT INTO sessions (id, source, parent_session_id, started_at, end_reason) \
@@ -130,7 +130,7 @@ impl TestDb {
     }
 
     /// Inserts a message row; returns `(id, timestamp)`. A missing timestamp is a fresh one.
-    pub fn msg(&mut self, m: &Msg) -> (i64, f64) {
+    pub(crate) fn msg(&mut self, m: &Msg) -> (i64, f64) {
         let ts = m.ts.unwrap_or_else(|| {
             self.next_ts += 1.5;
             self.next_ts
@@ -172,7 +172,7 @@ impl TestDb {
     /// Opens the file through the real [`Store`] (the builder's connection stays open; the
     /// default rollback journal means every committed row is already in the file); an
     /// in-memory database through [`Store::from_connection`].
-    pub fn open(&self) -> Store {
+    pub(crate) fn open(&self) -> Store {
         match &self.memory {
             Some(memory) => Store::from_connection(memory.connect().unwrap(), &self.path).unwrap(),
             None => Store::open(&self.path).unwrap(),
@@ -180,7 +180,7 @@ impl TestDb {
     }
 
     /// The kept [`Store`] of an in-memory database ([`crate::history::Database::store`]).
-    pub fn memory_store(&self) -> &Store {
+    pub(crate) fn memory_store(&self) -> &Store {
         let memory = self.memory.as_ref().expect("an in-memory TestDb");
         memory.store().unwrap()
     }

@@ -51,13 +51,13 @@ use crate::runner::{self, ScenarioResult};
 use crate::store::{Store, StoreError};
 use crate::terminal::Size;
 
-pub mod ddmin;
-pub mod fixture;
-pub mod model;
-pub mod offline;
-pub mod outcome;
-pub mod report_md;
-pub mod texts;
+pub(crate) mod ddmin;
+pub(crate) mod fixture;
+pub(crate) mod model;
+pub(crate) mod offline;
+pub(crate) mod outcome;
+pub(crate) mod report_md;
+pub(crate) mod texts;
 mod tiers;
 
 pub(crate) use ddmin::{ddmin, Spent};
