@@ -39,7 +39,7 @@ use crate::client::{composer_text, is_idle, BeforeEnter, Ui};
 use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
 use crate::terminal::{
-    cast, difference, erase_note, ReflowScreen, Screen, Size, Terminal, Transcript,
+    behaviour::paste_bytes, cast, difference, erase_note, Answers, Behaviour, ReflowScreen, Screen, Size, Terminal, Transcript,
 };
 
 /// How to start the client.
@@ -154,6 +154,12 @@ pub struct Driver {
     /// What the harness typed into the composer without Enter (a scenario's `type` step) and
     /// left there: the idle prompt may hold exactly this ([`Driver::draft`]).
     draft: String,
+    /// When the terminal answers queries and whether it honours bracketed paste.
+    behaviour: Behaviour,
+    /// Answers held back by [`Answers::After`]: when each is due, and its bytes.
+    late_replies: std::collections::VecDeque<(Instant, Vec<u8>)>,
+    /// What was pasted ([`Driver::paste`]), in order, as the scenario wrote it.
+    pasted: Vec<String>,
 }
 
 /// What a wait reads: the screen of the emulator the run selected ([`Launch::terminal`]) — its
@@ -266,6 +272,9 @@ impl Driver {
             waited: Duration::ZERO,
             held: Duration::ZERO,
             draft: String::new(),
+            behaviour: Behaviour::default(),
+            late_replies: std::collections::VecDeque::new(),
+            pasted: Vec::new(),
         })
     }
 
@@ -390,6 +399,11 @@ impl Driver {
             borrowed,
             nix::poll::PollFlags::POLLIN,
         )];
+        self.send_due_replies()?;
+        let timeout = match self.late_replies.front() {
+            Some((due, _)) => timeout.min(due.saturating_duration_since(Instant::now())),
+            None => timeout,
+        };
         let ms = timeout.as_millis().min(u128::from(u16::MAX)) as u16;
         match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)) {
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
@@ -417,7 +431,40 @@ impl Driver {
                 }
             }
         }
+        self.send_due_replies()?;
         Ok(!self.eof)
+    }
+
+    /// Sets how the terminal behaves towards the client from now on (a scenario's `[terminal]`).
+    pub fn set_behaviour(&mut self, behaviour: Behaviour) {
+        self.behaviour = behaviour;
+    }
+
+    /// Pastes `text` as a terminal does: in one write, its line breaks as Enter, wrapped in the
+    /// bracketed-paste markers when the client enabled bracketed paste and the terminal honours
+    /// it ([`Behaviour::bracketed_paste`]). Recorded as one input event.
+    pub fn paste(&mut self, text: &str) -> Result<(), DriverError> {
+        let bracketed = self.behaviour.bracketed_paste && self.screen.bracketed_paste();
+        self.pasted.push(text.to_owned());
+        self.type_raw(paste_bytes(text, bracketed).as_bytes())
+    }
+
+    /// What was pasted so far, in order ([`Driver::paste`]).
+    pub fn pasted(&self) -> &[String] {
+        &self.pasted
+    }
+
+    /// Writes the held-back answers that are due ([`Answers::After`]).
+    fn send_due_replies(&mut self) -> Result<(), DriverError> {
+        let now = Instant::now();
+        while self.late_replies.front().is_some_and(|(due, _)| *due <= now) {
+            if let Some((_, bytes)) = self.late_replies.pop_front() {
+                if !self.eof {
+                    self.write_raw(&bytes)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn ingest(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
@@ -437,7 +484,11 @@ impl Driver {
             Terminal::Reflow => reflow,
         };
         if !replies.is_empty() {
-            self.write_raw(&replies)?;
+            match self.behaviour.answers {
+                Answers::AtOnce => self.write_raw(&replies)?,
+                Answers::After(late) => self.late_replies.push_back((Instant::now() + late, replies)),
+                Answers::Never => {}
+            }
         }
         Ok(())
     }

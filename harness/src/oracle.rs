@@ -101,6 +101,7 @@ mod code;
 pub use code::AlteredCode;
 mod coverage;
 mod holders;
+pub mod input;
 mod repeat;
 mod rows;
 pub mod wording;
@@ -157,22 +158,33 @@ pub struct Findings {
     /// [`Check::altered_code`] names them): `__init__` drawn as `init` inside a code block.
     #[serde(default)]
     pub code_words_altered: usize,
+    /// Characters of text drawn that spell what the terminal sends to the client — cursor
+    /// position reports, paste markers, mouse reports (rule 13; [`Check::stray`] names them):
+    /// `20;1R21;1R` in the prompt is 10.
+    #[serde(default)]
+    pub stray_text: usize,
+    /// Extra user messages made of one pasted input (rule 14; [`Check::split_inputs`] names
+    /// them): a three-line paste sent as three messages is 2.
+    #[serde(default)]
+    pub input_split: usize,
 }
 
 impl Findings {
     /// Every finding's public name (scenario files, `--json`, `--expect-findings`), in field
     /// order: the one list the others are made from.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 8] = [
         "words_rendered_more_than_once",
         "missing_messages",
         "internal_text_shown",
         "out_of_order",
         "taken_back_shown",
         "code_words_altered",
+        "stray_text",
+        "input_split",
     ];
 
     /// Each finding with its public name, in [`Findings::NAMES`] order.
-    pub fn named(&self) -> [(&'static str, usize); 6] {
+    pub fn named(&self) -> [(&'static str, usize); 8] {
         let n = [
             self.words_rendered_more_than_once,
             self.missing_messages,
@@ -180,8 +192,10 @@ impl Findings {
             self.out_of_order,
             self.taken_back_shown,
             self.code_words_altered,
+            self.stray_text,
+            self.input_split,
         ];
-        let mut out = [("", 0); 6];
+        let mut out = [("", 0); 8];
         for (i, (name, value)) in Self::NAMES.into_iter().zip(n).enumerate() {
             out[i] = (name, value);
         }
@@ -196,6 +210,8 @@ impl Findings {
         self.out_of_order += other.out_of_order;
         self.taken_back_shown += other.taken_back_shown;
         self.code_words_altered += other.code_words_altered;
+        self.stray_text += other.stray_text;
+        self.input_split += other.input_split;
     }
 }
 
@@ -371,6 +387,32 @@ pub struct Check {
     /// [`Expected::internal`]; identical texts count at the first).
     #[serde(skip)]
     pub internal_words: Vec<usize>,
+    /// Every run of stray text ([`Findings::stray_text`]), in screen order.
+    #[serde(default)]
+    pub stray: Vec<input::StrayText>,
+    /// Every paste made into several user messages ([`Findings::input_split`]).
+    #[serde(default)]
+    pub split_inputs: Vec<input::SplitInput>,
+}
+
+impl Check {
+    /// Adds the findings about the user's input, which belong to the whole check rather than to
+    /// one view of the screen (rules 13 and 14): the stray text on `history` (the whole rendered
+    /// history, as the row counts read it) and the pastes (`pasted`) made into several user
+    /// messages, stored in `expected` or said (`said_user`).
+    pub fn with_input(
+        mut self,
+        history: &[String],
+        pasted: &[String],
+        expected: &Expected,
+        said_user: Option<&[String]>,
+    ) -> Check {
+        self.stray = input::stray_text(history, expected);
+        self.split_inputs = input::split_inputs(pasted, expected, said_user);
+        self.findings.stray_text = input::stray_chars(&self.stray);
+        self.findings.input_split = input::splits(&self.split_inputs);
+        self
+    }
 }
 
 impl Check {
@@ -387,6 +429,8 @@ impl Check {
             drawn: Vec::new(),
             out_of_order_messages: Vec::new(),
             internal_words: Vec::new(),
+            stray: Vec::new(),
+            split_inputs: Vec::new(),
         }
     }
 }
@@ -567,6 +611,9 @@ pub(crate) fn check_prepared(
         out_of_order: out_of_order_messages.len(),
         taken_back_shown: taken_back.len(),
         code_words_altered: altered_code.iter().map(AlteredCode::count).sum(),
+        // Read from the whole check's input and history: [`Check::with_input`].
+        stray_text: 0,
+        input_split: 0,
     };
     Check {
         at: at.to_string(),
@@ -579,6 +626,8 @@ pub(crate) fn check_prepared(
         drawn,
         out_of_order_messages,
         internal_words,
+        stray: Vec::new(),
+        split_inputs: Vec::new(),
     }
 }
 

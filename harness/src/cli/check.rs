@@ -130,7 +130,7 @@ pub struct Pin {
 }
 
 /// What `--expect-findings` may name: the oracle's findings and the row counts.
-const PINNABLE: [&str; 10] = crate::oracle::joined_names(&[
+const PINNABLE: [&str; 12] = crate::oracle::joined_names(&[
     &crate::oracle::Findings::NAMES,
     &crate::oracle::RowCounts::NAMES,
 ]);
@@ -410,6 +410,13 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
     } else {
         views::combine(&at, &recorded.views, 0, &basis)
     };
+    let pasted = crate::terminal::behaviour::pastes_in(&recording.inputs());
+    let check = check.with_input(
+        &replayed.history,
+        &pasted,
+        &basis.expected,
+        said.as_ref().map(|s| s.user.as_slice()),
+    );
     let questions: Vec<String> = basis
         .expected
         .messages

@@ -662,7 +662,7 @@ fn causes_text(causes: &[Cause], counted: bool) -> String {
 
 /// The order of the keys of an `expect` table: a pin bless adds goes after the last key that
 /// comes before it here.
-const ORDER: [&str; 12] = crate::oracle::joined_names(&[
+const ORDER: [&str; 14] = crate::oracle::joined_names(&[
     &["unpinned"],
     &crate::oracle::Findings::NAMES,
     &["causes"],

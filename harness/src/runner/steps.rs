@@ -66,6 +66,8 @@ struct Run<'a> {
     screen: LiveViews,
     /// The running TUI's frame, as its steps left it ([`crate::views::tui`]).
     tui: Option<views::tui::TuiFrame>,
+    /// What clients that have quit were given as pastes ([`Driver::pasted`]), in order.
+    pasted: Vec<String>,
 }
 
 /// What an `export` step wrote, and in which format.
@@ -213,6 +215,7 @@ impl<'a> Run<'a> {
             quit_wait: (Duration::ZERO, Duration::ZERO),
             screen: LiveViews::default(),
             tui: None,
+            pasted: Vec::new(),
         })
     }
 
@@ -328,12 +331,17 @@ impl<'a> Run<'a> {
             Action::Type { text, typed, keys } => {
                 session::type_draft(self.running()?, text, typed, keys, clock)
             }
+            Action::Paste { text, .. } => {
+                let d = self.driver.as_mut().ok_or(Error::NotRunning)?;
+                session::paste(d, &self.provider, text, clock)
+            }
             Action::Settle { quiet_ms } => {
                 session::settle(self.running()?, Duration::from_millis(*quiet_ms), clock)
             }
             Action::Quit => {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
+                self.pasted.extend(d.pasted().iter().cloned());
                 self.quit_wait = (d.take_harness_wait(), d.take_clock_rule_wait());
                 outcome
             }
@@ -379,7 +387,12 @@ impl<'a> Run<'a> {
             ui: self.scenario.ui,
             terminal: self.scenario.terminal,
         };
-        self.driver = Some(start_client(launch, during, clock.whole())?);
+        self.driver = Some(start_client(
+            launch,
+            self.scenario.behaviour,
+            during,
+            clock.whole(),
+        )?);
         Ok(())
     }
 
@@ -509,6 +522,11 @@ impl<'a> Run<'a> {
         let exported = self.exported.take();
         let format = exported.as_ref().and_then(|e| e.format);
         let data_export = format == Some(Format::Jsonl);
+        let history = self.driver.as_ref().map(Driver::history_lines);
+        let mut pasted = self.pasted.clone();
+        if let Some(d) = &self.driver {
+            pasted.extend(d.pasted().iter().cloned());
+        }
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
                 e.transcript,
@@ -536,6 +554,12 @@ impl<'a> Run<'a> {
         if let Some((basis, t)) = tui {
             let said = self.provider.said();
             let (check, views) = t.judge(name, &transcript, &basis, Some(&said));
+            let check = check.with_input(
+                history.as_deref().unwrap_or_default(),
+                &pasted,
+                &basis.expected,
+                Some(&said.user),
+            );
             return Ok(CheckResult::new(
                 &basis,
                 (check, rows),
@@ -572,6 +596,15 @@ impl<'a> Run<'a> {
             let said = self.provider.said();
             (basis.check(name, &transcript, Some(&said)), Vec::new())
         };
+        // The user's input: stray text on the live screen (an export's file has none) and
+        // pastes made into several messages.
+        let said = self.provider.said();
+        let on_screen = if svg.is_some() {
+            history.as_deref().unwrap_or_default()
+        } else {
+            &[]
+        };
+        let check = check.with_input(on_screen, &pasted, &basis.expected, Some(&said.user));
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)
@@ -695,7 +728,9 @@ fn view_of(step: &Step) -> Option<(ViewKind, String)> {
                 named.collect::<Vec<_>>().join(" "),
             ))
         }
-        Action::Say { text, .. } => Some((ViewKind::Exchange, views::say_name(text))),
+        Action::Say { text, .. } | Action::Paste { text, .. } => {
+            Some((ViewKind::Exchange, views::say_name(text)))
+        }
         Action::Command { text, .. } => Some((ViewKind::of_command(text), text.clone())),
         Action::Resume(id) => Some((ViewKind::Recap, format!("/resume {id}"))),
         Action::Resize { rows, cols } => {
@@ -719,6 +754,7 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Resize { .. } => "resize",
         Action::Type { .. } => "type",
         Action::Settle { .. } => "settle",
+        Action::Paste { .. } => "paste",
         Action::Export(_) => "export",
         Action::Quit => "quit",
         Action::Check { .. } => "check",

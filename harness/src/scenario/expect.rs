@@ -26,12 +26,12 @@ use serde::Deserialize;
 use crate::oracle::{Cause, Check, Findings, RowCounts};
 
 /// The oracle's findings by their public names, in [`Findings`] field order.
-pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); 6] {
+pub(crate) fn named_findings(f: &Findings) -> [(&'static str, usize); 8] {
     f.named()
 }
 
 /// The names `unpinned` accepts: the oracle's findings and `causes`.
-const UNPINNABLE: [&str; 7] = crate::oracle::joined_names(&[&Findings::NAMES, &["causes"]]);
+const UNPINNABLE: [&str; 9] = crate::oracle::joined_names(&[&Findings::NAMES, &["causes"]]);
 
 /// One pinned row count: `N` (exactly) or `{ at_most = N }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,6 +375,10 @@ pub(super) struct RawExpectation {
     taken_back_shown: usize,
     #[serde(default)]
     code_words_altered: usize,
+    #[serde(default)]
+    stray_text: usize,
+    #[serde(default)]
+    input_split: usize,
     causes: Option<RawCauses>,
     #[serde(default)]
     unpinned: Vec<String>,
@@ -562,6 +566,8 @@ impl RawExpectation {
                 out_of_order: self.out_of_order,
                 taken_back_shown: self.taken_back_shown,
                 code_words_altered: self.code_words_altered,
+                stray_text: self.stray_text,
+                input_split: self.input_split,
             },
             causes,
             causes_counted,

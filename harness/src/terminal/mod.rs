@@ -71,6 +71,7 @@ use vt100::capture::RowContents;
 
 use scan::{Event, Scanner};
 
+pub mod behaviour;
 pub mod cast;
 mod choice;
 pub mod reflow;
@@ -81,6 +82,7 @@ mod svg;
 pub mod tmux;
 pub mod transcript;
 
+pub use behaviour::{Answers, Behaviour};
 pub use choice::{difference, erase_note, Emulator, Terminal};
 pub use reflow::ReflowScreen;
 pub use size::{Size, SizeError};
@@ -436,6 +438,12 @@ impl Screen {
     /// (`CSI 0 n`) and OSC 10 (foreground: white).
     pub fn take_replies(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.parser.callbacks_mut().replies)
+    }
+
+    /// Whether the client enabled bracketed paste (DEC private mode 2004): a terminal then wraps
+    /// a paste in `ESC [200~` … `ESC [201~`.
+    pub fn bracketed_paste(&self) -> bool {
+        self.parser.screen().bracketed_paste()
     }
 
     /// Whether a synchronized update (DEC mode 2026) is open: the client is drawing a frame that

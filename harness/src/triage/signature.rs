@@ -30,6 +30,10 @@ pub enum Kind {
     TakenBack,
     /// `code_words_altered` > 0.
     CodeAltered,
+    /// `stray_text` > 0.
+    Stray,
+    /// `input_split` > 0.
+    InputSplit,
 }
 
 impl Kind {
@@ -41,6 +45,8 @@ impl Kind {
             Kind::OutOfOrder => "out-of-order",
             Kind::TakenBack => "taken-back",
             Kind::CodeAltered => "code-altered",
+            Kind::Stray => "stray",
+            Kind::InputSplit => "input-split",
         }
     }
 }
@@ -88,6 +94,8 @@ impl CheckSignature {
             (Kind::OutOfOrder, f.out_of_order),
             (Kind::TakenBack, f.taken_back_shown),
             (Kind::CodeAltered, f.code_words_altered),
+            (Kind::Stray, f.stray_text),
+            (Kind::InputSplit, f.input_split),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
