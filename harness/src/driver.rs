@@ -160,6 +160,8 @@ pub struct Driver {
     late_replies: std::collections::VecDeque<(Instant, Vec<u8>)>,
     /// What was pasted ([`Driver::paste`]), in order, as the scenario wrote it.
     pasted: Vec<String>,
+    /// Everything the harness sent as a person would ([`Driver::type_raw`]), in order.
+    typed: Vec<String>,
 }
 
 /// What a wait reads: the screen of the emulator the run selected ([`Launch::terminal`]) — its
@@ -275,6 +277,7 @@ impl Driver {
             behaviour: Behaviour::default(),
             late_replies: std::collections::VecDeque::new(),
             pasted: Vec::new(),
+            typed: Vec::new(),
         })
     }
 
@@ -454,6 +457,11 @@ impl Driver {
         &self.pasted
     }
 
+    /// Everything sent as typed or pasted so far, in order ([`Driver::type_raw`]).
+    pub fn typed(&self) -> &[String] {
+        &self.typed
+    }
+
     /// Writes the held-back answers that are due ([`Answers::After`]).
     fn send_due_replies(&mut self) -> Result<(), DriverError> {
         let now = Instant::now();
@@ -488,6 +496,11 @@ impl Driver {
                 Answers::AtOnce => self.write_raw(&replies)?,
                 Answers::After(late) => self.late_replies.push_back((Instant::now() + late, replies)),
                 Answers::Never => {}
+                Answers::Split(late) => {
+                    self.write_raw(&replies[..1])?;
+                    self.late_replies
+                        .push_back((Instant::now() + late, replies[1..].to_vec()));
+                }
             }
         }
         Ok(())
@@ -817,6 +830,7 @@ impl Driver {
     /// event (asciicast `i`), so a replay shows what was typed and when. (Answers to the
     /// terminal's queries are not recorded.)
     pub fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
+        self.typed.push(String::from_utf8_lossy(bytes).into_owned());
         self.cast
             .input(&String::from_utf8_lossy(bytes))
             .map_err(|source| DriverError::Io {

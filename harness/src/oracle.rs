@@ -398,16 +398,16 @@ pub struct Check {
 impl Check {
     /// Adds the findings about the user's input, which belong to the whole check rather than to
     /// one view of the screen (rules 13 and 14): the stray text on `history` (the whole rendered
-    /// history, as the row counts read it) and the pastes (`pasted`) made into several user
-    /// messages, stored in `expected` or said (`said_user`).
+    /// history, as the row counts read it; what the user `typed` excuses a run) and the pastes
+    /// (`pasted`) made into several user messages, stored in `expected` or said (`said_user`).
     pub fn with_input(
         mut self,
         history: &[String],
-        pasted: &[String],
+        (typed, pasted): (&[String], &[String]),
         expected: &Expected,
         said_user: Option<&[String]>,
     ) -> Check {
-        self.stray = input::stray_text(history, expected);
+        self.stray = input::stray_text(history, expected, typed);
         self.split_inputs = input::split_inputs(pasted, expected, said_user);
         self.findings.stray_text = input::stray_chars(&self.stray);
         self.findings.input_split = input::splits(&self.split_inputs);

@@ -331,6 +331,7 @@ struct RawFile {
 struct RawTerminal {
     answers: Option<bool>,
     answer_after_ms: Option<u64>,
+    split_answers_ms: Option<u64>,
     bracketed_paste: Option<bool>,
 }
 
@@ -342,6 +343,25 @@ fn behaviour(
 ) -> Result<crate::terminal::Behaviour, ScenarioError> {
     use crate::terminal::Answers;
     let line = line_of(text, "[terminal]");
+    if raw.split_answers_ms.is_some() && (raw.answers.is_some() || raw.answer_after_ms.is_some()) {
+        return Err(invalid(
+            line,
+            "`[terminal]`: `split_answers_ms` goes alone (not with `answers` or `answer_after_ms`)"
+                .into(),
+        ));
+    }
+    if let Some(ms) = raw.split_answers_ms {
+        if !(1..=10_000).contains(&ms) {
+            return Err(invalid(
+                line,
+                format!("`[terminal]`: `split_answers_ms = {ms}`: 1..=10000 milliseconds"),
+            ));
+        }
+        return Ok(crate::terminal::Behaviour {
+            answers: Answers::Split(std::time::Duration::from_millis(ms)),
+            bracketed_paste: raw.bracketed_paste.unwrap_or(true),
+        });
+    }
     let answers = match (raw.answers, raw.answer_after_ms) {
         (Some(false), Some(_)) => {
             return Err(invalid(
@@ -566,6 +586,7 @@ impl Scenario {
                     reply: reply.clone(),
                     ..crate::provider::Turn::default()
                 });
+                turns.extend(pasted_line_turns(text));
                 continue;
             }
             let Action::Say {
@@ -594,6 +615,11 @@ impl Scenario {
                     reply,
                     ..crate::provider::Turn::default()
                 });
+            }
+            for d in during {
+                if let during::DuringAction::Paste { text, .. } = &d.action {
+                    turns.extend(pasted_line_turns(text));
+                }
             }
         }
         crate::provider::Script {
@@ -654,6 +680,26 @@ fn model_switch_target(command: &str) -> Option<String> {
 pub(crate) fn pasted_message(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n").trim().to_owned()
 }
+
+/// The fake model's turns for the lines of a paste sent alone (a client that takes each pasted
+/// line break for Enter): each line answered with a reply of its own, [`PASTED_LINE_REPLY`] and
+/// the line, so that pieces stored as messages are told apart from a reply stored twice. The
+/// whole text's own turn wins over these (an exact match, or the longer at the same end).
+fn pasted_line_turns(text: &str) -> Vec<crate::provider::Turn> {
+    pasted_message(text)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| crate::provider::Turn {
+            user: line.to_owned(),
+            reply: format!("{PASTED_LINE_REPLY} {line}"),
+            ..crate::provider::Turn::default()
+        })
+        .collect()
+}
+
+/// What the fake model answers to one line of a paste sent alone, before the line.
+pub const PASTED_LINE_REPLY: &str = "(hermes-e2e: a pasted line sent alone)";
 
 /// The first line of a scenario: a `# …` comment saying what it pins, without `# `.
 fn summary_line(

@@ -410,10 +410,11 @@ fn judge(args: &CheckArgs, inputs: &Inputs, expectation: Expectation) -> Result<
     } else {
         views::combine(&at, &recorded.views, 0, &basis)
     };
-    let pasted = crate::terminal::behaviour::pastes_in(&recording.inputs());
+    let typed = recording.inputs();
+    let pasted = crate::terminal::behaviour::pastes_in(&typed);
     let check = check.with_input(
         &replayed.history,
-        &pasted,
+        (&typed, &pasted),
         &basis.expected,
         said.as_ref().map(|s| s.user.as_slice()),
     );

@@ -38,13 +38,18 @@ pub struct SplitInput {
 }
 
 /// The stray text on `history` (every line of the rendered history, in order), leaving out runs
-/// that a text of `expected` holds. Each run's characters count.
-pub fn stray_text(history: &[String], expected: &Expected) -> Vec<StrayText> {
+/// that a reply or an internal text of `expected` holds, or that the user typed (`typed`: what
+/// the harness or the recording's input events sent). A user message holding a run the user
+/// never typed does not excuse it: the client put the terminal's answer into the message. Each
+/// run's characters count.
+pub fn stray_text(history: &[String], expected: &Expected, typed: &[String]) -> Vec<StrayText> {
     let texts: Vec<&str> = expected
         .messages
         .iter()
+        .filter(|m| m.role != Role::User)
         .map(|m| m.text.as_str())
         .chain(expected.internal.iter().map(|t| t.text.as_str()))
+        .chain(typed.iter().map(String::as_str))
         .collect();
     let mut quoted: HashSet<String> = HashSet::new();
     for text in &texts {
@@ -66,6 +71,14 @@ pub fn stray_text(history: &[String], expected: &Expected) -> Vec<StrayText> {
         }
     }
     out
+}
+
+/// Whether `text` (whitespace aside) is nothing but stray runs: a composer holding only what
+/// the terminal answered, which the client read as keys (an idle composer all the same).
+pub fn only_stray(text: &str) -> bool {
+    let bare: String = text.split_whitespace().collect();
+    let found = runs(&bare);
+    !found.is_empty() && found.iter().map(|r| r.text.chars().count()).sum::<usize>() == bare.chars().count()
 }
 
 /// Characters of `stray` runs: the finding's number.
@@ -126,6 +139,8 @@ fn run_at(c: &[char]) -> Option<(usize, usize, &'static str)> {
     let end = esc + len;
     let ends = match c.get(end) {
         None => true,
+        // A colour answer is distinctive to its end: what follows may be typed text.
+        Some(_) if kind == "colour" => true,
         Some(ch) if !ch.is_alphanumeric() => true,
         Some(_) => run_at(&c[end..]).is_some(),
     };

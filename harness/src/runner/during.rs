@@ -218,10 +218,28 @@ fn act(d: &mut Driver, action: &DuringAction, clock: &Deadline) -> Result<(), Er
     }
 }
 
+/// How long a paste's last line is awaited on screen before Enter is pressed anyway.
+const PASTE_ECHO: Duration = Duration::from_secs(2);
+
 /// Pastes `text` ([`Driver::paste`]) and presses Enter [`ENTER_PAUSE`] later: a person sending
 /// what they pasted (a composer the paste's own line breaks emptied ignores the Enter).
 pub(super) fn paste_and_send(d: &mut Driver, text: &str, clock: &Deadline) -> Result<(), Error> {
+    let mark = d.printed_mark();
     d.paste(text).map_err(|e| clock.error(e))?;
+    // The paste's last line drawn (a composer holding it, as a person sees before sending); a
+    // client whose line breaks sent every line may never draw it: then the wait ends after
+    // PASTE_ECHO and Enter follows on the emptied composer.
+    let last = text.lines().rev().map(str::trim).find(|l| !l.is_empty());
+    let needle = squash(last.unwrap_or_default());
+    match d.wait_until_printed(
+        "the pasted text drawn",
+        PASTE_ECHO.min(clock.left()),
+        mark,
+        |_, printed| printed.contains(&needle),
+    ) {
+        Ok(_) | Err(DriverError::Timeout { .. }) => {}
+        Err(e) => return Err(clock.error(e)),
+    }
     d.read_for(ENTER_PAUSE.min(clock.left()))
         .map_err(|e| clock.error(e))?;
     d.type_raw(b"\r").map_err(|e| clock.error(e))

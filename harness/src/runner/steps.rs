@@ -68,6 +68,8 @@ struct Run<'a> {
     tui: Option<views::tui::TuiFrame>,
     /// What clients that have quit were given as pastes ([`Driver::pasted`]), in order.
     pasted: Vec<String>,
+    /// What clients that have quit were sent as typed ([`Driver::typed`]), in order.
+    typed: Vec<String>,
 }
 
 /// What an `export` step wrote, and in which format.
@@ -216,6 +218,7 @@ impl<'a> Run<'a> {
             screen: LiveViews::default(),
             tui: None,
             pasted: Vec::new(),
+            typed: Vec::new(),
         })
     }
 
@@ -342,6 +345,7 @@ impl<'a> Run<'a> {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
                 self.pasted.extend(d.pasted().iter().cloned());
+                self.typed.extend(d.typed().iter().cloned());
                 self.quit_wait = (d.take_harness_wait(), d.take_clock_rule_wait());
                 outcome
             }
@@ -523,9 +527,10 @@ impl<'a> Run<'a> {
         let format = exported.as_ref().and_then(|e| e.format);
         let data_export = format == Some(Format::Jsonl);
         let history = self.driver.as_ref().map(Driver::history_lines);
-        let mut pasted = self.pasted.clone();
+        let (mut typed, mut pasted) = (self.typed.clone(), self.pasted.clone());
         if let Some(d) = &self.driver {
             pasted.extend(d.pasted().iter().cloned());
+            typed.extend(d.typed().iter().cloned());
         }
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
@@ -556,7 +561,7 @@ impl<'a> Run<'a> {
             let (check, views) = t.judge(name, &transcript, &basis, Some(&said));
             let check = check.with_input(
                 history.as_deref().unwrap_or_default(),
-                &pasted,
+                (&typed, &pasted),
                 &basis.expected,
                 Some(&said.user),
             );
@@ -604,7 +609,12 @@ impl<'a> Run<'a> {
         } else {
             &[]
         };
-        let check = check.with_input(on_screen, &pasted, &basis.expected, Some(&said.user));
+        let check = check.with_input(
+            on_screen,
+            (&typed, &pasted),
+            &basis.expected,
+            Some(&said.user),
+        );
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)

@@ -7,6 +7,7 @@
 //! [terminal]
 //! answer_after_ms = 400      # answer queries (CPR `CSI 6 n`, DA `CSI c`, DSR, colours) 400 ms late
 //! # answers = false          # … or never
+//! # split_answers_ms = 600   # … or ESC at once and the rest 600 ms later (a slow link's pieces)
 //! # bracketed_paste = false  # ignore DEC mode 2004: a paste arrives as typed keys
 //! ```
 
@@ -41,6 +42,9 @@ pub enum Answers {
     After(Duration),
     /// Never (a terminal that does not implement the queries).
     Never,
+    /// Its first byte (ESC) at once and the rest this long after: an answer a slow link delivers
+    /// in two pieces (ssh over a lossy network, a tunnel), so the client reads a lone ESC first.
+    Split(Duration),
 }
 
 /// The bytes a paste of `text` sends: its line breaks as Enter (`\r`, as terminals send pasted

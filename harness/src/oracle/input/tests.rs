@@ -39,7 +39,7 @@ fn reports_the_terminal_sends_are_stray_where_drawn() {
         "^[[?1;2c",
         "]11;rgb:0000/0000/0000\\",
     ]);
-    let stray = stray_text(&screen, &e);
+    let stray = stray_text(&screen, &e, &[]);
     let kinds: Vec<&str> = stray.iter().map(|s| s.kind).collect();
     assert_eq!(
         kinds,
@@ -69,7 +69,7 @@ fn ordinary_text_is_not_stray() {
         "│ ◆ Hermes │ gpt-4 │ 12% │ 3 msgs │",
         "arrays a[200] and ~200~",
     ]);
-    assert_eq!(stray_text(&screen, &e), Vec::new());
+    assert_eq!(stray_text(&screen, &e, &[]), Vec::new());
 }
 
 #[test]
@@ -79,8 +79,31 @@ fn a_run_a_message_quotes_is_not_stray() {
         "A terminal answers `ESC[6n` with ESC[20;1R, e.g. 20;1R.",
     )]);
     let screen = lines(&["with ESC[20;1R, e.g. 20;1R.", "^[[200~"]);
-    let stray = stray_text(&screen, &e);
+    let stray = stray_text(&screen, &e, &[]);
     assert_eq!(stray_chars(&stray), 7, "{stray:?}");
+}
+
+#[test]
+fn a_run_the_user_typed_is_not_stray_but_one_the_client_put_in_a_message_is() {
+    // The client sent the terminal's answers inside the user's message.
+    let e = expected(vec![message(
+        Role::User,
+        "]11;rgb:0000/0000/0000What did a keeper do?[40;1R",
+    )]);
+    let screen = lines(&["● ]11;rgb:0000/0000/0000What did a keeper do?[40;1R", "❯ [36;1R"]);
+    let stray = stray_text(&screen, &e, &[]);
+    assert_eq!(stray_chars(&stray), 22 + 6 + 6, "{stray:?}");
+    // What the user typed excuses it.
+    let typed = lines(&["my terminal printed [36;1R"]);
+    assert_eq!(stray_chars(&stray_text(&screen, &e, &typed)), 22 + 6);
+}
+
+#[test]
+fn a_composer_of_stray_runs_alone_is_idle() {
+    assert!(only_stray("[36;1R"));
+    assert!(only_stray("^[[12;1R^[[13;1R "));
+    assert!(!only_stray(""));
+    assert!(!only_stray("[36;1R hello"));
 }
 
 #[test]
@@ -149,7 +172,7 @@ proptest! {
         }
         let screen = vec![words.join(" ")];
         let e = expected(vec![message(Role::User, &prose.join(" "))]);
-        prop_assert_eq!(stray_chars(&stray_text(&screen, &e)), want);
+        prop_assert_eq!(stray_chars(&stray_text(&screen, &e, &[])), want);
     }
 
     /// A paste of n lines stored as k consecutive pieces is split exactly k − 1 times.
