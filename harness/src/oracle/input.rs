@@ -97,14 +97,17 @@ struct Run {
 }
 
 /// The runs of `line`, left to right. A run starts at the line's start, after a character that
-/// is not a letter or digit, or right after another run (`20;1R21;1R` is two).
+/// is not a letter or digit, right after another run (`20;1R21;1R` is two), or anywhere with a
+/// drawn ESC (`text^[[201~`).
 fn runs(line: &str) -> Vec<Run> {
     let chars: Vec<char> = line.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
     let mut after_run = false;
     while i < chars.len() {
-        let may_start = i == 0 || after_run || !chars[i - 1].is_alphanumeric();
+        // A drawn ESC (`^[`, `␛`) is distinctive enough to start a run anywhere.
+        let drawn_esc = chars[i] == '\u{241b}' || chars[i..].starts_with(&['^', '[']);
+        let may_start = i == 0 || after_run || drawn_esc || !chars[i - 1].is_alphanumeric();
         if may_start {
             if let Some((len, esc, kind)) = run_at(&chars[i..]) {
                 out.push(Run {
@@ -139,8 +142,9 @@ fn run_at(c: &[char]) -> Option<(usize, usize, &'static str)> {
     let end = esc + len;
     let ends = match c.get(end) {
         None => true,
-        // A colour answer is distinctive to its end: what follows may be typed text.
-        Some(_) if kind == "colour" => true,
+        // A colour answer, a paste marker and a run with its ESC drawn are distinctive to their
+        // end: what follows may be typed or pasted text.
+        Some(_) if esc > 0 || kind == "colour" || kind == "paste_marker" => true,
         Some(ch) if !ch.is_alphanumeric() => true,
         Some(_) => run_at(&c[end..]).is_some(),
     };

@@ -727,6 +727,8 @@ fn verdict_sentence_lists_every_nonzero_finding() {
             out_of_order: 4,
             taken_back_shown: 5,
             code_words_altered: 6,
+            stray_text: 7,
+            input_split: 8,
         },
         repeats: vec![],
         missing: vec![],
@@ -736,12 +738,15 @@ fn verdict_sentence_lists_every_nonzero_finding() {
         drawn: vec![],
         out_of_order_messages: vec![],
         internal_words: vec![],
+        stray: vec![],
+        split_inputs: vec![],
     };
     assert_eq!(
         verdict_sentence(&c),
         "1 word rendered more than once; 2 messages missing; 3 words of internal text \
              shown; 5 messages the user took back shown; 6 code words drawn other than stored (a \
-             display problem: stored verbatim); 4 messages out of order"
+             display problem: stored verbatim); 7 characters of stray text (what the terminal \
+             sends the client, drawn); 8 extra messages made of one paste; 4 messages out of order"
     );
 }
 
