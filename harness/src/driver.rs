@@ -39,7 +39,8 @@ use crate::client::{composer_text, is_idle, BeforeEnter, Ui};
 use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
 use crate::terminal::{
-    behaviour::paste_bytes, cast, difference, erase_note, Answers, Behaviour, ReflowScreen, Screen, Size, Terminal, Transcript,
+    behaviour::paste_bytes, cast, difference, erase_note, Answers, Behaviour, ReflowScreen, Screen,
+    Size, Terminal, Transcript,
 };
 
 /// How to start the client.
@@ -465,7 +466,11 @@ impl Driver {
     /// Writes the held-back answers that are due ([`Answers::After`]).
     fn send_due_replies(&mut self) -> Result<(), DriverError> {
         let now = Instant::now();
-        while self.late_replies.front().is_some_and(|(due, _)| *due <= now) {
+        while self
+            .late_replies
+            .front()
+            .is_some_and(|(due, _)| *due <= now)
+        {
             if let Some((_, bytes)) = self.late_replies.pop_front() {
                 if !self.eof {
                     self.write_raw(&bytes)?;
@@ -494,7 +499,9 @@ impl Driver {
         if !replies.is_empty() {
             match self.behaviour.answers {
                 Answers::AtOnce => self.write_raw(&replies)?,
-                Answers::After(late) => self.late_replies.push_back((Instant::now() + late, replies)),
+                Answers::After(late) => self
+                    .late_replies
+                    .push_back((Instant::now() + late, replies)),
                 Answers::Never => {}
                 Answers::Split(late) => {
                     self.write_raw(&replies[..1])?;

@@ -678,7 +678,10 @@ fn model_switch_target(command: &str) -> Option<String> {
 /// The message a pasted text makes when the client sends it as one: its lines, trimmed at
 /// both ends (what the fake model's script matches).
 pub(crate) fn pasted_message(text: &str) -> String {
-    text.replace("\r\n", "\n").replace('\r', "\n").trim().to_owned()
+    text.replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .trim()
+        .to_owned()
 }
 
 /// The fake model's turns for the lines of a paste sent alone (a client that takes each pasted
@@ -850,7 +853,10 @@ fn action(
             )
         })?;
         if text.trim().is_empty() || reply.trim().is_empty() {
-            return Err(invalid(line, "`paste` and `reply` must not be empty".into()));
+            return Err(invalid(
+                line,
+                "`paste` and `reply` must not be empty".into(),
+            ));
         }
         Action::Paste {
             text: text.clone(),

@@ -78,7 +78,8 @@ pub fn stray_text(history: &[String], expected: &Expected, typed: &[String]) -> 
 pub fn only_stray(text: &str) -> bool {
     let bare: String = text.split_whitespace().collect();
     let found = runs(&bare);
-    !found.is_empty() && found.iter().map(|r| r.text.chars().count()).sum::<usize>() == bare.chars().count()
+    !found.is_empty()
+        && found.iter().map(|r| r.text.chars().count()).sum::<usize>() == bare.chars().count()
 }
 
 /// Characters of `stray` runs: the finding's number.
@@ -145,6 +146,8 @@ fn run_at(c: &[char]) -> Option<(usize, usize, &'static str)> {
         // A colour answer, a paste marker and a run with its ESC drawn are distinctive to their
         // end: what follows may be typed or pasted text.
         Some(_) if esc > 0 || kind == "colour" || kind == "paste_marker" => true,
+        // So is a device-attributes answer with its `[`: `[?1;2c`.
+        Some(_) if kind == "device_attributes" && rest.first() == Some(&'[') => true,
         Some(ch) if !ch.is_alphanumeric() => true,
         Some(_) => run_at(&c[end..]).is_some(),
     };
@@ -163,7 +166,9 @@ fn body(c: &[char], escaped: bool) -> Option<(usize, &'static str)> {
     let bracket = usize::from(c.first() == Some(&'['));
     let b = &c[bracket..];
     // Bracketed-paste markers: `[200~`, `[201~` (the `[` needed).
-    if bracket == 1 && (b.starts_with(&['2', '0', '0', '~']) || b.starts_with(&['2', '0', '1', '~'])) {
+    if bracket == 1
+        && (b.starts_with(&['2', '0', '0', '~']) || b.starts_with(&['2', '0', '1', '~']))
+    {
         return Some((bracket + 4, "paste_marker"));
     }
     // SGR mouse report: `<B;X;YM` or `…m`.
@@ -203,7 +208,10 @@ fn body(c: &[char], escaped: bool) -> Option<(usize, &'static str)> {
         let head: String = c.iter().take(8).collect();
         if head == "]10;rgb:" || head == "]11;rgb:" {
             let mut at = 8;
-            while c.get(at).is_some_and(|ch| ch.is_ascii_hexdigit() || *ch == '/') {
+            while c
+                .get(at)
+                .is_some_and(|ch| ch.is_ascii_hexdigit() || *ch == '/')
+            {
                 at += 1;
             }
             if c.get(at) == Some(&'\\') {

@@ -186,7 +186,11 @@ fn stray_part(n: usize, stray: &[crate::oracle::input::StrayText]) -> String {
         part.push_str(&format!(
             ": {}{} ({}) from row {}",
             runs.join(", "),
-            if stray.len() > NAMED_MESSAGES { " …" } else { "" },
+            if stray.len() > NAMED_MESSAGES {
+                " …"
+            } else {
+                ""
+            },
             first.kind.replace('_', " "),
             first.row
         ));
@@ -206,7 +210,10 @@ fn split_part(n: usize, split: &[crate::oracle::input::SplitInput]) -> String {
             first.first_line, first.lines, first.messages
         ));
         if split.len() > 1 {
-            part.push_str(&format!(" and {} more", plural(split.len() - 1, "paste", "pastes")));
+            part.push_str(&format!(
+                " and {} more",
+                plural(split.len() - 1, "paste", "pastes")
+            ));
         }
     }
     part

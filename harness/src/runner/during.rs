@@ -297,7 +297,11 @@ fn wait_end(d: &mut Driver, end: &End, draft: Option<&str>, clock: &Deadline) ->
         }
         (End::Settled, _) => {
             return d
-                .wait_idle_quiet("the idle prompt after the paste", COMMAND_SETTLE, clock.left())
+                .wait_idle_quiet(
+                    "the idle prompt after the paste",
+                    COMMAND_SETTLE,
+                    clock.left(),
+                )
                 .map_err(io)
         }
         (End::Reply(tail), None) => return d.wait_idle_with(tail, clock.left()).map_err(io),

@@ -90,11 +90,17 @@ fn a_run_the_user_typed_is_not_stray_but_one_the_client_put_in_a_message_is() {
         Role::User,
         "]11;rgb:0000/0000/0000What did a keeper do?[40;1R",
     )]);
-    let screen = lines(&["● ]11;rgb:0000/0000/0000What did a keeper do?[40;1R", "❯ [36;1R"]);
+    let screen = lines(&[
+        "● ]11;rgb:0000/0000/0000What did a keeper do?[40;1R",
+        "❯ [36;1R",
+    ]);
     let stray = stray_text(&screen, &e, &[]);
     assert_eq!(stray_chars(&stray), 22 + 6 + 6, "{stray:?}");
     // What the user typed excuses it.
     let typed = lines(&["my terminal printed [36;1R"]);
+    // A late colour answer and device attributes typed in front of the question (iot 0.22).
+    let late = lines(&["● ]11;rgb:0000/0000/0000[?1;2cWhat did a keeper do?"]);
+    assert_eq!(stray_chars(&stray_text(&late, &e, &[])), 22 + 6);
     assert_eq!(stray_chars(&stray_text(&screen, &e, &typed)), 22 + 6);
 }
 
