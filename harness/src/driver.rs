@@ -39,7 +39,8 @@ use crate::client::{composer_text, is_idle, BeforeEnter, Ui};
 use crate::settings::ClientVersion;
 use crate::terminal::scan::{Event, Scanner};
 use crate::terminal::{
-    cast, difference, erase_note, ReflowScreen, Screen, Size, Terminal, Transcript,
+    behaviour::paste_bytes, cast, difference, erase_note, Answers, Behaviour, ReflowScreen, Screen,
+    Size, Terminal, Transcript,
 };
 
 /// How to start the client.
@@ -160,6 +161,14 @@ pub struct Driver {
     /// What the harness typed into the composer without Enter (a scenario's `type` step) and
     /// left there: the idle prompt may hold exactly this ([`Driver::draft`]).
     draft: String,
+    /// When the terminal answers queries and whether it honours bracketed paste.
+    behaviour: Behaviour,
+    /// Answers held back by [`Answers::After`]: when each is due, and its bytes.
+    late_replies: std::collections::VecDeque<(Instant, Vec<u8>)>,
+    /// What was pasted ([`Driver::paste`]), in order, as the scenario wrote it.
+    pasted: Vec<String>,
+    /// Everything the harness sent as a person would ([`Driver::type_raw`]), in order.
+    typed: Vec<String>,
 }
 
 /// What a wait reads: the screen of the emulator the run selected ([`Launch::terminal`]) — its
@@ -272,6 +281,10 @@ impl Driver {
             waited: Duration::ZERO,
             held: Duration::ZERO,
             draft: String::new(),
+            behaviour: Behaviour::default(),
+            late_replies: std::collections::VecDeque::new(),
+            pasted: Vec::new(),
+            typed: Vec::new(),
         })
     }
 
@@ -396,6 +409,11 @@ impl Driver {
             borrowed,
             nix::poll::PollFlags::POLLIN,
         )];
+        self.send_due_replies()?;
+        let timeout = match self.late_replies.front() {
+            Some((due, _)) => timeout.min(due.saturating_duration_since(Instant::now())),
+            None => timeout,
+        };
         let ms = timeout.as_millis().min(u128::from(u16::MAX)) as u16;
         match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)) {
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
@@ -423,7 +441,49 @@ impl Driver {
                 }
             }
         }
+        self.send_due_replies()?;
         Ok(!self.eof)
+    }
+
+    /// Sets how the terminal behaves towards the client from now on (a scenario's `[terminal]`).
+    pub fn set_behaviour(&mut self, behaviour: Behaviour) {
+        self.behaviour = behaviour;
+    }
+
+    /// Pastes `text` as a terminal does: in one write, its line breaks as Enter, wrapped in the
+    /// bracketed-paste markers when the client enabled bracketed paste and the terminal honours
+    /// it ([`Behaviour::bracketed_paste`]). Recorded as one input event.
+    pub fn paste(&mut self, text: &str) -> Result<(), DriverError> {
+        let bracketed = self.behaviour.bracketed_paste && self.screen.bracketed_paste();
+        self.pasted.push(text.to_owned());
+        self.type_raw(paste_bytes(text, bracketed).as_bytes())
+    }
+
+    /// What was pasted so far, in order ([`Driver::paste`]).
+    pub fn pasted(&self) -> &[String] {
+        &self.pasted
+    }
+
+    /// Everything sent as typed or pasted so far, in order ([`Driver::type_raw`]).
+    pub fn typed(&self) -> &[String] {
+        &self.typed
+    }
+
+    /// Writes the held-back answers that are due ([`Answers::After`]).
+    fn send_due_replies(&mut self) -> Result<(), DriverError> {
+        let now = Instant::now();
+        while self
+            .late_replies
+            .front()
+            .is_some_and(|(due, _)| *due <= now)
+        {
+            if let Some((_, bytes)) = self.late_replies.pop_front() {
+                if !self.eof {
+                    self.write_raw(&bytes)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn ingest(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
@@ -443,7 +503,18 @@ impl Driver {
             Terminal::Reflow => reflow,
         };
         if !replies.is_empty() {
-            self.write_raw(&replies)?;
+            match self.behaviour.answers {
+                Answers::AtOnce => self.write_raw(&replies)?,
+                Answers::After(late) => self
+                    .late_replies
+                    .push_back((Instant::now() + late, replies)),
+                Answers::Never => {}
+                Answers::Split(late) => {
+                    self.write_raw(&replies[..1])?;
+                    self.late_replies
+                        .push_back((Instant::now() + late, replies[1..].to_vec()));
+                }
+            }
         }
         Ok(())
     }
@@ -776,6 +847,7 @@ impl Driver {
     /// event (asciicast `i`), so a replay shows what was typed and when. (Answers to the
     /// terminal's queries are not recorded.)
     pub(crate) fn type_raw(&mut self, bytes: &[u8]) -> Result<(), DriverError> {
+        self.typed.push(String::from_utf8_lossy(bytes).into_owned());
         self.cast
             .input(&String::from_utf8_lossy(bytes))
             .map_err(|source| DriverError::Io {

@@ -35,6 +35,8 @@
 //! | what counts as a correct display? (the display contract) | [`display`] (and `docs/display-contract.md`) |
 //! | how are repeats counted? | `oracle.rs` (stages in `oracle/`), its sentences in `oracle/wording.rs` |
 //! | stale previews, prompt rows, blank runs, questions shown once (row counts) | [`RowCounts`] (`oracle/rows.rs`) |
+//! | terminal answers drawn as text, a paste sent as several messages (`stray_text`, `input_split`) | `oracle/input.rs` |
+//! | a terminal that answers queries late or never, or sends pastes unbracketed (`[terminal]`) | [`terminal::Behaviour`] (`terminal/behaviour.rs`) |
 //! | what does the real client look like? (UI profile) | `client/profile.rs`: `Ui`, the idle rule `is_idle` |
 //! | when is a step done? what the harness waits for, and for how long | `client/profile.rs` (`reply_closed`, `Ui::settle`, `Ui::command_settle`, `ENTER_HOLD`), the wait loop `Driver::wait_done` (`driver.rs`) |
 //! | what on screen is client chrome? the recap panel? | `client/chrome.rs`, `client/recap.rs` |

@@ -107,6 +107,7 @@ mod opened;
 pub(crate) use opened::{listing_counts, opened_session, wrong_session, Opened};
 mod coverage;
 mod holders;
+pub mod input;
 mod repeat;
 mod rows;
 mod vocabulary;
@@ -173,12 +174,21 @@ pub struct Findings {
     /// not per view; 0 for an export.
     #[serde(default)]
     pub chrome_repeated: usize,
+    /// Characters of text drawn that spell what the terminal sends to the client — cursor
+    /// position reports, paste markers, mouse reports (rule 15; [`Check::stray`] names them):
+    /// `20;1R21;1R` in the prompt is 10.
+    #[serde(default)]
+    pub stray_text: usize,
+    /// Extra user messages made of one pasted input (rule 16; [`Check::split_inputs`] names
+    /// them): a three-line paste sent as three messages is 2.
+    #[serde(default)]
+    pub input_split: usize,
 }
 
 impl Findings {
     /// Every finding's public name (scenario files, `--json`, `--expect-findings`), in field
     /// order: the one list the others are made from.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 10] = [
         "words_rendered_more_than_once",
         "missing_messages",
         "internal_text_shown",
@@ -187,6 +197,8 @@ impl Findings {
         "code_words_altered",
         "wrong_session",
         "chrome_repeated",
+        "stray_text",
+        "input_split",
     ];
 
     /// Each finding with its public name, in [`Findings::NAMES`] order.
@@ -200,6 +212,8 @@ impl Findings {
             self.code_words_altered,
             self.wrong_session,
             self.chrome_repeated,
+            self.stray_text,
+            self.input_split,
         ];
         let mut out = [("", 0); Self::NAMES.len()];
         for (i, (name, value)) in Self::NAMES.into_iter().zip(n).enumerate() {
@@ -218,6 +232,8 @@ impl Findings {
         self.code_words_altered += other.code_words_altered;
         self.wrong_session = self.wrong_session.max(other.wrong_session);
         self.chrome_repeated += other.chrome_repeated;
+        self.stray_text += other.stray_text;
+        self.input_split += other.input_split;
     }
 }
 
@@ -397,6 +413,32 @@ pub struct Check {
     /// [`Expected::internal`]; identical texts count at the first).
     #[serde(skip)]
     pub internal_words: Vec<usize>,
+    /// Every run of stray text ([`Findings::stray_text`]), in screen order.
+    #[serde(default)]
+    pub stray: Vec<input::StrayText>,
+    /// Every paste made into several user messages ([`Findings::input_split`]).
+    #[serde(default)]
+    pub split_inputs: Vec<input::SplitInput>,
+}
+
+impl Check {
+    /// Adds the findings about the user's input, which belong to the whole check rather than to
+    /// one view of the screen (rules 13 and 14): the stray text on `history` (the whole rendered
+    /// history, as the row counts read it; what the user `typed` excuses a run) and the pastes
+    /// (`pasted`) made into several user messages, stored in `expected` or said (`said_user`).
+    pub fn with_input(
+        mut self,
+        history: &[String],
+        (typed, pasted): (&[String], &[String]),
+        expected: &Expected,
+        said_user: Option<&[String]>,
+    ) -> Check {
+        self.stray = input::stray_text(history, expected, typed);
+        self.split_inputs = input::split_inputs(pasted, expected, said_user);
+        self.findings.stray_text = input::stray_chars(&self.stray);
+        self.findings.input_split = input::splits(&self.split_inputs);
+        self
+    }
 }
 
 impl Check {
@@ -414,6 +456,8 @@ impl Check {
             drawn: Vec::new(),
             out_of_order_messages: Vec::new(),
             internal_words: Vec::new(),
+            stray: Vec::new(),
+            split_inputs: Vec::new(),
         }
     }
 }
@@ -581,6 +625,9 @@ pub(crate) fn check_prepared(
         wrong_session: 0,
         // Read on the history, not the transcript: set where the history is known.
         chrome_repeated: 0,
+        // Read from the whole check's input and history: [`Check::with_input`].
+        stray_text: 0,
+        input_split: 0,
     };
     Check {
         at: at.to_string(),
@@ -594,6 +641,8 @@ pub(crate) fn check_prepared(
         drawn,
         out_of_order_messages,
         internal_words,
+        stray: Vec::new(),
+        split_inputs: Vec::new(),
     }
 }
 

@@ -127,7 +127,7 @@ pub(crate) fn check(request: &Request<'_>, expectation: Expectation) -> Result<J
         }
     }?;
     let untimed = (!recording.timed()).then_some(recording.format);
-    let (mut check, views) = if recorded.views.is_empty() {
+    let (check, views) = if recorded.views.is_empty() {
         (
             basis.check(&at, &replayed.transcript, said.as_ref()),
             Vec::new(),
@@ -135,6 +135,14 @@ pub(crate) fn check(request: &Request<'_>, expectation: Expectation) -> Result<J
     } else {
         views::combine(&at, &recorded.views, 0, &basis)
     };
+    let typed = recording.inputs();
+    let pasted = crate::terminal::behaviour::pastes_in(&typed);
+    let mut check = check.with_input(
+        &replayed.history,
+        (&typed, &pasted),
+        &basis.expected,
+        said.as_ref().map(|s| s.user.as_slice()),
+    );
     let questions: Vec<String> = basis
         .expected
         .messages

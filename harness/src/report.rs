@@ -147,6 +147,22 @@ pub(crate) fn failed_check(c: &CheckResult, file: &std::path::Path, step: &str) 
     for m in &c.check.taken_back {
         let _ = writeln!(out, "  taken back, shown: {}", wording::missing_line(m));
     }
+    for t in &c.check.stray {
+        let _ = writeln!(
+            out,
+            "  stray:    `{}` ({}) at history row {}",
+            t.text,
+            t.kind.replace('_', " "),
+            t.row
+        );
+    }
+    for p in &c.check.split_inputs {
+        let _ = writeln!(
+            out,
+            "  split:    a paste of {} lines starting \"{}\" sent as {} messages",
+            p.lines, p.first_line, p.messages
+        );
+    }
     let _ = writeln!(
         out,
         "  step:     {step}; session {}, {} stored rows, {} logical messages",

@@ -22,6 +22,9 @@
 //! [provider]
 //! summary = "…"                  # what the fake model answers to the compaction-summary call
 //!
+//! [terminal]                     # optional: how the terminal answers queries and pastes
+//! answer_after_ms = 400          # (`crate::terminal::behaviour`; default: at once, bracketed)
+//!
 //! [files]                        # written into the client's working directory before launch
 //! "keeper_log.txt" = "…"
 //!
@@ -60,6 +63,9 @@
 //! [[step]]
 //! type = "unsent draft"          # typed into the composer without Enter (see `scenario/compose.rs`)
 //! # keys = ["ctrl-w"]            # optional: editing keys after the text
+//! [[step]]
+//! paste = "first line\nsecond line\n"   # pasted in one write (see `Action::Paste`), then sent
+//! reply = "…"                    # the fake model's answer to the text as one message
 //! [[step]]
 //! settle = 500                   # quiet output for 500 ms (a wait with the step's deadline)
 //! [[step]]
@@ -199,6 +205,8 @@ pub struct Scenario {
     pub(crate) terminal: Terminal,
     /// The resume display settings written into the client's `config.yaml`.
     pub(crate) display: DisplayProfile,
+    /// When the terminal answers queries and whether it honours bracketed paste (`[terminal]`).
+    pub behaviour: crate::terminal::Behaviour,
     /// Terminal rows.
     pub rows: u16,
     /// Terminal columns.
@@ -302,6 +310,19 @@ pub enum Action {
         /// The keys pressed after the text, each with what the composer holds after it.
         keys: Vec<(EditKey, String)>,
     },
+    /// Paste text as a terminal does (`paste = "…"` with the model's `reply`): in one write, its
+    /// line breaks as Enter, wrapped in the bracketed-paste markers when the client enabled
+    /// bracketed paste and the terminal honours it ([`crate::terminal::Behaviour`]); then Enter
+    /// (a composer the paste's own line breaks emptied ignores it). The step ends when the model
+    /// has answered and the client is idle, its output settled — however many messages the
+    /// client made of the text (one: the scripted `reply`; a piece: the fake model's
+    /// unscripted answer).
+    Paste {
+        /// The text pasted, with its line breaks.
+        text: String,
+        /// What the fake model answers to the text sent as one message.
+        reply: String,
+    },
     /// Wait until the client's output has been quiet for this long (`settle = MS`): the client
     /// done redrawing before a check. A wait on the output, with the step's deadline, not a
     /// sleep: output keeps restarting it.
@@ -343,6 +364,71 @@ struct RawFile {
     step: Vec<toml::Spanned<RawStep>>,
     #[serde(default)]
     files: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    terminal: RawTerminal,
+}
+
+/// `[terminal]` as written.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTerminal {
+    answers: Option<bool>,
+    answer_after_ms: Option<u64>,
+    split_answers_ms: Option<u64>,
+    bracketed_paste: Option<bool>,
+}
+
+/// The terminal's behaviour a `[terminal]` table asks for.
+fn behaviour(
+    raw: &RawTerminal,
+    text: &str,
+    invalid: &impl Fn(usize, String) -> ScenarioError,
+) -> Result<crate::terminal::Behaviour, ScenarioError> {
+    use crate::terminal::Answers;
+    let line = line_of(text, "[terminal]");
+    if raw.split_answers_ms.is_some() && (raw.answers.is_some() || raw.answer_after_ms.is_some()) {
+        return Err(invalid(
+            line,
+            "`[terminal]`: `split_answers_ms` goes alone (not with `answers` or `answer_after_ms`)"
+                .into(),
+        ));
+    }
+    if let Some(ms) = raw.split_answers_ms {
+        if !(1..=10_000).contains(&ms) {
+            return Err(invalid(
+                line,
+                format!("`[terminal]`: `split_answers_ms = {ms}`: 1..=10000 milliseconds"),
+            ));
+        }
+        return Ok(crate::terminal::Behaviour {
+            answers: Answers::Split(std::time::Duration::from_millis(ms)),
+            bracketed_paste: raw.bracketed_paste.unwrap_or(true),
+        });
+    }
+    let answers = match (raw.answers, raw.answer_after_ms) {
+        (Some(false), Some(_)) => {
+            return Err(invalid(
+                line,
+                "`[terminal]`: `answers = false` and `answer_after_ms` contradict each other"
+                    .into(),
+            ))
+        }
+        (Some(false), None) => Answers::Never,
+        (_, Some(ms)) if (1..=10_000).contains(&ms) => {
+            Answers::After(std::time::Duration::from_millis(ms))
+        }
+        (_, Some(ms)) => {
+            return Err(invalid(
+                line,
+                format!("`[terminal]`: `answer_after_ms = {ms}`: 1..=10000 milliseconds"),
+            ))
+        }
+        (_, None) => Answers::AtOnce,
+    };
+    Ok(crate::terminal::Behaviour {
+        answers,
+        bracketed_paste: raw.bracketed_paste.unwrap_or(true),
+    })
 }
 
 impl RawStep {
@@ -360,6 +446,7 @@ impl RawStep {
             self.check.is_some(),
             self.type_.is_some(),
             self.settle.is_some(),
+            self.paste.is_some(),
         ]
         .iter()
         .filter(|a| **a)
@@ -446,6 +533,7 @@ struct RawStep {
     type_: Option<String>,
     keys: Option<Vec<EditKey>>,
     settle: Option<u64>,
+    paste: Option<String>,
     check: Option<String>,
     expect: Option<RawExpectation>,
     known_bug: Option<String>,
@@ -512,6 +600,7 @@ impl Scenario {
         let expanded = expand_includes(raw.step, text, path, &invalid)?;
         let steps = steps(&expanded, &invalid)?;
         let files = files(raw.files, text, &invalid)?;
+        let behaviour = behaviour(&raw.terminal, text, &invalid)?;
         Ok(Scenario {
             name,
             path: path.to_owned(),
@@ -523,6 +612,7 @@ impl Scenario {
             ui: raw.scenario.ui,
             terminal: raw.scenario.terminal,
             display: raw.scenario.display,
+            behaviour,
             rows,
             cols,
             config,
@@ -545,6 +635,15 @@ impl Scenario {
     pub fn script(&self) -> crate::provider::Script {
         let mut turns = Vec::new();
         for step in &self.steps {
+            if let Action::Paste { text, reply } = &step.action {
+                turns.push(crate::provider::Turn {
+                    user: pasted_message(text),
+                    reply: reply.clone(),
+                    ..crate::provider::Turn::default()
+                });
+                turns.extend(pasted_line_turns(text));
+                continue;
+            }
             let Action::Say {
                 text,
                 reply,
@@ -575,6 +674,11 @@ impl Scenario {
                     reply,
                     ..crate::provider::Turn::default()
                 });
+            }
+            for d in during {
+                if let during::DuringAction::Paste { text, .. } = &d.action {
+                    turns.extend(pasted_line_turns(text));
+                }
             }
         }
         crate::provider::Script {
@@ -630,6 +734,35 @@ fn model_switch_target(command: &str) -> Option<String> {
     None
 }
 
+/// The message a pasted text makes when the client sends it as one: its lines, trimmed at
+/// both ends (what the fake model's script matches).
+pub(crate) fn pasted_message(text: &str) -> String {
+    text.replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .trim()
+        .to_owned()
+}
+
+/// The fake model's turns for the lines of a paste sent alone (a client that takes each pasted
+/// line break for Enter): each line answered with a reply of its own, [`PASTED_LINE_REPLY`] and
+/// the line, so that pieces stored as messages are told apart from a reply stored twice. The
+/// whole text's own turn wins over these (an exact match, or the longer at the same end).
+fn pasted_line_turns(text: &str) -> Vec<crate::provider::Turn> {
+    pasted_message(text)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| crate::provider::Turn {
+            user: line.to_owned(),
+            reply: format!("{PASTED_LINE_REPLY} {line}"),
+            ..crate::provider::Turn::default()
+        })
+        .collect()
+}
+
+/// What the fake model answers to one line of a paste sent alone, before the line.
+pub const PASTED_LINE_REPLY: &str = "(hermes-e2e: a pasted line sent alone)";
+
 /// The first line of a scenario: a `# …` comment saying what it pins, without `# `.
 fn summary_line(
     text: &str,
@@ -667,7 +800,7 @@ fn steps(
         };
         let sends_a_line = matches!(
             action,
-            Action::Say { .. } | Action::Command { .. } | Action::Resume(_)
+            Action::Say { .. } | Action::Command { .. } | Action::Resume(_) | Action::Paste { .. }
         );
         if sends_a_line && !composer.text().is_empty() {
             return Err(invalid(
@@ -692,7 +825,11 @@ fn steps(
         }
         let default_deadline = match &action {
             Action::Launch { .. } => 60,
-            Action::Say { .. } | Action::Quit | Action::Kill | Action::Check { .. } => 30,
+            Action::Say { .. }
+            | Action::Paste { .. }
+            | Action::Quit
+            | Action::Kill
+            | Action::Check { .. } => 30,
             Action::Command { .. } => 90,
             Action::Resume(_) => 60,
             Action::Resize { .. } | Action::Type { .. } | Action::Settle { .. } => 30,
@@ -738,7 +875,7 @@ fn one_action(
         return Err(invalid(
             line,
             "a step must have exactly one of `include`, `launch`, `say`, `command`, \
-             `resume`, `resize`, `type`, `settle`, `export`, `quit`, `kill`, `check`"
+             `resume`, `resize`, `type`, `paste`, `settle`, `export`, `quit`, `kill`, `check`"
                 .into(),
         ));
     }
@@ -752,7 +889,10 @@ fn one_action(
             ))
         }
     };
-    stray("reply", s.reply.is_none() || s.say.is_some())?;
+    stray(
+        "reply",
+        s.reply.is_none() || s.say.is_some() || s.paste.is_some(),
+    )?;
     stray("fault", s.fault.is_none() || s.say.is_some())?;
     stray("fault_times", s.fault_times.is_none() || s.fault.is_some())?;
     stray("tools", s.tools.is_none() || s.say.is_some())?;
@@ -788,6 +928,23 @@ fn action(
         }
     } else if let Some(text) = &s.say {
         say_action(line, s, text, invalid)?
+    } else if let Some(text) = &s.paste {
+        let reply = s.reply.clone().ok_or_else(|| {
+            invalid(
+                line,
+                "`paste` needs the model's `reply` to the text sent as one message".into(),
+            )
+        })?;
+        if text.trim().is_empty() || reply.trim().is_empty() {
+            return Err(invalid(
+                line,
+                "`paste` and `reply` must not be empty".into(),
+            ));
+        }
+        Action::Paste {
+            text: text.clone(),
+            reply,
+        }
     } else if let Some(text) = &s.command {
         let wait_for = s.wait_for.clone().ok_or_else(|| {
             invalid(

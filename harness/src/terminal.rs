@@ -73,6 +73,7 @@ use vt100::capture::RowContents;
 
 use scan::{Event, Scanner};
 
+pub mod behaviour;
 pub mod cast;
 mod choice;
 pub(crate) mod reflow;
@@ -83,6 +84,7 @@ mod svg;
 pub mod tmux;
 pub(crate) mod transcript;
 
+pub use behaviour::{Answers, Behaviour};
 pub use choice::{difference, erase_note, Emulator, Terminal};
 pub use reflow::ReflowScreen;
 pub use size::{Size, SizeError};
@@ -438,6 +440,12 @@ impl Screen {
     /// (`CSI 0 n`) and OSC 10 (foreground: white).
     pub(crate) fn take_replies(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.parser.callbacks_mut().replies)
+    }
+
+    /// Whether the client enabled bracketed paste (DEC private mode 2004): a terminal then wraps
+    /// a paste in `ESC [200~` … `ESC [201~`.
+    pub fn bracketed_paste(&self) -> bool {
+        self.parser.screen().bracketed_paste()
     }
 
     /// Whether a synchronized update (DEC mode 2026) is open: the client is drawing a frame that

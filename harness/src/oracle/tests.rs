@@ -730,6 +730,8 @@ fn verdict_sentence_lists_every_nonzero_finding() {
             code_words_altered: 6,
             wrong_session: 1,
             chrome_repeated: 7,
+            stray_text: 7,
+            input_split: 8,
         },
         repeats: vec![],
         missing: vec![],
@@ -743,6 +745,8 @@ fn verdict_sentence_lists_every_nonzero_finding() {
         drawn: vec![],
         out_of_order_messages: vec![],
         internal_words: vec![],
+        stray: vec![],
+        split_inputs: vec![],
     };
     assert_eq!(
         verdict_sentence(&c),
@@ -751,7 +755,8 @@ fn verdict_sentence_lists_every_nonzero_finding() {
              display problem: stored verbatim); the wrong session: the screen names \
              20261206_000000_aaaaaa as the client's own, the check judges 20261206_000001_bbbbbb \
              (rule 12: not in its lineage); 7 chrome rows drawn again (a display problem: a \
-             frame draws its status bar and each rule once); 4 messages out of order"
+             frame draws its status bar and each rule once); 7 characters of stray text (what the terminal \
+             sends the client, drawn); 8 extra messages made of one paste; 4 messages out of order"
     );
 }
 

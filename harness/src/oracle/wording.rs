@@ -120,6 +120,12 @@ pub(crate) fn verdict_sentence(check: &Check) -> String {
             plural(f.chrome_repeated, "chrome row", "chrome rows")
         ));
     }
+    if f.stray_text > 0 {
+        parts.push(stray_part(f.stray_text, &check.stray));
+    }
+    if f.input_split > 0 {
+        parts.push(split_part(f.input_split, &check.split_inputs));
+    }
     if f.out_of_order > 0 {
         parts.push(format!(
             "{} out of order",
@@ -176,6 +182,55 @@ fn code_part(n: usize, altered: &[crate::oracle::AlteredCode]) -> String {
             part.push_str(&format!(
                 " and {} more",
                 plural(altered.len() - 1, "reply", "replies")
+            ));
+        }
+    }
+    part
+}
+
+/// "10 characters of stray text (what the terminal sends the client, drawn): `20;1R`,
+/// `21;1R` (cursor position reports) at row 41": the first runs, and where the first is drawn.
+fn stray_part(n: usize, stray: &[crate::oracle::input::StrayText]) -> String {
+    let mut part = format!(
+        "{} of stray text (what the terminal sends the client, drawn)",
+        plural(n, "character", "characters")
+    );
+    if let Some(first) = stray.first() {
+        let runs: Vec<String> = stray
+            .iter()
+            .take(NAMED_MESSAGES)
+            .map(|s| format!("`{}`", s.text))
+            .collect();
+        part.push_str(&format!(
+            ": {}{} ({}) from row {}",
+            runs.join(", "),
+            if stray.len() > NAMED_MESSAGES {
+                " …"
+            } else {
+                ""
+            },
+            first.kind.replace('_', " "),
+            first.row
+        ));
+    }
+    part
+}
+
+/// "2 extra messages made of one paste: \"Three questions…\" (4 lines) sent as 3 messages".
+fn split_part(n: usize, split: &[crate::oracle::input::SplitInput]) -> String {
+    let mut part = format!(
+        "{} made of one paste",
+        plural(n, "extra message", "extra messages")
+    );
+    if let Some(first) = split.first() {
+        part.push_str(&format!(
+            ": \"{}\" ({} lines) sent as {} messages",
+            first.first_line, first.lines, first.messages
+        ));
+        if split.len() > 1 {
+            part.push_str(&format!(
+                " and {} more",
+                plural(split.len() - 1, "paste", "pastes")
             ));
         }
     }

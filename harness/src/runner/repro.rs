@@ -164,7 +164,7 @@ fn prepare(
 /// and a picture.
 fn draw(launch: Launch, path: &str, session: &str) -> Result<(Transcript, String), Error> {
     let deadline = Duration::from_secs(60);
-    let mut d = start_client(launch, &[], deadline)?;
+    let mut d = start_client(launch, crate::terminal::Behaviour::default(), &[], deadline)?;
     if path == "/resume" {
         slash_resume(&mut d, session, deadline)?;
     }

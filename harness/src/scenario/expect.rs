@@ -382,6 +382,10 @@ pub(super) struct RawExpectation {
     wrong_session: usize,
     #[serde(default)]
     chrome_repeated: usize,
+    #[serde(default)]
+    stray_text: usize,
+    #[serde(default)]
+    input_split: usize,
     causes: Option<RawCauses>,
     #[serde(default)]
     unpinned: Vec<String>,
@@ -571,6 +575,8 @@ impl RawExpectation {
                 code_words_altered: self.code_words_altered,
                 wrong_session: self.wrong_session,
                 chrome_repeated: self.chrome_repeated,
+                stray_text: self.stray_text,
+                input_split: self.input_split,
             },
             causes,
             causes_counted,

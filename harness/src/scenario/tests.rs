@@ -817,3 +817,53 @@ fn kill_ends_a_turn_or_is_a_step_of_its_own() {
     ));
     assert!(err.contains("a `launch` takes only"), "{err}");
 }
+
+#[test]
+fn the_terminal_table_says_when_answers_come_and_whether_pastes_are_bracketed() {
+    use crate::terminal::{Answers, Behaviour};
+    use std::time::Duration;
+    assert_eq!(parse(OK).unwrap().behaviour, Behaviour::default());
+    let with = |table: &str| {
+        OK.replace(
+            "\n[[step]]\nlaunch",
+            &format!("\n[terminal]\n{table}\n\n[[step]]\nlaunch"),
+        )
+    };
+    let late = parse(&with("answer_after_ms = 400\nbracketed_paste = false")).unwrap();
+    assert_eq!(
+        late.behaviour.answers,
+        Answers::After(Duration::from_millis(400))
+    );
+    assert!(!late.behaviour.bracketed_paste);
+    let never = parse(&with("answers = false")).unwrap();
+    assert_eq!(never.behaviour.answers, Answers::Never);
+    let split = parse(&with("split_answers_ms = 600")).unwrap();
+    assert_eq!(
+        split.behaviour.answers,
+        Answers::Split(Duration::from_millis(600))
+    );
+    assert!(error_in(&with("answers = false\nanswer_after_ms = 5")).contains("contradict"));
+    assert!(error_in(&with("answer_after_ms = 0")).contains("1..=10000"));
+    assert!(error_in(&with("split_answers_ms = 5\nanswers = true")).contains("goes alone"));
+    assert!(parse(&with("answer_soon = true")).is_err());
+}
+
+#[test]
+fn a_paste_step_needs_its_reply_and_scripts_each_line() {
+    let paste = OK.replace(
+        "say = \"hi\"\nreply = \"hello\"",
+        "paste = \"one line\\ntwo line\\n\"\nreply = \"both\"",
+    );
+    let s = parse(&paste).unwrap();
+    assert_eq!(
+        s.steps[1].action,
+        Action::Paste {
+            text: "one line\ntwo line\n".into(),
+            reply: "both".into()
+        }
+    );
+    let users: Vec<String> = s.script().turns.iter().map(|t| t.user.clone()).collect();
+    assert_eq!(users, ["one line\ntwo line", "one line", "two line"]);
+    let bare = OK.replace("say = \"hi\"\nreply = \"hello\"", "paste = \"a\\nb\"");
+    assert!(error_in(&bare).contains("`paste` needs the model's `reply`"));
+}

@@ -359,6 +359,17 @@ impl Recording {
         })
     }
 
+    /// The data of its input events (`i`: what was typed or pasted), in order.
+    pub fn inputs(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|t| match &t.event {
+                Event::Input(data) => Some(data.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Whether the events carry their times (a recording) or not (a screen).
     pub(crate) fn timed(&self) -> bool {
         matches!(self.format, Format::V2 | Format::V3)

@@ -34,6 +34,10 @@ pub(crate) enum Kind {
     WrongSession,
     /// `chrome_repeated` > 0.
     ChromeRepeated,
+    /// `stray_text` > 0.
+    Stray,
+    /// `input_split` > 0.
+    InputSplit,
 }
 
 impl Kind {
@@ -47,6 +51,8 @@ impl Kind {
             Kind::CodeAltered => "code-altered",
             Kind::WrongSession => "wrong-session",
             Kind::ChromeRepeated => "chrome-repeated",
+            Kind::Stray => "stray",
+            Kind::InputSplit => "input-split",
         }
     }
 }
@@ -96,6 +102,8 @@ impl CheckSignature {
             (Kind::CodeAltered, f.code_words_altered),
             (Kind::WrongSession, f.wrong_session),
             (Kind::ChromeRepeated, f.chrome_repeated),
+            (Kind::Stray, f.stray_text),
+            (Kind::InputSplit, f.input_split),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
