@@ -1,10 +1,10 @@
 //! The commands of the `hermes-e2e` binary.
 //!
-//! Each command's arguments (clap) and what it does, one file each; the binary (`main.rs`) only
-//! parses the command line and dispatches here.
+//! Each command's arguments (clap) and what it does, one file each; [`main`] parses the command
+//! line and dispatches (`command_line.rs`), and the binary (`main.rs`) only calls it.
 //!
-//! Every command returns an [`Exit`] or an [`Error`]; [`exit_code`] turns either into the
-//! process's exit status, the same table for every command ([`EXIT_STATUS`]):
+//! Every command returns an `Exit` or an `Error`; `exit_code` turns either into the
+//! process's exit status, the same table for every command (`EXIT_STATUS`):
 //!
 //! | status | meaning |
 //! |---|---|
@@ -14,21 +14,21 @@
 //! | 3 | `minimize`: nothing to minimize (the database shows no finding) |
 //! | 130, 143 | interrupted by SIGINT, SIGTERM (`crate::interrupt`) |
 //!
-//! Output goes through [`out`]: a closed stdout (`| head -1`) ends a command quietly with 0.
+//! Output goes through `out`: a closed stdout (`| head -1`) ends a command quietly with 0.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub mod bisect_command;
-pub mod check_command;
+pub(crate) mod bisect_command;
+pub(crate) mod check_command;
 mod command_line;
-pub mod input;
-pub mod inspect_command;
-pub mod minimize_command;
-pub mod out;
-pub mod record_command;
-pub mod repro_command;
-pub mod run_command;
+pub(crate) mod input;
+pub(crate) mod inspect_command;
+pub(crate) mod minimize_command;
+pub(crate) mod out;
+pub(crate) mod record_command;
+pub(crate) mod repro_command;
+pub(crate) mod run_command;
 mod values;
 
 pub use command_line::main;
@@ -38,7 +38,7 @@ use crate::runner::{self, ScenarioResult};
 
 /// SIGINT/SIGTERM end the clients' process groups before the binary exits, and name what was
 /// kept under the output root it is given; the binary installs it before running a command.
-pub use crate::interrupt::install as install_interrupt;
+pub(crate) use crate::interrupt::install as install_interrupt;
 
 /// What each command's `--help` ends with: the codes in one line and a pointer to the table of
 /// `hermes-e2e --help` ([`EXIT_STATUS`]), then `$extra` (what 0 and 1 mean for that command).
@@ -54,7 +54,7 @@ macro_rules! exit_status {
 pub(crate) use exit_status;
 
 /// The pointer of a command with nothing of its own to add (`completions`, `man`).
-pub const EXIT_STATUS_SHORT: &str = exit_status!("");
+pub(crate) const EXIT_STATUS_SHORT: &str = exit_status!("");
 
 /// The exit-status table (a literal, for `concat!`).
 macro_rules! exit_table {
@@ -75,10 +75,10 @@ macro_rules! exit_table {
 }
 
 /// The exit-status table, as `hermes-e2e -h` ends with it (the one place it is written).
-pub const EXIT_STATUS: &str = exit_table!();
+pub(crate) const EXIT_STATUS: &str = exit_table!();
 
 /// `hermes-e2e --help`: the exit table, then the environment variables.
-pub const EXIT_STATUS_LONG: &str = concat!(
+pub(crate) const EXIT_STATUS_LONG: &str = concat!(
     exit_table!(),
     "\n\n",
     "Environment:\n",
@@ -90,7 +90,7 @@ pub const EXIT_STATUS_LONG: &str = concat!(
 );
 
 /// `hermes-e2e --version`: the version, the commit it was built from and the pinned clients.
-pub const LONG_VERSION: &str = concat!(
+pub(crate) const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     "\ncommit: ",
     env!("HERMES_E2E_COMMIT"),
@@ -100,7 +100,7 @@ pub const LONG_VERSION: &str = concat!(
 
 /// How a command ended: the process's exit status (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// 0: every expectation held; the command did what was asked.
     Ok = 0,
     /// 1: a verdict differs from what was expected.
@@ -140,7 +140,7 @@ impl From<Exit> for ExitCode {
 
 /// Why a command could not do its job (exit status 2), or [`Error::Closed`].
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// Stdout was closed by its reader (`| head -1`): not an error, the command stops quietly.
     #[error("stdout closed")]
     Closed,
@@ -235,11 +235,11 @@ impl From<check_command::ExpectError> for Error {
 }
 
 /// What a command gives: how it ended, or why it could not do its job.
-pub type Outcome = Result<Exit, Error>;
+pub(crate) type Outcome = Result<Exit, Error>;
 
 /// The process's exit status for `outcome`: its [`Exit`]; for an error, the error on stderr
 /// (made printable) and 2; for a closed stdout, 0 and nothing said.
-pub fn exit_code(outcome: Outcome) -> ExitCode {
+pub(crate) fn exit_code(outcome: Outcome) -> ExitCode {
     match outcome {
         Ok(exit) => exit.into(),
         Err(Error::Closed) => ExitCode::SUCCESS,

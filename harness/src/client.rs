@@ -36,7 +36,7 @@ pub(crate) mod profile;
 pub(crate) mod recap;
 pub(crate) mod stored;
 
-pub use profile::Ui;
+pub(crate) use profile::Ui;
 pub(crate) use profile::{
     composer_holds, composer_text, is_busy, is_idle, reply_closed, BeforeEnter, COMMAND_SETTLE,
 };

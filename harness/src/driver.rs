@@ -446,26 +446,26 @@ impl Driver {
     }
 
     /// Sets how the terminal behaves towards the client from now on (a scenario's `[terminal]`).
-    pub fn set_behaviour(&mut self, behaviour: Behaviour) {
+    pub(crate) fn set_behaviour(&mut self, behaviour: Behaviour) {
         self.behaviour = behaviour;
     }
 
     /// Pastes `text` as a terminal does: in one write, its line breaks as Enter, wrapped in the
     /// bracketed-paste markers when the client enabled bracketed paste and the terminal honours
     /// it ([`Behaviour::bracketed_paste`]). Recorded as one input event.
-    pub fn paste(&mut self, text: &str) -> Result<(), DriverError> {
+    pub(crate) fn paste(&mut self, text: &str) -> Result<(), DriverError> {
         let bracketed = self.behaviour.bracketed_paste && self.screen.bracketed_paste();
         self.pasted.push(text.to_owned());
         self.type_raw(paste_bytes(text, bracketed).as_bytes())
     }
 
     /// What was pasted so far, in order ([`Driver::paste`]).
-    pub fn pasted(&self) -> &[String] {
+    pub(crate) fn pasted(&self) -> &[String] {
         &self.pasted
     }
 
     /// Everything sent as typed or pasted so far, in order ([`Driver::type_raw`]).
-    pub fn typed(&self) -> &[String] {
+    pub(crate) fn typed(&self) -> &[String] {
         &self.typed
     }
 
@@ -979,7 +979,7 @@ impl Driver {
     /// signal — then reaps the client and waits until none of them is left. Fails, naming the
     /// survivors, when one still runs at the deadline: the next launch must not share the home
     /// with an orphan of this one.
-    pub fn kill_tree(&mut self, deadline: Duration) -> Result<(), DriverError> {
+    pub(crate) fn kill_tree(&mut self, deadline: Duration) -> Result<(), DriverError> {
         let tree = descendants(self.pid.as_raw());
         let _ = killpg(self.pid, Signal::SIGKILL);
         for &pid in &tree {

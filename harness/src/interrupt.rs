@@ -56,7 +56,7 @@ pub(crate) fn register(pgid: i32) -> Registered {
 
 /// Installs the SIGINT / SIGTERM handler; `kept` names where interrupted runs leave what they
 /// recorded.
-pub fn install(kept: &std::path::Path) {
+pub(crate) fn install(kept: &std::path::Path) {
     let _ = MESSAGE.set(
         format!(
             "\nhermes-e2e: interrupted; every client was stopped; what the interrupted runs \

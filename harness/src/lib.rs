@@ -36,7 +36,7 @@
 //! | how are repeats counted? | `oracle.rs` (stages in `oracle/`), its sentences in `oracle/wording.rs` |
 //! | stale previews, prompt rows, blank runs, questions shown once (row counts) | [`RowCounts`] (`oracle/rows.rs`) |
 //! | terminal answers drawn as text, a paste sent as several messages (`stray_text`, `input_split`) | `oracle/input.rs` |
-//! | a terminal that answers queries late or never, or sends pastes unbracketed (`[terminal]`) | [`terminal::Behaviour`] (`terminal/behaviour.rs`) |
+//! | a terminal that answers queries late or never, or sends pastes unbracketed (`[terminal]`) | `terminal::Behaviour` (`terminal/behaviour.rs`) |
 //! | what does the real client look like? (UI profile) | `client/profile.rs`: `Ui`, the idle rule `is_idle` |
 //! | when is a step done? what the harness waits for, and for how long | `client/profile.rs` (`reply_closed`, `Ui::settle`, `Ui::command_settle`, `ENTER_HOLD`), the wait loop `Driver::wait_done` (`driver.rs`) |
 //! | what on screen is client chrome? the recap panel? | `client/chrome.rs`, `client/recap.rs` |
@@ -49,7 +49,7 @@
 //! | which session did the client open? is a session listing whole? (rules 12, 13) | `oracle/opened.rs`; the runner's `judge_opened` and `Format::Listing` (`runner/steps.rs`) |
 //! | killing the client mid-turn (`kill`), its orphans | `Driver::kill_tree` (`driver.rs`), `Run::killed` (`runner/steps.rs`) |
 //! | what each scenario step does | [`runner`] (`runner/steps.rs`; the client session protocol in `runner/session.rs`; acting while a reply streams in `runner/streaming.rs`; the `export` step in `runner/export.rs`; scenarios on several threads in `runner/jobs.rs`) |
-//! | `repro`, `record` | [`runner::repro`](fn@runner::repro), [`runner::record`](fn@runner::record) |
+//! | `repro`, `record` | [`runner::repro`](fn@runner::repro), `runner::record` |
 //! | the commands of the binary: arguments, output, exit status | [`cli`] (one `cli/<command>_command.rs` each) |
 //! | the oracle on a saved recording and a `state.db` (`check`'s judging) | `recording.rs` (and `recording/belonging.rs`) |
 //! | first bad client version, the smallest database that still misrenders, failure signatures | `triage/` (`bisect`, `minimize`, `signature`) |

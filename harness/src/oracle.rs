@@ -107,7 +107,7 @@ mod opened;
 pub(crate) use opened::{listing_counts, opened_session, wrong_session, Opened};
 mod coverage;
 mod holders;
-pub mod input;
+pub(crate) mod input;
 mod repeat;
 mod rows;
 mod vocabulary;
@@ -169,7 +169,7 @@ pub struct Findings {
     /// then compares the wrong conversation.
     #[serde(default)]
     pub wrong_session: usize,
-    /// Rows of client chrome drawn again in one history (rule 14; [`repeated_chrome`]): a second
+    /// Rows of client chrome drawn again in one history (rule 14; `repeated_chrome`): a second
     /// status bar, a separator rule right below another. Counted on the checkpoint's history,
     /// not per view; 0 for an export.
     #[serde(default)]
@@ -202,7 +202,7 @@ impl Findings {
     ];
 
     /// Each finding with its public name, in [`Findings::NAMES`] order.
-    pub fn named(&self) -> [(&'static str, usize); Self::NAMES.len()] {
+    pub(crate) fn named(&self) -> [(&'static str, usize); Self::NAMES.len()] {
         let n = [
             self.words_rendered_more_than_once,
             self.missing_messages,
@@ -426,7 +426,7 @@ impl Check {
     /// one view of the screen (rules 13 and 14): the stray text on `history` (the whole rendered
     /// history, as the row counts read it; what the user `typed` excuses a run) and the pastes
     /// (`pasted`) made into several user messages, stored in `expected` or said (`said_user`).
-    pub fn with_input(
+    pub(crate) fn with_input(
         mut self,
         history: &[String],
         (typed, pasted): (&[String], &[String]),

@@ -80,10 +80,10 @@ pub struct Exchange {
     /// Whether the reply was streamed (SSE).
     pub(crate) stream: bool,
     /// The last user message of a chat request (None otherwise).
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
     /// The text replied (None for non-completion calls, and for tool calls sent without a
     /// narration, [`Turn::narration`]).
-    pub reply: Option<String>,
+    pub(crate) reply: Option<String>,
     /// True when no scripted turn matched and a placeholder reply was sent.
     pub(crate) unscripted: bool,
     /// HTTP status sent.
@@ -385,7 +385,7 @@ fn wait_until_refused(addr: SocketAddr, deadline: Instant) {
 
 /// Why a saved provider log could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum LogError {
+pub(crate) enum LogError {
     /// The file could not be read.
     #[error("cannot read the provider log `{}`", path.display())]
     Io {

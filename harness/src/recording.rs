@@ -21,7 +21,7 @@ mod belonging;
 
 /// Why a saved recording could not be checked.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// The `state.db` could not be read.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -42,40 +42,40 @@ pub enum Error {
 /// What [`check`] judges: the files, opened, and how to read them.
 pub(crate) struct Request<'a> {
     /// The recording (asciicast v2 or v3) or, with `screen`, a screen copied from the terminal.
-    pub recording: &'a Path,
+    pub(crate) recording: &'a Path,
     /// Whether `recording` is a pasted screen rather than an asciicast.
-    pub screen: bool,
+    pub(crate) screen: bool,
     /// A pasted screen's size, when given.
-    pub size: Option<Size>,
+    pub(crate) size: Option<Size>,
     /// The name the check is reported under: the recording as the user named it.
-    pub at: String,
+    pub(crate) at: String,
     /// The `state.db` (a private copy is read).
-    pub db: &'a Path,
+    pub(crate) db: &'a Path,
     /// The session to check; `None`: the newest with messages.
-    pub session: Option<&'a str>,
+    pub(crate) session: Option<&'a str>,
     /// The run's `provider.jsonl`: what the fake model said.
-    pub provider_log: Option<&'a Path>,
+    pub(crate) provider_log: Option<&'a Path>,
     /// The `config.yaml` whose display settings the resume recap was drawn under.
-    pub config: Option<&'a Path>,
+    pub(crate) config: Option<&'a Path>,
     /// The emulator the recording is replayed into.
-    pub terminal: Terminal,
+    pub(crate) terminal: Terminal,
     /// Whether the result keeps the transcript's text.
-    pub transcript: bool,
+    pub(crate) transcript: bool,
     /// Whether the result keeps the history's lines.
-    pub history: bool,
+    pub(crate) history: bool,
 }
 
 /// A check made: its result, the database it was made on, and how the recording was cut.
 pub(crate) struct Judged {
     /// The check's result.
-    pub result: CheckResult,
+    pub(crate) result: CheckResult,
     /// The database's reading the check was made on.
-    pub basis: Basis,
+    pub(crate) basis: Basis,
     /// How the recording was cut into views, in a sentence.
-    pub cut_note: String,
+    pub(crate) cut_note: String,
     /// The recording's format when it has no timing (a pasted screen): what it cannot tell is
     /// worth a note.
-    pub untimed: Option<Format>,
+    pub(crate) untimed: Option<Format>,
 }
 
 /// The check of `request`'s recording against its database and `expectation`.

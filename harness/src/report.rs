@@ -1,6 +1,6 @@
 //! Verdict reports: text, JSON and HTML.
 //!
-//! Stage `report`: verdicts for people (text), machines (one JSON object per line, [`json`]) and
+//! Stage `report`: verdicts for people (text), machines (one JSON object per line, `json`) and
 //! browsers ([`html`]).
 //!
 //! Input: a [`ScenarioResult`]. Output: text in the style of snapbox/regex-test failures — finding,

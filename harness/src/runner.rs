@@ -12,28 +12,28 @@
 //! The jobs live in their own modules: `steps` interprets a scenario's steps, `session` is the
 //! client session protocol (start, `/resume`, the waits of each command), `during` a `say` step
 //! that acts while its reply streams, `cli` runs the client
-//! without a PTY, [`repro`](mod@repro) and `record` are the two other ways to run the
+//! without a PTY, `repro` and `record` are the two other ways to run the
 //! client, `results` holds what the reports read and `error` every orchestration error. The
 //! verdict itself is [`Basis`](crate::Basis).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub mod bless;
+pub(crate) mod bless;
 mod deadline;
-pub mod error;
+pub(crate) mod error;
 mod export;
 mod jobs;
-pub mod record;
-pub mod repro;
+pub(crate) mod record;
+mod repro;
 pub(crate) mod results;
 mod session;
 mod steps;
 mod streaming;
 
 pub use error::{Error, StepError};
-pub use jobs::run_in_order;
-pub use record::record;
+pub(crate) use jobs::run_in_order;
+pub(crate) use record::record;
 pub use repro::{repro, REPRO_PATHS};
 pub use results::{CheckResult, InternalShown, ScenarioResult, StepTiming};
 pub use steps::{prepare, RunDir};

@@ -206,7 +206,7 @@ pub struct Scenario {
     /// The resume display settings written into the client's `config.yaml`.
     pub(crate) display: DisplayProfile,
     /// When the terminal answers queries and whether it honours bracketed paste (`[terminal]`).
-    pub behaviour: crate::terminal::Behaviour,
+    pub(crate) behaviour: crate::terminal::Behaviour,
     /// Terminal rows.
     pub rows: u16,
     /// Terminal columns.
@@ -224,7 +224,7 @@ pub struct Scenario {
     pub(crate) files: Vec<(PathBuf, String)>,
 }
 
-pub use crate::client::Ui;
+pub use crate::client::profile::Ui;
 pub(crate) use crate::terminal::Terminal;
 
 /// One step with the 1-based line of the file where it starts.
@@ -270,10 +270,10 @@ pub enum Action {
         stream: Option<crate::provider::Pace>,
         /// What the harness does while the reply streams, in order (see `scenario/during.rs`).
         during: Vec<During>,
-        /// Text the model sends with its tool calls ([`crate::provider::Turn::narration`]);
+        /// Text the model sends with its tool calls (`crate::provider::Turn::narration`);
         /// empty without `narration`.
         narration: String,
-        /// Further rounds of tool calls ([`crate::provider::Turn::rounds`]), from `more_tools`.
+        /// Further rounds of tool calls (`crate::provider::Turn::rounds`), from `more_tools`.
         rounds: Vec<crate::provider::Round>,
     },
     /// Type a slash command, wait until `wait_for` is on screen and the prompt is idle.
@@ -312,7 +312,7 @@ pub enum Action {
     },
     /// Paste text as a terminal does (`paste = "…"` with the model's `reply`): in one write, its
     /// line breaks as Enter, wrapped in the bracketed-paste markers when the client enabled
-    /// bracketed paste and the terminal honours it ([`crate::terminal::Behaviour`]); then Enter
+    /// bracketed paste and the terminal honours it (`crate::terminal::Behaviour`); then Enter
     /// (a composer the paste's own line breaks emptied ignores it). The step ends when the model
     /// has answered and the client is idle, its output settled — however many messages the
     /// client made of the text (one: the scripted `reply`; a piece: the fake model's
@@ -761,7 +761,7 @@ fn pasted_line_turns(text: &str) -> Vec<crate::provider::Turn> {
 }
 
 /// What the fake model answers to one line of a paste sent alone, before the line.
-pub const PASTED_LINE_REPLY: &str = "(hermes-e2e: a pasted line sent alone)";
+pub(crate) const PASTED_LINE_REPLY: &str = "(hermes-e2e: a pasted line sent alone)";
 
 /// The first line of a scenario: a `# …` comment saying what it pins, without `# `.
 fn summary_line(

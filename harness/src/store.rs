@@ -743,7 +743,7 @@ impl Store {
     /// parent only where the parent ended with `end_reason = 'compression'` and the session is
     /// no explicit fork of it. A `/branch` child is a conversation of its own (unlike
     /// [`Store::lineage`], which shows a branch with its parent's turns, rule 9).
-    pub fn listable_lineages(&self) -> Result<Vec<Vec<String>>, StoreError> {
+    pub(crate) fn listable_lineages(&self) -> Result<Vec<Vec<String>>, StoreError> {
         let with_messages = self.query_links(
             "WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id) \
              ORDER BY started_at ASC, rowid ASC",

@@ -52,7 +52,7 @@
 //!
 //! Files:
 //! - `terminal.rs`: [`Screen`], the emulator and its history (this page);
-//! - [`scan`]: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
+//! - `scan`: the one escape-sequence scanner (mirrors vt100's `vte`), used here to see clears and
 //!   wide characters, and by the driver to track the text the client printed;
 //! - `reflow`: [`ReflowScreen`], the same history on `alacritty_terminal`, which re-wraps
 //!   soft-wrapped rows when the width changes (as tmux and other terminals do);
@@ -73,7 +73,7 @@ use vt100::capture::RowContents;
 
 use scan::{Event, Scanner};
 
-pub mod behaviour;
+pub(crate) mod behaviour;
 pub mod cast;
 mod choice;
 pub(crate) mod reflow;
@@ -84,7 +84,7 @@ mod svg;
 pub mod tmux;
 pub(crate) mod transcript;
 
-pub use behaviour::{Answers, Behaviour};
+pub(crate) use behaviour::{Answers, Behaviour};
 pub use choice::{difference, erase_note, Emulator, Terminal};
 pub use reflow::ReflowScreen;
 pub use size::{Size, SizeError};
@@ -444,7 +444,7 @@ impl Screen {
 
     /// Whether the client enabled bracketed paste (DEC private mode 2004): a terminal then wraps
     /// a paste in `ESC [200~` … `ESC [201~`.
-    pub fn bracketed_paste(&self) -> bool {
+    pub(crate) fn bracketed_paste(&self) -> bool {
         self.parser.screen().bracketed_paste()
     }
 

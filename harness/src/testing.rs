@@ -8,7 +8,7 @@
 /// The real client: provisioning, configuration, UI profiles, the stored-row schemas.
 pub mod client {
     pub use crate::client::{
-        base_config, cache_dir, environment, python, resolve, terminal_identity, write_config, Ui,
+        base_config, cache_dir, environment, python, resolve, terminal_identity, write_config,
     };
 
     /// The stored-row schemas.

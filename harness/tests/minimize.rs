@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use hermes_e2e::testing::client::Ui;
+use hermes_e2e::scenario::Ui;
 use hermes_e2e::testing::triage::signature::Signature;
 
 mod common {

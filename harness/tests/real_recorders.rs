@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use hermes_e2e::testing::client::{self, Ui};
+use hermes_e2e::scenario::Ui;
+use hermes_e2e::testing::client;
 use hermes_e2e::testing::driver::{Driver, Launch};
 use hermes_e2e::testing::provider::{Provider, Script, Turn};
 

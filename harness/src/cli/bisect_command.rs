@@ -18,14 +18,14 @@ use crate::triage::versions;
 use crate::verdict::Basis;
 
 /// What `bisect --help` ends with.
-pub const EXIT_STATUS: &str = super::exit_status!(
+pub(crate) const EXIT_STATUS: &str = super::exit_status!(
     "\n`bisect` exits 0 with an answer, 1 when the endpoints do not hold (the oldest release is not\n\
      good or the newest not bad: no answer).\n"
 );
 
 /// The arguments of `bisect`.
 #[derive(Debug, clap::Args)]
-pub struct BisectArgs {
+pub(crate) struct BisectArgs {
     /// The scenario each release is probed with.
     #[arg(required_unless_present = "db", conflicts_with = "db")]
     pub(crate) scenario: Option<PathBuf>,
@@ -110,7 +110,7 @@ fn subject(args: &BisectArgs) -> Result<Subject, Error> {
 }
 
 /// `bisect`: exit 0 with an answer, 1 when the endpoints do not hold (no answer).
-pub fn bisect(args: BisectArgs) -> Outcome {
+pub(crate) fn bisect(args: BisectArgs) -> Outcome {
     if std::env::var_os(crate::client::CLIENT_ENV).is_some_and(|v| !v.is_empty()) {
         return Err(Error::ClientFromEnv);
     }

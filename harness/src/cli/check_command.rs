@@ -28,7 +28,7 @@ macro_rules! check_exit {
 }
 
 /// What `check -h` ends with.
-pub const EXIT_STATUS: &str = check_exit!();
+pub(crate) const EXIT_STATUS: &str = check_exit!();
 
 /// What `check --help` ends with: how an expectation is compared, then the exit status.
 const LONG_HELP: &str = concat!(
@@ -43,7 +43,7 @@ const LONG_HELP: &str = concat!(
 /// The arguments of `check`.
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = LONG_HELP)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The `.cast` recording of the client's terminal: asciicast v2 (asciinema 2.x, this
     /// harness) or v3 (asciinema 3.x); `-` reads it from stdin.
     #[arg(
@@ -84,13 +84,13 @@ pub struct CheckArgs {
     /// (`--json`: its `transcript` field). `cli.…` keys in it are the client's untranslated
     /// i18n strings (a note on stderr says so).
     #[arg(long)]
-    pub transcript: bool,
+    pub(crate) transcript: bool,
     /// Also print the raw rendered history (soft-wrapped rows joined, nothing stripped), one
     /// line per history row numbered from 1 as the verdict numbers them (`N<TAB>text`; `cut
     /// -f2-` gives the text, e.g. to compare with `tmux capture-pane -p -J -S -`), before the
     /// verdict (`--json`: its `history` field).
     #[arg(long)]
-    pub history: bool,
+    pub(crate) history: bool,
     /// The emulator the recording is replayed into.
     #[arg(long, value_enum, default_value_t = Terminal::Vt100)]
     pub(crate) terminal: Terminal,
@@ -138,7 +138,7 @@ const PINNABLE: [&str;
 
 /// An expectation that is not one.
 #[derive(Debug, thiserror::Error)]
-pub enum ExpectError {
+pub(crate) enum ExpectError {
     /// The `--expect` file could not be read.
     #[error("cannot read the expectation `{}`", path.display())]
     Read {
@@ -310,7 +310,7 @@ fn screen_note(format: crate::terminal::cast::Format) -> String {
 }
 
 /// `check`: exit 0 when the expectation held, 1 when not.
-pub fn check(args: &CheckArgs) -> Outcome {
+pub(crate) fn check(args: &CheckArgs) -> Outcome {
     let expectation = expectation(args)?;
     let inputs = Inputs::open(args)?;
     let mut judged = recording::check(&inputs.request(args), expectation)?;

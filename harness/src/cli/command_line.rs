@@ -80,7 +80,7 @@ enum Command {
 }
 
 /// The binary: parses the command line, installs the interrupt handler and runs the command;
-/// its exit status is the table of [`EXIT_STATUS`](super::EXIT_STATUS).
+/// its exit status is the table of `EXIT_STATUS`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // What `--quiet` would silence is refused, as clap refuses flags that cannot combine (a

@@ -23,7 +23,7 @@ pub(crate) struct Input {
 
 /// Why a file given on the command line cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum InputError {
+pub(crate) enum InputError {
     /// `-` given for two files of one command.
     #[error("{flag} -: stdin is already read for another file; give at most one `-`")]
     StdinTwice {

@@ -9,12 +9,12 @@ use crate::settings::DisplaySettings;
 use crate::store::Store;
 
 /// What `inspect --help` ends with.
-pub const EXIT_STATUS: &str =
+pub(crate) const EXIT_STATUS: &str =
     super::exit_status!("\n`inspect` exits 0 when it read the database, 2 when it could not.\n");
 
 /// The arguments of `inspect`.
 #[derive(Debug, clap::Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// The `state.db` (never modified; a private copy is read); `-` reads it from stdin.
     #[arg(value_name = "STATE_DB")]
     pub(crate) db: PathBuf,
@@ -32,7 +32,7 @@ pub struct InspectArgs {
 }
 
 /// `inspect`: exit 0 with the inspection printed.
-pub fn inspect(args: &InspectArgs) -> Outcome {
+pub(crate) fn inspect(args: &InspectArgs) -> Outcome {
     let db = Input::file(&args.db, "STATE_DB", "a Hermes `state.db` file", "state.db")?;
     let config = Input::config(args.config.as_deref())?;
     let store = Store::open(&db.path)?;

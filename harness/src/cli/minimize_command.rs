@@ -14,21 +14,21 @@ use crate::triage::minimize::{self, Matching, Offline, Options, RealClient, Refe
 use crate::verdict::Basis;
 
 /// What `minimize --help` ends with.
-pub const EXIT_STATUS: &str = super::exit_status!(
+pub(crate) const EXIT_STATUS: &str = super::exit_status!(
     "\n`minimize` exits 0 when the final run of `minimized.db` shows the original's signature, 1 when\n\
      it no longer does, 3 when the database does not misrender (nothing to minimize).\n"
 );
 
 /// The arguments of `minimize`.
 #[derive(Debug, clap::Args)]
-pub struct MinimizeArgs {
+pub(crate) struct MinimizeArgs {
     /// The database and how the client runs on it (as `repro` runs it).
     #[command(flatten)]
     pub(crate) client: ClientArgs,
     /// Where `minimized.db`, `REPORT.md` and the fixture go (by default
     /// `target/hermes-e2e/minimize/<session>`).
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// What counts as the same failure.
     #[arg(long, value_enum, default_value_t = Matching::Same)]
     pub(crate) signature: Matching,
@@ -48,7 +48,7 @@ pub struct MinimizeArgs {
 }
 
 /// `minimize`: the minimized database's verdict, as `repro` prints it, and where the report is.
-pub fn minimize(args: MinimizeArgs) -> Outcome {
+pub(crate) fn minimize(args: MinimizeArgs) -> Outcome {
     let c = &args.client;
     // A file that is no `state.db` (or has nothing to resume) is refused before any client runs.
     Basis::read(

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// `--quiet`: from now on `print()`, `println()`, `note` and `Progress` write nothing.
-pub fn set_quiet(quiet: bool) {
+pub(crate) fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::SeqCst);
 }
 
@@ -34,7 +34,7 @@ pub(crate) fn json(line: &str) -> Result<(), Error> {
 
 /// Writes a document that was asked for (a completion script, the manual page) to stdout as it
 /// is, `--quiet` or not.
-pub fn document(text: &str) -> Result<(), Error> {
+pub(crate) fn document(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

@@ -8,13 +8,13 @@ use crate::runner::{self, RunOptions};
 use crate::scenario::Scenario;
 
 /// What `record --help` ends with.
-pub const EXIT_STATUS: &str = super::exit_status!(
+pub(crate) const EXIT_STATUS: &str = super::exit_status!(
     "\n`record` keeps the fixture whatever the verdict: a new bug is a failing run (exit 1).\n"
 );
 
 /// The arguments of `record`.
 #[derive(Debug, clap::Args)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// The scenario file.
     pub(crate) scenario: PathBuf,
     /// The fixture directory to create, e.g. `fixtures/NAME/`.
@@ -26,7 +26,7 @@ pub struct RecordArgs {
 }
 
 /// `record`: the scenario's verdict, and where the fixture is.
-pub fn record(args: RecordArgs) -> Outcome {
+pub(crate) fn record(args: RecordArgs) -> Outcome {
     let s = Scenario::load(&args.scenario, &super::scenarios_root())?;
     let progress = out::Progress::new(false, 100);
     let options = RunOptions {

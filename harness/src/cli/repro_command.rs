@@ -10,7 +10,7 @@ use crate::terminal::Size;
 use crate::triage::probe::default_size;
 
 /// What `repro --help` ends with.
-pub const EXIT_STATUS: &str = super::exit_status!(
+pub(crate) const EXIT_STATUS: &str = super::exit_status!(
     "\n`repro` expects every finding 0 on every display path: 1 means the client misrendered the\n\
      user's conversation (the bug is reproduced).\n"
 );
@@ -56,18 +56,18 @@ impl ClientArgs {
 
 /// The arguments of `repro`.
 #[derive(Debug, clap::Args)]
-pub struct ReproArgs {
+pub(crate) struct ReproArgs {
     /// The database and how the client runs on it.
     #[command(flatten)]
     pub(crate) client: ClientArgs,
     /// Where to keep artefacts [default: `target/hermes-e2e`].
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// `repro`: the verdict of each display path; exit 0 when every one displayed the conversation
 /// correctly, 1 when not.
-pub fn repro(args: ReproArgs) -> Outcome {
+pub(crate) fn repro(args: ReproArgs) -> Outcome {
     let c = &args.client;
     let out_root = args.out.clone().unwrap_or_else(runner::default_out_root);
     let result = runner::repro(

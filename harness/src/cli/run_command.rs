@@ -14,14 +14,14 @@ use crate::scenario::{self, Scenario};
 use crate::terminal::{Size, Terminal};
 
 /// What `run --help` ends with.
-pub const EXIT_STATUS: &str = super::exit_status!(
+pub(crate) const EXIT_STATUS: &str = super::exit_status!(
     "\n`run` exits 1 when a scenario's checks differ from its expectations, 2 when a run stopped\n\
      before its verdict (the report says where and why).\n"
 );
 
 /// The arguments of `run`.
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Scenario files or directories (searched for `*.toml`) [default: every bundled scenario].
     pub(crate) paths: Vec<PathBuf>,
     /// One JSON object per scenario per line on stdout.
@@ -34,7 +34,7 @@ pub struct RunArgs {
     pub(crate) client: Option<String>,
     /// Where to keep artefacts [default: `target/hermes-e2e`].
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Terminal size overriding the scenarios' (the pinned numbers must hold at any size).
     #[arg(long, value_name = "COLSxROWS")]
     pub(crate) size: Option<Size>,
@@ -66,7 +66,7 @@ pub struct RunArgs {
 
 /// `run`: exit 0 when every scenario passed, 1 when one failed, 2 when one stopped before its
 /// verdict.
-pub fn run(args: RunArgs) -> Outcome {
+pub(crate) fn run(args: RunArgs) -> Outcome {
     let root = super::scenarios_root();
     let loaded = load_scenarios(&args, &root)?;
     let out_root = args.out.clone().unwrap_or_else(runner::default_out_root);

@@ -23,9 +23,9 @@ pub(crate) enum ChromeKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct RepeatedChrome {
     /// Its index in the history (0 = the oldest row).
-    pub row: usize,
+    pub(crate) row: usize,
     /// What it is.
-    pub kind: ChromeKind,
+    pub(crate) kind: ChromeKind,
 }
 
 /// Every row of `history` (joined rows, nothing stripped, oldest first) that draws chrome again

@@ -18,23 +18,23 @@ use crate::display::{Expected, Role};
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StrayText {
     /// The run as drawn (a leading `^[`, the caret form of ESC, included when drawn).
-    pub text: String,
+    pub(crate) text: String,
     /// What the terminal meant by it: `cursor_position`, `device_attributes`, `paste_marker`,
     /// `mouse`, `status`, `colour`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// The history row where it is drawn (from 1, as reports number rows).
-    pub row: usize,
+    pub(crate) row: usize,
 }
 
 /// One paste the client made several user messages of ([`crate::Findings::input_split`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SplitInput {
     /// The first line of the paste.
-    pub first_line: String,
+    pub(crate) first_line: String,
     /// The lines pasted (non-empty ones).
-    pub lines: usize,
+    pub(crate) lines: usize,
     /// How many user messages hold a part of it (stored, or sent to the model: the larger).
-    pub messages: usize,
+    pub(crate) messages: usize,
 }
 
 /// The stray text on `history` (every line of the rendered history, in order), leaving out runs
@@ -42,7 +42,11 @@ pub struct SplitInput {
 /// the harness or the recording's input events sent). A user message holding a run the user
 /// never typed does not excuse it: the client put the terminal's answer into the message. Each
 /// run's characters count.
-pub fn stray_text(history: &[String], expected: &Expected, typed: &[String]) -> Vec<StrayText> {
+pub(crate) fn stray_text(
+    history: &[String],
+    expected: &Expected,
+    typed: &[String],
+) -> Vec<StrayText> {
     let texts: Vec<&str> = expected
         .messages
         .iter()
@@ -75,7 +79,7 @@ pub fn stray_text(history: &[String], expected: &Expected, typed: &[String]) -> 
 
 /// Whether `text` (whitespace aside) is nothing but stray runs: a composer holding only what
 /// the terminal answered, which the client read as keys (an idle composer all the same).
-pub fn only_stray(text: &str) -> bool {
+pub(crate) fn only_stray(text: &str) -> bool {
     let bare: String = text.split_whitespace().collect();
     let found = runs(&bare);
     !found.is_empty()
@@ -83,7 +87,7 @@ pub fn only_stray(text: &str) -> bool {
 }
 
 /// Characters of `stray` runs: the finding's number.
-pub fn stray_chars(stray: &[StrayText]) -> usize {
+pub(crate) fn stray_chars(stray: &[StrayText]) -> usize {
     stray.iter().map(|s| s.text.chars().count()).sum()
 }
 
@@ -234,7 +238,7 @@ fn body(c: &[char], escaped: bool) -> Option<(usize, &'static str)> {
 /// of it — a run of its consecutive lines, not all of them — counted among the user messages of
 /// `expected` (stored) and among `said_user` (sent to the model), the larger; a paste made into
 /// k ≥ 2 such messages is split k − 1 times.
-pub fn split_inputs(
+pub(crate) fn split_inputs(
     pasted: &[String],
     expected: &Expected,
     said_user: Option<&[String]>,
@@ -275,7 +279,7 @@ pub fn split_inputs(
 }
 
 /// The finding's number: a paste made into k messages counts k − 1.
-pub fn splits(split: &[SplitInput]) -> usize {
+pub(crate) fn splits(split: &[SplitInput]) -> usize {
     split.iter().map(|s| s.messages.saturating_sub(1)).sum()
 }
 

@@ -68,9 +68,9 @@ pub(crate) fn opened_session(history: &[String]) -> Option<String> {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Opened {
     /// The session the screen names as the client's own.
-    pub named: String,
+    pub(crate) named: String,
     /// The session the check judged (the newest with messages, or the one the step asked for).
-    pub judged: String,
+    pub(crate) judged: String,
 }
 
 /// Rule 12: the client opened the wrong session when the screen names one (`named`) that is not

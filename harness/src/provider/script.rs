@@ -61,9 +61,9 @@ pub struct Turn {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Round {
     /// Text sent beside the calls (empty: none), as [`Turn::narration`].
-    pub narration: String,
+    pub(crate) narration: String,
     /// The calls (at least one).
-    pub tool_calls: Vec<ToolCall>,
+    pub(crate) tool_calls: Vec<ToolCall>,
 }
 
 /// A paced stream: the reply's content in pieces of `chunk_chars` characters, each sent (and

@@ -29,7 +29,7 @@
 
 pub(crate) mod assets;
 mod side;
-pub mod text_svg;
+pub(crate) mod text_svg;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use crate::scenario::Scenario;
 /// the scenario it starts, then `None` once it is done and when the worker ends. When `ready`
 /// returns false no further scenario starts and no further result is handed on; the ones running
 /// finish (their clients stopped).
-pub fn run_in_order(
+pub(crate) fn run_in_order(
     scenarios: &[Scenario],
     jobs: usize,
     options: impl Fn(usize) -> RunOptions + Sync,

@@ -12,7 +12,7 @@ use crate::scenario::{Action, Scenario};
 /// and a `PROVENANCE.md` saying which client, which scenario
 /// and config, what each checkpoint showed and how to reproduce the verdict without a client.
 /// Returns the scenario's result (recorded whether or not it passed: a new bug is a failing run).
-pub fn record(
+pub(crate) fn record(
     scenario: &Scenario,
     options: &RunOptions,
     dest: &Path,

@@ -10,10 +10,10 @@ pub(crate) use crate::client::stored::{SCHEMA_0_19, SCHEMA_0_22};
 /// A state.db under construction in its own temporary directory, or in memory.
 pub(crate) struct TestDb {
     /// The temporary directory holding `path` (`None` in memory).
-    pub dir: Option<tempfile::TempDir>,
-    pub path: PathBuf,
-    pub conn: Connection,
-    pub schema: Schema,
+    pub(crate) dir: Option<tempfile::TempDir>,
+    pub(crate) path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) schema: Schema,
     next_ts: f64,
     /// The in-memory database `conn` writes (`None` for a file); after `conn`, so it is
     /// emptied and reused after `conn` closes.
@@ -23,19 +23,19 @@ pub(crate) struct TestDb {
 /// One message to insert; `Msg::new(..)` then adjust fields.
 #[derive(Clone, Debug)]
 pub(crate) struct Msg {
-    pub session: String,
-    pub role: String,
-    pub content: Option<String>,
-    pub ts: Option<f64>,
-    pub active: i64,
-    pub compacted: i64,
-    pub summary: i64,
-    pub uid: Option<String>,
-    pub kind: Option<String>,
-    pub meta: Option<String>,
-    pub tool_call_id: Option<String>,
-    pub tool_calls: Option<String>,
-    pub tool_name: Option<String>,
+    pub(crate) session: String,
+    pub(crate) role: String,
+    pub(crate) content: Option<String>,
+    pub(crate) ts: Option<f64>,
+    pub(crate) active: i64,
+    pub(crate) compacted: i64,
+    pub(crate) summary: i64,
+    pub(crate) uid: Option<String>,
+    pub(crate) kind: Option<String>,
+    pub(crate) meta: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
+    pub(crate) tool_calls: Option<String>,
+    pub(crate) tool_name: Option<String>,
 }
 
 impl Msg {

@@ -15,13 +15,13 @@ use std::time::Duration;
 
 /// The terminal's behaviour towards the client (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Behaviour {
+pub(crate) struct Behaviour {
     /// When the terminal answers the client's queries.
-    pub answers: Answers,
+    pub(crate) answers: Answers,
     /// Whether a paste is wrapped in `ESC [200~` … `ESC [201~` when the client enabled bracketed
     /// paste (DEC private mode 2004), as terminals do. `false`: a terminal (or a multiplexer's
     /// paste buffer) that sends pasted text as typed keys whatever the client asked for.
-    pub bracketed_paste: bool,
+    pub(crate) bracketed_paste: bool,
 }
 
 impl Default for Behaviour {
@@ -35,7 +35,7 @@ impl Default for Behaviour {
 
 /// When the terminal answers a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answers {
+pub(crate) enum Answers {
     /// As soon as the query is read (a local terminal).
     AtOnce,
     /// This long after the query was read (a slow link: ssh over a distant host, a tunnel).
@@ -49,7 +49,7 @@ pub enum Answers {
 
 /// The bytes a paste of `text` sends: its line breaks as Enter (`\r`, as terminals send pasted
 /// newlines), wrapped in the bracketed-paste markers when `bracketed`.
-pub fn paste_bytes(text: &str, bracketed: bool) -> String {
+pub(crate) fn paste_bytes(text: &str, bracketed: bool) -> String {
     let body = text.replace("\r\n", "\r").replace('\n', "\r");
     if bracketed {
         format!("{PASTE_START}{body}{PASTE_END}")
@@ -59,15 +59,15 @@ pub fn paste_bytes(text: &str, bracketed: bool) -> String {
 }
 
 /// The marker a terminal sends before a bracketed paste.
-pub const PASTE_START: &str = "\x1b[200~";
+pub(crate) const PASTE_START: &str = "\x1b[200~";
 /// The marker a terminal sends after a bracketed paste.
-pub const PASTE_END: &str = "\x1b[201~";
+pub(crate) const PASTE_END: &str = "\x1b[201~";
 
 /// The pastes among the input events of a recording (asciicast `i` data, in order): an input
 /// wrapped in the bracketed-paste markers, or holding a line break before its last character
 /// (the harness types a line and its Enter as two inputs, so one input holding two lines was
 /// pasted). Each is returned with its markers removed and `\r` as `\n`.
-pub fn pastes_in(inputs: &[String]) -> Vec<String> {
+pub(crate) fn pastes_in(inputs: &[String]) -> Vec<String> {
     inputs
         .iter()
         .filter_map(|input| {

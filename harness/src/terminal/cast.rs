@@ -360,7 +360,7 @@ impl Recording {
     }
 
     /// The data of its input events (`i`: what was typed or pasted), in order.
-    pub fn inputs(&self) -> Vec<String> {
+    pub(crate) fn inputs(&self) -> Vec<String> {
         self.events
             .iter()
             .filter_map(|t| match &t.event {

@@ -209,7 +209,7 @@ pub(crate) struct Options {
 
 /// Why a minimization could not be done.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// The original does not misrender (as the matching reads it).
     #[error("nothing to minimize: `{}` does not misrender ({signature}; wanted {wanted})", db.display())]
     NothingToMinimize {

@@ -38,7 +38,7 @@ impl serde::Serialize for Release {
 
 /// A version list that could not be made.
 #[derive(Debug, thiserror::Error)]
-pub enum VersionsError {
+pub(crate) enum VersionsError {
     /// A spec is not `PACKAGE==VERSION` of a package of the line.
     #[error("`{spec}` is not a release of the client line: expected PACKAGE==VERSION with PACKAGE one of {packages}")]
     BadSpec {

@@ -291,7 +291,7 @@ impl Removal {
 
 /// Building a candidate failed.
 #[derive(Debug, thiserror::Error)]
-pub enum BuildError {
+pub(crate) enum BuildError {
     /// Copying the database failed.
     #[error(transparent)]
     Copy(#[from] StoreError),
