@@ -423,7 +423,7 @@ pub struct Check {
 
 impl Check {
     /// Adds the findings about the user's input, which belong to the whole check rather than to
-    /// one view of the screen (rules 13 and 14): the stray text on `history` (the whole rendered
+    /// one view of the screen (rules 15 and 16): the stray text on `history` (the whole rendered
     /// history, as the row counts read it; what the user `typed` excuses a run) and the pastes
     /// (`pasted`) made into several user messages, stored in `expected` or said (`said_user`).
     pub(crate) fn with_input(

@@ -1,5 +1,4 @@
-//! Unit tests of the error chain: every error that has a cause keeps it out of its message, and
-//! the chain says each cause once.
+//! Unit tests of the error chain: each cause kept out of its error's message, said once.
 
 use std::error::Error;
 use std::path::{Path, PathBuf};

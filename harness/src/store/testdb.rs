@@ -1,5 +1,6 @@
-//! Builders of small `state.db` files with the real client DDL (`tests/data/schema_0_*.sql`),
-//! shared by the store and display tests. Test doubles of the client's *data*, named as such.
+//! Test doubles of the client's data: small `state.db` files built with its real DDL.
+//!
+//! The DDL is `tests/data/schema_0_*.sql`; the store and display tests share these builders.
 
 use super::{Schema, Store};
 use rusqlite::{params, Connection};

@@ -1,5 +1,4 @@
-//! Unit tests of the read-only store: opening, schemas, lineage and rows, on built and recorded
-//! databases.
+//! Unit tests of the read-only store: opening, schemas, lineage and rows.
 
 use super::copy::SQLITE_MAGIC;
 use super::testdb::{Msg, TestDb};

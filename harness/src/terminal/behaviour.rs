@@ -1,6 +1,6 @@
-//! How the emulated terminal behaves towards the client besides drawing: when it answers the
-//! client's queries, and whether it honours bracketed paste. A scenario's `[terminal]` table
-//! sets it ([`crate::scenario`]); the default is a local terminal emulator that answers at once
+//! How the emulated terminal answers the client's queries and whether it brackets pastes.
+//!
+//! A scenario's `[terminal]` table sets it ([`crate::scenario`]); the default is a local terminal emulator that answers at once
 //! and wraps a paste in the markers the client asked for.
 //!
 //! ```toml

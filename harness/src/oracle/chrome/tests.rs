@@ -1,5 +1,4 @@
-//! Unit and property tests of the repeated-chrome count: frames as the clients draw them read 0,
-//! and every planted status bar or rule drawn again is counted, exactly.
+//! Unit and property tests of the repeated-chrome count, on real frames and planted repeats.
 
 use proptest::prelude::*;
 
