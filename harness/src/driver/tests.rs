@@ -33,15 +33,15 @@ fn alive(pid: i32) -> bool {
     !stat.is_empty() && !stat.contains(") Z ")
 }
 
-#[test]
-fn dropping_the_driver_kills_the_whole_process_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("bg.pid");
+/// A driver running a shell that starts `sleep 300` in the background through `launcher` (`""`
+/// or `"setsid "`), and that child's pid, once the shell says it is ready.
+fn with_background_child(dir: &std::path::Path, launcher: &str) -> (Driver, i32) {
+    let pidfile = dir.join("bg.pid");
     let script = format!(
-        "sleep 300 & echo $! > {}; echo ready; sleep 300",
+        "{launcher}sleep 300 & echo $! > {}; echo ready; sleep 300",
         pidfile.display()
     );
-    let mut d = Driver::spawn(&shell(&script, dir.path())).unwrap();
+    let mut d = Driver::spawn(&shell(&script, dir)).unwrap();
     d.wait_until("ready", Duration::from_secs(10), |s| {
         s.viewport_rows().iter().any(|r| r == "ready")
     })
@@ -52,6 +52,13 @@ fn dropping_the_driver_kills_the_whole_process_group() {
         .parse()
         .unwrap();
     assert!(alive(bg));
+    (d, bg)
+}
+
+#[test]
+fn dropping_the_driver_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, bg) = with_background_child(dir.path(), "");
     drop(d);
     let start = Instant::now();
     while alive(bg) && start.elapsed() < Duration::from_secs(5) {
@@ -63,24 +70,9 @@ fn dropping_the_driver_kills_the_whole_process_group() {
 #[test]
 fn kill_tree_kills_a_child_in_a_session_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("bg.pid");
     // `setsid` puts the child in a new session and group: `killpg` on the client's group alone
     // would leave it running.
-    let script = format!(
-        "setsid sleep 300 & echo $! > {}; echo ready; sleep 300",
-        pidfile.display()
-    );
-    let mut d = Driver::spawn(&shell(&script, dir.path())).unwrap();
-    d.wait_until("ready", Duration::from_secs(10), |s| {
-        s.viewport_rows().iter().any(|r| r == "ready")
-    })
-    .unwrap();
-    let bg: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(alive(bg));
+    let (mut d, bg) = with_background_child(dir.path(), "setsid ");
     // `$!` is known before `setsid` has run in the child: wait until it leads its own group.
     let group = || nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(bg))).map(|g| g.as_raw());
     let start = Instant::now();
