@@ -788,36 +788,39 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
              steps cannot be placed among the rows",
         ));
     };
-    // A resize while the client was busy (a row was made after it, before the next line was
-    // sent: a drag while a reply streams) belongs to the view it came in.
-    let sent_after = |i: usize| {
-        steps[i + 1..]
-            .iter()
-            .find(|s| !s.resize)
-            .map_or(f64::INFINITY, |s| offset + s.sent)
-    };
-    let busy: Vec<bool> = (0..steps.len())
-        .map(|i| {
-            let (from, to) = (offset + steps[i].sent - CLOCK_SLACK, sent_after(i));
-            steps[i].resize
-                && stamps
-                    .iter()
-                    .any(|s| s.timestamp >= from && s.timestamp < to)
-        })
-        .collect();
-    let mut busy = busy.into_iter();
-    steps.retain(|_| !busy.next().unwrap_or(false));
+    drop_busy_resizes(&mut steps, &stamps, offset);
     if steps.len() == 1 {
         return Ok(whole("nothing was sent after the launch"));
     }
-    // What the database held as each step was sent, and after the last one.
+    let (befores, bases) = befores_and_bases(&steps, &stamps, offset, store, &read)?;
+    let trim = cut == Cut::ClientMarkers;
+    let judged = judge_views::<E>(recording, &mut steps, (&befores, &bases), trim, said);
+    Ok(Recorded {
+        cut,
+        views: judged,
+        whole_because: None,
+        screen: !recording.timed(),
+    })
+}
+
+/// Each view's basis, by view: `None` before any session held a message.
+type Bases = Vec<Option<Rc<Basis>>>;
+
+/// What the database held as each step was sent, and after the last one (what was taken back
+/// then: what the view before it showed taken back), and each view's basis ([`databases`]).
+fn befores_and_bases<Er: From<StoreError>>(
+    steps: &[Step],
+    stamps: &[Stamp],
+    offset: f64,
+    store: &Store,
+    read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
+) -> Result<(Vec<Before>, Bases), Er> {
     let mut befores: Vec<Before> = steps
         .iter()
-        .map(|s| before_at(&stamps, offset + s.sent))
+        .map(|s| before_at(stamps, offset + s.sent))
         .collect();
-    befores.push(before_at(&stamps, f64::INFINITY));
-    let bases = databases(&steps, &befores, &stamps, store, &read)?;
-    // What was taken back when each step was sent: what the view before it showed taken back.
+    befores.push(before_at(stamps, f64::INFINITY));
+    let bases = databases(steps, &befores, stamps, store, read)?;
     for (s, before) in befores.iter_mut().enumerate() {
         before.taken_back_rows = bases[s.saturating_sub(1).min(bases.len() - 1)]
             .iter()
@@ -825,85 +828,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
             .flat_map(|t| t.rows.iter().map(|r| r.id))
             .collect();
     }
-    // Each view is judged once the next one's start is known: cut at the client's echo, the
-    // next step's typing is drawn before its echo, and on a live screen it is the next view's.
-    let trim = cut == Cut::ClientMarkers;
-    let mut screen: E = recording.screen();
-    let mut played = 0;
-    let mut judged: Vec<Judged> = Vec::new();
-    let (mut seen, mut seen_rows, mut end) = (Vec::<String>::new(), Vec::<usize>::new(), 0);
-    let mut pending: Option<Pending> = None;
-    for i in 0..=steps.len() {
-        let transcript = if i < steps.len() {
-            let stop = steps.get(i + 1).map_or(recording.events.len(), |n| n.event);
-            recording.play(&mut screen, played..stop.max(played));
-            played = stop.max(played);
-            // The header's command (when it has one: asciinema 2.4 writes none even with `-c`)
-            // may not say it resumed (a shell, an alias): the client's own notice does.
-            if i == 0 && steps[0].kind == ViewKind::Start && resumed(&screen.history_lines()) {
-                steps[0].kind = ViewKind::Recap;
-            }
-            Some(screen.transcript())
-        } else {
-            None
-        };
-        let start = transcript
-            .as_ref()
-            .map_or(end, |t| next_start(&seen, t, end));
-        if let Some(p) = pending.take() {
-            // Cut at the echo, the view's lines the next step rewrote that show what it sent
-            // are its typing, not this view's drawing.
-            let typed = steps
-                .get(p.index + 1)
-                .filter(|_| trim)
-                .map(|n| n.said.clone().unwrap_or_else(|| n.name.clone()));
-            let part = Transcript {
-                lines: p.transcript.lines[p.start..]
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, l)| {
-                        let text = l.text.trim();
-                        let rewritten = p.start + k >= start;
-                        !(rewritten
-                            && !text.is_empty()
-                            && typed.as_deref().is_some_and(|t| t.contains(text)))
-                    })
-                    .map(|(_, l)| l.clone())
-                    .collect(),
-            };
-            let erased = Erased::since(&judged, p.erased_from);
-            let view = View {
-                step: &steps[p.index],
-                line: recording
-                    .events
-                    .get(steps[p.index].event)
-                    .map_or(1, |t| t.line),
-                before: &befores[p.index],
-                previous: p.index.checked_sub(1).map(|x| &befores[x]),
-            };
-            judged.push(view.judge(&part, bases[p.index].as_deref(), &erased, said));
-        }
-        let Some(transcript) = transcript else { break };
-        let erased_from = match seen_rows.get(start) {
-            Some(&row) if start < end => row,
-            _ => usize::MAX,
-        };
-        end = transcript.lines.len();
-        seen_rows = transcript.lines.iter().map(|l| l.row).collect();
-        seen = transcript.lines.iter().map(|l| l.text.clone()).collect();
-        pending = Some(Pending {
-            index: i,
-            transcript,
-            start,
-            erased_from,
-        });
-    }
-    Ok(Recorded {
-        cut,
-        views: judged,
-        whole_because: None,
-        screen: !recording.timed(),
-    })
+    Ok((befores, bases))
 }
 
 /// Each view's basis: the database as it was when the view ended — without the rows made
@@ -916,7 +841,7 @@ fn databases<Er: From<StoreError>>(
     stamps: &[Stamp],
     store: &Store,
     read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
-) -> Result<Vec<Option<Rc<Basis>>>, Er> {
+) -> Result<Bases, Er> {
     let rewound = taken_back_by(steps, befores, stamps);
     let first_copy = first_copies(stamps);
     let mut bases: Vec<Option<Rc<Basis>>> = Vec::new();
@@ -953,6 +878,117 @@ struct Pending {
     start: usize,
     /// The first history row an earlier view drew that the client rewrote (`usize::MAX`: none).
     erased_from: usize,
+}
+
+/// Each view of `steps` judged against its basis, once the next one's start is known: cut at
+/// the client's echo (`trim`), the next step's typing is drawn before its echo, and on a live
+/// screen it is the next view's.
+fn judge_views<E: Emulator>(
+    recording: &Recording,
+    steps: &mut [Step],
+    (befores, bases): (&[Before], &Bases),
+    trim: bool,
+    said: Option<&Said>,
+) -> Vec<Judged> {
+    let mut screen: E = recording.screen();
+    let mut played = 0;
+    let mut judged: Vec<Judged> = Vec::new();
+    let (mut seen, mut seen_rows, mut end) = (Vec::<String>::new(), Vec::<usize>::new(), 0);
+    let mut pending: Option<Pending> = None;
+    for i in 0..=steps.len() {
+        let transcript = if i < steps.len() {
+            let stop = steps.get(i + 1).map_or(recording.events.len(), |n| n.event);
+            recording.play(&mut screen, played..stop.max(played));
+            played = stop.max(played);
+            // The header's command (when it has one: asciinema 2.4 writes none even with `-c`)
+            // may not say it resumed (a shell, an alias): the client's own notice does.
+            if i == 0 && steps[0].kind == ViewKind::Start && resumed(&screen.history_lines()) {
+                steps[0].kind = ViewKind::Recap;
+            }
+            Some(screen.transcript())
+        } else {
+            None
+        };
+        let start = transcript
+            .as_ref()
+            .map_or(end, |t| next_start(&seen, t, end));
+        if let Some(p) = pending.take() {
+            // Cut at the echo, the view's lines the next step rewrote that show what it sent
+            // are its typing, not this view's drawing.
+            let typed = steps
+                .get(p.index + 1)
+                .filter(|_| trim)
+                .map(|n| n.said.clone().unwrap_or_else(|| n.name.clone()));
+            let part = p.part(start, typed.as_deref());
+            let erased = Erased::since(&judged, p.erased_from);
+            let view = View {
+                step: &steps[p.index],
+                line: recording
+                    .events
+                    .get(steps[p.index].event)
+                    .map_or(1, |t| t.line),
+                before: &befores[p.index],
+                previous: p.index.checked_sub(1).map(|x| &befores[x]),
+            };
+            judged.push(view.judge(&part, bases[p.index].as_deref(), &erased, said));
+        }
+        let Some(transcript) = transcript else { break };
+        let erased_from = match seen_rows.get(start) {
+            Some(&row) if start < end => row,
+            _ => usize::MAX,
+        };
+        end = transcript.lines.len();
+        seen_rows = transcript.lines.iter().map(|l| l.row).collect();
+        seen = transcript.lines.iter().map(|l| l.text.clone()).collect();
+        pending = Some(Pending {
+            index: i,
+            transcript,
+            start,
+            erased_from,
+        });
+    }
+    judged
+}
+
+impl Pending {
+    /// Its lines from its first: those from `next_start` on that the next step rewrote to show
+    /// `typed` (what it sent) left out.
+    fn part(&self, next_start: usize, typed: Option<&str>) -> Transcript {
+        Transcript {
+            lines: self.transcript.lines[self.start..]
+                .iter()
+                .enumerate()
+                .filter(|(k, l)| {
+                    let text = l.text.trim();
+                    let rewritten = self.start + k >= next_start;
+                    !(rewritten && !text.is_empty() && typed.is_some_and(|t| t.contains(text)))
+                })
+                .map(|(_, l)| l.clone())
+                .collect(),
+        }
+    }
+}
+
+/// A resize while the client was busy (a row was made after it, before the next line was sent:
+/// a drag while a reply streams) belongs to the view it came in: such steps are dropped.
+fn drop_busy_resizes(steps: &mut Vec<Step>, stamps: &[Stamp], offset: f64) {
+    let sent_after = |i: usize| {
+        steps[i + 1..]
+            .iter()
+            .find(|s| !s.resize)
+            .map_or(f64::INFINITY, |s| offset + s.sent)
+    };
+    let busy: Vec<bool> = (0..steps.len())
+        .map(|i| {
+            let (from, to) = (offset + steps[i].sent - CLOCK_SLACK, sent_after(i));
+            steps[i].resize
+                && stamps
+                    .iter()
+                    .any(|s| s.timestamp >= from && s.timestamp < to)
+        })
+        .collect();
+    let mut busy = busy.into_iter();
+    steps.retain(|_| !busy.next().unwrap_or(false));
 }
 
 /// A view of a recording, ready to judge.
