@@ -310,15 +310,8 @@ impl Screen {
     /// A UTF-8 character cut off at the end of `bytes` is held back until the next call (vt100
     /// would not draw it before that either).
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
-        let joined;
-        let input: &[u8] = if self.carry.is_empty() {
-            bytes
-        } else {
-            let mut carry = std::mem::take(&mut self.carry);
-            carry.extend_from_slice(bytes);
-            joined = carry;
-            &joined
-        };
+        let input = after_carry(&mut self.carry, bytes);
+        let input: &[u8] = &input;
         // `input[..fed]` has been given to vt100.
         let mut fed = 0;
         let mut next = 0;
@@ -576,6 +569,18 @@ fn visible_rows(screen: &vt100::Screen) -> Vec<PhysicalRow> {
             wrapped: screen.row_wrapped(i),
         })
         .collect()
+}
+
+/// `bytes` after what the last feed held back (`carry`, taken): a character or sequence the end
+/// of a feed cut is read again, whole, with the next.
+fn after_carry<'a>(carry: &mut Vec<u8>, bytes: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    if carry.is_empty() {
+        std::borrow::Cow::Borrowed(bytes)
+    } else {
+        let mut joined = std::mem::take(carry);
+        joined.extend_from_slice(bytes);
+        std::borrow::Cow::Owned(joined)
+    }
 }
 
 #[cfg(test)]

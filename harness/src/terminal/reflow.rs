@@ -214,15 +214,8 @@ impl ReflowScreen {
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
         // As `Screen::feed`: a character cut by the end of the last feed is scanned again, whole,
         // with this one.
-        let joined;
-        let bytes: &[u8] = if self.carry.is_empty() {
-            bytes
-        } else {
-            let mut carry = std::mem::take(&mut self.carry);
-            carry.extend_from_slice(bytes);
-            joined = carry;
-            &joined
-        };
+        let bytes = super::after_carry(&mut self.carry, bytes);
+        let bytes: &[u8] = &bytes;
         // `bytes[..fed]` has been given to alacritty (or dropped).
         let mut fed = 0;
         for (i, &b) in bytes.iter().enumerate() {
