@@ -551,12 +551,15 @@ impl<'a> Run<'a> {
         expect: &Expectation,
         line: usize,
     ) -> Result<CheckResult, Error> {
-        let questions = self.provider.said().user;
+        let said = self.provider.said();
         let exported = self.exported.take();
         let format = exported.as_ref().and_then(|e| e.format);
         // Chrome drawn again (rule 14): read on the live history; an export has none.
         let mut chrome = 0;
-        let history = self.driver.as_ref().map(Driver::history_lines);
+        let history = match exported {
+            Some(_) => None,
+            None => self.driver.as_ref().map(Driver::history_lines),
+        };
         let (transcript, surface, svg, note, rows) = match exported {
             Some(e) => (
                 e.transcript,
@@ -572,7 +575,7 @@ impl<'a> Run<'a> {
                 let svg = d.screen().svg(&title);
                 let (transcript, note) = d.transcript();
                 let history = history.as_deref().unwrap_or_default();
-                let rows = oracle::count_rows(history, &questions);
+                let rows = oracle::count_rows(history, &said.user);
                 chrome = oracle::repeated_chrome(history).len();
                 (transcript, Surface::default(), Some(svg), note, Some(rows))
             }
@@ -582,8 +585,7 @@ impl<'a> Run<'a> {
         let tui = match self.tui.as_mut().filter(|_| svg.is_some()) {
             Some(t) => {
                 let basis = t.basis(&store)?.ok_or(Error::NothingToCheck)?;
-                let (check, views) =
-                    t.judge(name, &transcript, &basis, Some(&self.provider.said()));
+                let (check, views) = t.judge(name, &transcript, &basis, Some(&said));
                 Some((basis, check, views))
             }
             None => None,
@@ -599,16 +601,11 @@ impl<'a> Run<'a> {
         // The user's input: stray text on the live screen (an export's file has none) and
         // pastes made into several messages.
         let (typed, pasted) = self.user_input();
-        let on_screen = if live {
-            history.as_deref().unwrap_or_default()
-        } else {
-            &[]
-        };
         let check = check.with_input(
-            on_screen,
+            history.as_deref().unwrap_or_default(),
             (&typed, &pasted),
             &basis.expected,
-            Some(&self.provider.said().user),
+            Some(&said.user),
         );
         Ok(
             CheckResult::new(&basis, (check, rows), expect.clone(), line, transcript, svg)
