@@ -327,7 +327,8 @@ fn tail(bytes: &[u8], n: usize) -> String {
 }
 
 /// The offline configuration every run starts from: the fake model on loopback, no update checks,
-/// no telemetry prompt, no network catalogues, and the resume recap showing whole messages so the
+/// no telemetry prompt, no network catalogues, no probe of the machine's Python tooling for the
+/// system prompt, and the resume recap showing whole messages so the
 /// oracle can count every word (the stock recap cuts earlier replies to 200 characters / 3 lines).
 pub fn base_config(base_url: &str) -> serde_json::Value {
     let root = base_url.trim_end_matches("/v1");
@@ -340,6 +341,7 @@ pub fn base_config(base_url: &str) -> serde_json::Value {
             "context_length": 131072
         },
         "updates": {"check": false},
+        "agent": {"environment_probe": false},
         "telemetry": {"shared_metrics": {"enabled": false, "send": false, "offer_version": 2}},
         "onboarding": {"profile_build": "off"},
         "model_catalog": {"enabled": false},

@@ -1,18 +1,21 @@
-//! One test per scenario file under `scenarios/` (libtest-mimic), named by its path without
-//! extension: `cargo test --test scenarios -- compress/` selects a group (several filters select the
-//! trials that match any: `-- resize/ model/ history/`). The geometry sweep adds
-//! `NAME@COLSxROWS` trials (see [`sweep`]; `HERMES_E2E_SWEEP=full|off`); `HERMES_E2E_STRESS=N` runs
-//! every trial N times beside a CPU hog (see [`stress`]).
+//! Every test that starts the real client, in one pool of workers (libtest-mimic): one trial per
+//! scenario file under `scenarios/`, named by its path without extension (`cargo test --test
+//! scenarios -- compress/` selects a group; several filters select the trials that match any:
+//! `-- resize/ model/ history/`); the geometry sweep's `NAME@COLSxROWS` trials (see [`sweep`];
+//! `HERMES_E2E_SWEEP=full|off`); and the tests of the binary's commands and of the harness's own
+//! faults, `FILE::FUNCTION` (see [`FILES`]). `HERMES_E2E_STRESS=N` runs every scenario trial N
+//! times beside a CPU hog (see [`stress`]).
 //!
-//! Each test runs the scenario against the real client and fails with the report's text when an
-//! expectation differs; then each resumed checkpoint's rendered history (a check right after a
-//! `launch` or `resume`) is compared with its insta snapshot under `snapshots/` (redacted: session
-//! ids, timestamps, paths, ports, timings, token estimates, tips; blank lines dropped).
+//! Each scenario trial runs the scenario against the real client and fails with the report's
+//! text when an expectation differs; then each resumed checkpoint's rendered history (a check
+//! right after a `launch` or `resume`) is compared with its insta snapshot under `snapshots/`
+//! (redacted: session ids, timestamps, paths, ports, timings, token estimates, tips; blank lines
+//! dropped).
 //!
-//! A test that judges what a scenario's run leaves (its recordings, its database) is a trial of
-//! its own fed by that run, not a second launch of the client: `recorded_views/NAME` and
-//! `upstream_resize/NAME` (see [`JUDGES`]) share the run of trial `NAME`, whichever starts first
-//! makes it.
+//! A test that judges what a scenario's run leaves (its recordings, its database, its views) is
+//! a trial of its own fed by that run, not a second launch of the client: `recorded_views/NAME`,
+//! `upstream_resize/NAME` and `views/NAME` (see [`JUDGES`]) share the run of trial `NAME`,
+//! whichever starts first makes it.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -24,13 +27,43 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 mod common {
     pub mod bin;
+    pub mod fixture;
+    pub mod output;
+    pub mod processes;
+    pub mod report;
+    pub mod test;
 }
 mod judges {
     pub mod recorded_views;
     pub mod upstream_resize;
+    pub mod views;
 }
 
-use judges::{recorded_views, upstream_resize};
+/// The tests of the binary's commands and of the harness's own faults that start the real
+/// client: trials here, beside the scenario trials, so every run of the client shares one pool of
+/// workers (`cargo test` runs its test binaries one after another).
+mod real_client {
+    pub mod bisect;
+    pub mod bless;
+    pub mod cli;
+    pub mod faults;
+    pub mod minimize;
+    pub mod real_recorders;
+}
+
+use common::test::Test;
+use judges::{recorded_views, upstream_resize, views};
+
+/// The files of [`real_client`], longest first: a worker that takes a long test early does not
+/// leave the others idle at the end.
+const FILES: [(&str, &[Test]); 6] = [
+    ("minimize", real_client::minimize::TESTS),
+    ("real_recorders", real_client::real_recorders::TESTS),
+    ("bisect", real_client::bisect::TESTS),
+    ("bless", real_client::bless::TESTS),
+    ("cli", real_client::cli::TESTS),
+    ("faults", real_client::faults::TESTS),
+];
 
 /// A scenario's run, shared by the trials that judge it: made once, by the first to ask.
 type Shared = Arc<OnceLock<runner::ScenarioResult>>;
@@ -39,7 +72,7 @@ type Shared = Arc<OnceLock<runner::ScenarioResult>>;
 type Judge = fn(&str, &runner::ScenarioResult);
 
 /// The trials fed by a scenario trial's run: each judge's name, the scenarios it judges, the judge.
-const JUDGES: [(&str, &[&str], Judge); 2] = [
+const JUDGES: [(&str, &[&str], Judge); 3] = [
     (
         "recorded_views",
         &recorded_views::SCENARIOS,
@@ -50,12 +83,14 @@ const JUDGES: [(&str, &[&str], Judge); 2] = [
         &upstream_resize::SCENARIOS,
         upstream_resize::judge,
     ),
+    ("views", &views::SCENARIOS, views::judge),
 ];
 
 fn main() {
-    let (args, filters) = arguments(std::env::args());
+    let (mut args, filters) = arguments(std::env::args());
+    args.test_threads = args.test_threads.or_else(workers);
     let rounds = stress();
-    let mut trials = Vec::new();
+    let mut trials = file_trials();
     for round in 1..=rounds {
         trials.extend(scenario_trials(round));
     }
@@ -84,6 +119,38 @@ fn main() {
         eprintln!("note: stress mode: every trial {rounds} times, {cores} CPU hog thread(s)");
     }
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// The trials of [`FILES`], named `FILE::FUNCTION`.
+fn file_trials() -> Vec<Trial> {
+    FILES
+        .iter()
+        .flat_map(|(file, tests)| {
+            tests.iter().map(move |t| {
+                let run = t.run;
+                Trial::test(format!("{file}::{}", t.name), move || {
+                    run();
+                    Ok(())
+                })
+                .with_ignored_flag(t.ignored.is_some())
+            })
+        })
+        .collect()
+}
+
+/// How many trials run at once unless `--test-threads` says: `RUST_TEST_THREADS` as libtest
+/// reads it, else one more than the cores. A trial waits on the client as well as computing (a
+/// turn's reply streams, the screen settles), so one worker per core leaves a core idle part of
+/// the time; one more keeps both busy (docs/performance.md, "The suite's workers").
+fn workers() -> Option<usize> {
+    std::env::var("RUST_TEST_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .or_else(|| {
+            std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.get() + 1)
+        })
 }
 
 /// The harness's arguments, and the filters when more than one is given: libtest-mimic takes one

@@ -222,8 +222,8 @@ pub(crate) fn reply_closed(ui: Ui, rows: &[String], tail: &str) -> bool {
                 r.starts_with('╰') && r.ends_with('╯')
             })
             .is_some_and(|border| {
-                let squash = |rows: &[String]| squash(&rows.concat());
-                squash(&rows[..border]).ends_with(tail) && !squash(&rows[border..]).contains(tail)
+                squash_rows(&rows[..border]).ends_with(tail)
+                    && !squash_rows(&rows[border..]).contains(tail)
             }),
     }
 }
@@ -400,6 +400,15 @@ pub fn squash(text: &str) -> String {
     text.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// [`squash`] of `rows` joined, without what the terminal echoed of its answers
+/// ([`crate::oracle::input::without_echoes`]): compares a reply's end with the screen even when
+/// an answer that came late was echoed into the middle of it.
+pub(crate) fn squash_rows(rows: &[String]) -> String {
+    rows.iter()
+        .map(|r| squash(&crate::oracle::input::without_echoes(r)))
         .collect()
 }
 

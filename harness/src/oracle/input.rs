@@ -87,6 +87,28 @@ pub(crate) fn only_stray(text: &str) -> bool {
         && found.iter().map(|r| r.text.chars().count()).sum::<usize>() == bare.chars().count()
 }
 
+/// `line` without the runs drawn with their ESC (`^[[38;1R`): what the terminal's line
+/// discipline echoed of its answers while the client was not reading. Text the client drew that
+/// such an echo landed in the middle of (a reply's last words) reads whole again.
+pub(crate) fn without_echoes(line: &str) -> String {
+    if !line.contains('^') && !line.contains('\u{241b}') {
+        return line.to_owned();
+    }
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let drawn_esc = chars[i] == '\u{241b}' || chars[i..].starts_with(&['^', '[']);
+        if let Some((len, _, _)) = drawn_esc.then(|| run_at(&chars[i..])).flatten() {
+            i += len;
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
 /// Characters of `stray` runs: the finding's number.
 pub(crate) fn stray_chars(stray: &[StrayText]) -> usize {
     stray.iter().map(|s| s.text.chars().count()).sum()

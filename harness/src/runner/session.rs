@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::deadline::Deadline;
 use super::error::Error;
 use super::streaming::launch_during;
-use crate::client::profile::{reply_tail, squash, COMMAND_RUNNING_HINT};
+use crate::client::profile::{reply_tail, squash, squash_rows, COMMAND_RUNNING_HINT};
 use crate::client::recap::recap_closed_after;
 use crate::client::{is_idle, reply_closed, Ui, COMMAND_SETTLE};
 use crate::driver::{self, Driver, DriverError, Launch, Shown};
@@ -134,7 +134,7 @@ pub(super) fn say(
     // proves nothing about this one. The TUI redraws its transcript; for it the end on screen
     // counts, unless the same reply is on screen already (a retried turn): then it must be
     // printed after Enter.
-    let drawn = |s: &Shown<'_>| squash(&s.history_lines().concat()).matches(&tail).count();
+    let drawn = |s: &Shown<'_>| squash_rows(&s.history_lines()).matches(&tail).count();
     let before = drawn(&d.shown());
     let shown_before =
         matches!(ui, Ui::Tui) && squash(&d.shown().viewport_rows().join("")).contains(&tail);
@@ -161,7 +161,7 @@ pub(super) fn say(
             is_idle(ui, &rows, s.title())
                 && match ui {
                     Ui::Classic => drawn(s) > before,
-                    Ui::Tui => squash(&rows.concat()).contains(&tail),
+                    Ui::Tui => squash_rows(&rows).contains(&tail),
                 }
         },
         |s| reply_closed(ui, &s.viewport_rows(), &tail),

@@ -105,6 +105,27 @@ fn a_run_the_user_typed_is_not_stray_but_one_the_client_put_in_a_message_is() {
 }
 
 #[test]
+fn an_echoed_answer_is_taken_out_of_the_line_it_landed_in() {
+    // Measured on hermes-agent 0.19.0 answering 1.5 s late: a report echoed inside a reply.
+    assert_eq!(
+        without_echoes("^[[38;1R    the published characteristic."),
+        "    the published characteristic."
+    );
+    assert_eq!(
+        without_echoes("a beam^[[38;1R^[[39;1R instead"),
+        "a beam instead"
+    );
+    assert_eq!(without_echoes("\u{241b}[12;1Rdone"), "done");
+    // Only echoes drawn with their ESC: a reply quoting a report keeps it, as do a caret alone
+    // and a caret that starts no answer.
+    assert_eq!(
+        without_echoes("it printed 36;1R here"),
+        "it printed 36;1R here"
+    );
+    assert_eq!(without_echoes("x ^ y and ^[[A"), "x ^ y and ^[[A");
+}
+
+#[test]
 fn a_composer_of_stray_runs_alone_is_idle() {
     assert!(only_stray("[36;1R"));
     assert!(only_stray("^[[12;1R^[[13;1R "));

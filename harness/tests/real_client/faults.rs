@@ -10,11 +10,8 @@ use std::time::{Duration, Instant};
 use hermes_e2e::runner::{self, RunOptions};
 use hermes_e2e::scenario::Scenario;
 
-mod common {
-    pub mod processes;
-}
-
-use common::processes::processes_under;
+use crate::common::processes::processes_under;
+use crate::common::test::{tests, Test};
 
 /// Runs scenario `text` (written into a fresh directory) with artefacts under that directory.
 fn run(name: &str, text: &str) -> (runner::ScenarioResult, Duration, tempfile::TempDir) {
@@ -86,20 +83,17 @@ fn times_out_within_the_deadline(name: &str, fault: &str) -> String {
     std::fs::read_to_string(dir.path().join(format!("out/{name}/provider.jsonl"))).unwrap()
 }
 
-#[test]
 fn a_hanging_model_gives_a_verdict_within_the_step_deadline() {
     let log = times_out_within_the_deadline("hang", "hang");
     assert!(log.contains("\"fault\":\"hang\""), "the hang is in the log");
 }
 
-#[test]
 fn a_model_that_only_fails_gives_a_verdict_within_the_step_deadline() {
     let log = times_out_within_the_deadline("http500", "http_500");
     assert!(log.contains("\"fault\":\"http_500\""));
     assert!(log.contains("\"status\":500"));
 }
 
-#[test]
 fn a_client_that_exits_at_once_is_a_verdict_with_its_exit_status() {
     let text = r#"# A client started with an argument it rejects (harness test).
 
@@ -126,3 +120,10 @@ expect = {}
     assert!(took < Duration::from_secs(40), "took {took:?}");
     assert!(processes_under(dir.path()).is_empty());
 }
+
+/// The tests of this file, trials of the binary that starts the real client.
+pub const TESTS: &[Test] = tests![
+    a_hanging_model_gives_a_verdict_within_the_step_deadline,
+    a_model_that_only_fails_gives_a_verdict_within_the_step_deadline,
+    a_client_that_exits_at_once_is_a_verdict_with_its_exit_status,
+];

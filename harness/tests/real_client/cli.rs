@@ -8,19 +8,12 @@ use std::process::{Command, Output};
 
 use rusqlite::Connection;
 
-mod common {
-    pub mod bin;
-    pub mod fixture;
-    pub mod output;
-    pub mod processes;
-    pub mod report;
-}
-
-use common::bin::BIN;
-use common::fixture::fixture;
-use common::output::{stderr, stdout};
-use common::processes::processes_under;
-use common::report::{rotating_db, user_report};
+use crate::common::bin::BIN;
+use crate::common::fixture::fixture;
+use crate::common::output::{stderr, stdout};
+use crate::common::processes::processes_under;
+use crate::common::report::{rotating_db, user_report};
+use crate::common::test::{tests, Test};
 
 /// A copy of the recorded database, `state.db` in a fresh temporary directory: a test may
 /// write to it, the fixture stays as recorded.
@@ -62,7 +55,6 @@ fn assert_refused(args: &[&str], path: &Path, what: &str) {
 
 /// Every bad database, through `inspect`, `check` and `repro` (which must refuse before it
 /// provisions or launches a client).
-#[test]
 fn bad_databases_are_refused_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
@@ -137,7 +129,6 @@ fn bad_databases_are_refused_naming_the_file() {
     }
 }
 
-#[test]
 fn unknown_session_is_refused_naming_file_and_session() {
     let db = rotating_db();
     let s = db.to_str().unwrap();
@@ -158,7 +149,6 @@ fn unknown_session_is_refused_naming_file_and_session() {
 
 /// Every enum-valued flag refuses a value that is none of its choices, naming the value and
 /// listing the choices.
-#[test]
 fn an_unknown_choice_is_refused_with_the_choices() {
     let db = rotating_db();
     let db = db.to_str().unwrap();
@@ -208,7 +198,6 @@ fn an_unknown_choice_is_refused_with_the_choices() {
 /// The top-level `--help` ends with the one exit-status table (130 and 143 included) and the
 /// environment variables; every command's `--help` points to it instead of repeating it; each
 /// states each default once and lists the allowed values of its enum-valued flags.
-#[test]
 fn every_help_states_the_exit_codes_and_each_default_once() {
     let commands = [
         "run", "record", "repro", "minimize", "inspect", "check", "bisect",
@@ -301,7 +290,6 @@ fn every_help_states_the_exit_codes_and_each_default_once() {
     );
 }
 
-#[test]
 fn bad_recordings_are_refused_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = rotating_db();
@@ -352,7 +340,6 @@ fn bad_recordings_are_refused_naming_file_and_line() {
 /// A database in use by the client: WAL mode, committed rows still in the `-wal` file, and a
 /// writer holding an open transaction with an uncommitted row. The harness reads the committed
 /// state (copying `-wal` with the file) and leaves every file byte-identical.
-#[test]
 fn database_in_use_with_wal_and_open_writer_reads_the_committed_state() {
     let (dir, path) = copied_rotating_db();
     let writer = Connection::open(&path).unwrap();
@@ -396,7 +383,6 @@ fn database_in_use_with_wal_and_open_writer_reads_the_committed_state() {
 /// A reply stored before the question it answers (the question's row written after the reply's,
 /// with the earlier timestamp): `inspect` names both rows as a data problem, in text and in JSON;
 /// the recorded database it was added to has none.
-#[test]
 fn inspect_names_a_reply_stored_before_its_question() {
     let (_dir, path) = copied_rotating_db();
     let (reply, question) = {
@@ -464,7 +450,6 @@ fn inspect_names_a_reply_stored_before_its_question() {
 /// text is expected), NUL bytes, an 8 MiB message (a 1 GB one is measured in the README), a
 /// session id with a path and an escape sequence in it. The output never carries a raw control
 /// character to the triager's terminal.
-#[test]
 fn hostile_content_gives_a_verdict_and_no_raw_control_characters() {
     let (_dir, path) = copied_rotating_db();
     {
@@ -544,7 +529,6 @@ fn repro_json(db: &Path, args: &[&str], out: &Path) -> serde_json::Value {
 /// A recorded bug report, resumed by the real client through both paths: the known duplicate is
 /// reported with its exact numbers on each path, the user's file is untouched, and no client
 /// process outlives the run.
-#[test]
 fn repro_of_the_rotating_bug_report_in_the_real_client() {
     let (dir, user, before) = user_report();
     let out = dir.path().join("out");
@@ -576,7 +560,6 @@ fn repro_of_the_rotating_bug_report_in_the_real_client() {
 /// keys: the client runs with its stock recap (earlier replies cut to 200 characters) and the
 /// expectation follows it — no message is missing for being cut, and the repeat is what a stock
 /// user sees: the archived reply cut to its first 34 words, drawn again inside the whole carrier.
-#[test]
 fn repro_with_the_users_stock_settings_counts_what_they_show() {
     let (dir, user) = copied_rotating_db();
     let config = dir.path().join("config.yaml");
@@ -611,7 +594,6 @@ fn repro_with_the_users_stock_settings_counts_what_they_show() {
 /// Two runs of one scenario at once, sharing the artefact directory (two terminals, or
 /// `cargo test` beside `run`): each works in a private client home and database, so both give
 /// the scenario's verdict, and the published directory holds one complete run.
-#[test]
 fn two_runs_of_one_scenario_at_once_both_pass() {
     use hermes_e2e::runner::{self, RunOptions};
     use hermes_e2e::scenario::Scenario;
@@ -657,7 +639,6 @@ fn two_runs_of_one_scenario_at_once_both_pass() {
 /// SIGINT and SIGTERM in the middle of a scenario: the harness kills its client's process group,
 /// says so and where what it recorded is kept, exits with 128 + the signal, and no process of the
 /// run is left.
-#[test]
 fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
     use std::time::{Duration, Instant};
     let file = hermes_e2e::runner::workspace_root().join("scenarios/faults/http_500_once.toml");
@@ -724,7 +705,6 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
 /// stdout to one JSON object per scenario. The client is a test double (`/bin/false`, named as
 /// such): it exits at once, so the run stops before its verdict (exit 2, the harness could not
 /// do its job).
-#[test]
 fn run_is_quiet_off_a_terminal_and_json_stays_clean() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("quick.toml");
@@ -763,7 +743,6 @@ fn run_is_quiet_off_a_terminal_and_json_stays_clean() {
 /// `check --terminal reflow` replays a recording's resize events into the reflowing terminal:
 /// a line soft-wrapped at 40 columns, narrowed to 20 and widened to 60, is one line there and cut
 /// into pieces on vt100; on the recorded fixture (no resize) both reach the same verdict.
-#[test]
 fn check_replays_into_the_chosen_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let cast = dir.path().join("resized.cast");
@@ -858,7 +837,6 @@ fn fixture_checks() -> Vec<(PathBuf, Vec<String>)> {
 /// (`expect.toml`), exits 0; without it (every finding expected 0) each fixture, all of which
 /// show a finding, exits 1 with the FAIL block `run` prints; and the same numbers on the command
 /// line (`--expect-findings`) hold too.
-#[test]
 fn check_of_each_fixture_with_its_recorded_expectation_exits_0() {
     for (dir, args) in fixture_checks() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -903,7 +881,6 @@ fn check_of_each_fixture_with_its_recorded_expectation_exits_0() {
 }
 
 /// An expectation that is not one is refused (exit 2) naming the file or the entry.
-#[test]
 fn a_bad_expectation_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
@@ -949,7 +926,6 @@ fn a_bad_expectation_is_refused_naming_it() {
 /// A stdout whose reader is gone (`| head -1`): every command that prints ends quietly with 0,
 /// no panic and nothing on stderr. The pipe's read end is closed before the command starts, so
 /// its first write fails.
-#[test]
 fn a_closed_stdout_ends_quietly_with_0() {
     let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
     let (cast, db) = (cast.to_str().unwrap(), rotating_db());
@@ -1000,7 +976,6 @@ fn a_closed_stdout_ends_quietly_with_0() {
 }
 
 /// `check --report DIR` writes the HTML report of the check, with its recording.
-#[test]
 fn check_writes_a_report() {
     let dir = tempfile::tempdir().unwrap();
     let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
@@ -1027,7 +1002,6 @@ fn check_writes_a_report() {
 
 /// `inspect --config`: the recap counted is the one the user's settings draw — with
 /// `resume_display: minimal` there is none.
-#[test]
 fn inspect_counts_the_recap_of_the_users_settings() {
     let dir = tempfile::tempdir().unwrap();
     let db = rotating_db();
@@ -1051,7 +1025,6 @@ fn inspect_counts_the_recap_of_the_users_settings() {
 /// `check --json` of the rotating fixture: every history row range is `{first, last}` (one for
 /// the surplus rendering, lists for the others); `inspect --json` marks the carrier row 16 a
 /// carrier under `messages` and under `internal` alike; `--transcript` notes the `cli.…` keys.
-#[test]
 fn json_ranges_and_carriers_have_one_shape_and_transcript_notes_i18n_keys() {
     let cast = fixture("iot-0.22.2.post1-rotating-resume/resume.cast");
     let db = rotating_db();
@@ -1102,7 +1075,6 @@ fn json_ranges_and_carriers_have_one_shape_and_transcript_notes_i18n_keys() {
 /// `check --cast` says where it cut the recording into views: a resume with nothing sent after
 /// it is one view; a live recording without input events is cut at the client's echo of each
 /// line sent (a step each, named as the line); the TUI is one view.
-#[test]
 fn check_says_where_it_cut_the_recording() {
     let check = |dir: &str, cast: &str| {
         let cast = fixture(&format!("{dir}/{cast}"));
@@ -1167,7 +1139,6 @@ fn check_says_where_it_cut_the_recording() {
 /// A failed run's report repeats every flag that changed the run in its `rerun:` line, names the
 /// emulator above the last screen, and keeps a scenario from outside `scenarios/` under its file
 /// stem. The client is the `/bin/false` test double: it exits at once.
-#[test]
 fn a_failed_run_reruns_with_its_flags_and_names_its_emulator() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("quick.toml");
@@ -1202,3 +1173,29 @@ fn a_failed_run_reruns_with_its_flags_and_names_its_emulator() {
     assert!(text.contains("[reflow terminal; "), "{text}");
     assert!(out.join("quick@90x30@reflow").is_dir(), "{text}");
 }
+
+/// The tests of this file, trials of the binary that starts the real client.
+pub const TESTS: &[Test] = tests![
+    bad_databases_are_refused_naming_the_file,
+    unknown_session_is_refused_naming_file_and_session,
+    an_unknown_choice_is_refused_with_the_choices,
+    every_help_states_the_exit_codes_and_each_default_once,
+    bad_recordings_are_refused_naming_file_and_line,
+    database_in_use_with_wal_and_open_writer_reads_the_committed_state,
+    inspect_names_a_reply_stored_before_its_question,
+    hostile_content_gives_a_verdict_and_no_raw_control_characters,
+    repro_of_the_rotating_bug_report_in_the_real_client,
+    repro_with_the_users_stock_settings_counts_what_they_show,
+    two_runs_of_one_scenario_at_once_both_pass,
+    an_interrupted_run_stops_its_clients_and_keeps_its_recordings,
+    run_is_quiet_off_a_terminal_and_json_stays_clean,
+    check_replays_into_the_chosen_terminal,
+    check_of_each_fixture_with_its_recorded_expectation_exits_0,
+    a_bad_expectation_is_refused_naming_it,
+    a_closed_stdout_ends_quietly_with_0,
+    check_writes_a_report,
+    inspect_counts_the_recap_of_the_users_settings,
+    json_ranges_and_carriers_have_one_shape_and_transcript_notes_i18n_keys,
+    check_says_where_it_cut_the_recording,
+    a_failed_run_reruns_with_its_flags_and_names_its_emulator,
+];

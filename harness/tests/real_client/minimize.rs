@@ -12,17 +12,11 @@ use std::process::{Command, Output};
 use hermes_e2e::scenario::Ui;
 use hermes_e2e::testing::triage::signature::Signature;
 
-mod common {
-    pub mod bin;
-    pub mod output;
-    pub mod processes;
-    pub mod report;
-}
-
-use common::bin::BIN;
-use common::output::{stderr, stdout};
-use common::processes::processes_under;
-use common::report::{rotating_db, user_report};
+use crate::common::bin::BIN;
+use crate::common::output::{stderr, stdout};
+use crate::common::processes::processes_under;
+use crate::common::report::{rotating_db, user_report};
+use crate::common::test::{tests, Test};
 
 fn hermes(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -70,7 +64,6 @@ fn signature_of(db: &Path, out: &Path) -> Signature {
 /// offline; the minimized database is a valid input (a second `repro` of it resumes through both
 /// paths and shows the same signature), its fixture replays to the same verdict without a client,
 /// the user's file is byte-identical afterwards and no process is left.
-#[test]
 fn the_rotating_bug_report_shrinks_with_the_same_signature() {
     let (dir, user, before) = user_report();
     let out = dir.path().join("min");
@@ -128,14 +121,19 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
     let args: Vec<&str> = check.split(' ').collect();
     let c = hermes(&args);
     assert!(
-        common::output::stdout(&c).contains("rendered more than once"),
+        crate::common::output::stdout(&c).contains("rendered more than once"),
         "{}",
-        common::output::stdout(&c)
+        crate::common::output::stdout(&c)
     );
     // With the expectation it was made with, the check holds.
     let expect = fixture.join("expect.toml");
     let c = hermes(&[&args[..], &["--expect", expect.to_str().unwrap()]].concat());
-    assert_eq!(c.status.code(), Some(0), "{}", common::output::stdout(&c));
+    assert_eq!(
+        c.status.code(),
+        Some(0),
+        "{}",
+        crate::common::output::stdout(&c)
+    );
     assert!(
         std::fs::read(&user).unwrap() == before,
         "the user's file changed"
@@ -146,7 +144,6 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
 
 /// `--timeout` that runs out before the first trial: it stops with the best confirmed database —
 /// the original, settled — says so, and the result is still a valid input with the signature.
-#[test]
 fn a_timeout_stops_with_the_best_confirmed_database() {
     let (dir, user, before) = user_report();
     let out = dir.path().join("min");
@@ -160,18 +157,22 @@ fn a_timeout_stops_with_the_best_confirmed_database() {
     assert!(std::fs::read(&user).unwrap() == before);
     // A bad timeout is refused before anything runs.
     let o = minimize(&user, &out, &["--timeout", "0"]);
-    assert_eq!(o.status.code(), Some(2), "{}", common::output::stderr(&o));
-    assert!(
-        common::output::stderr(&o).contains("--timeout"),
+    assert_eq!(
+        o.status.code(),
+        Some(2),
         "{}",
-        common::output::stderr(&o)
+        crate::common::output::stderr(&o)
+    );
+    assert!(
+        crate::common::output::stderr(&o).contains("--timeout"),
+        "{}",
+        crate::common::output::stderr(&o)
     );
 }
 
 /// SIGINT while the real client confirms a candidate: the harness kills the client and the
 /// offline worker (nothing of the run is left), exits 130, and `minimized.db` holds a confirmed
 /// state that opens.
-#[test]
 fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
     use std::io::BufRead;
     use std::sync::{Arc, Mutex};
@@ -251,7 +252,6 @@ fn an_interrupted_minimization_leaves_no_process_and_a_confirmed_database() {
 /// messages on both paths — so there is nothing to minimize: exit 3, the file untouched. (The
 /// 0.19.0 in-place fixture would not do: under the default signature its missing messages and
 /// shown summary are a misrendering.)
-#[test]
 fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("state.db");
@@ -279,10 +279,23 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     assert!(std::fs::read(&db).unwrap() == before);
     // The minimizer's options are `minimize`'s, not `repro`'s (refused before any client runs).
     let o = hermes(&["repro", db.to_str().unwrap(), "--max-trials", "3"]);
-    assert_eq!(o.status.code(), Some(2), "{}", common::output::stderr(&o));
-    assert!(
-        common::output::stderr(&o).contains("--max-trials"),
+    assert_eq!(
+        o.status.code(),
+        Some(2),
         "{}",
-        common::output::stderr(&o)
+        crate::common::output::stderr(&o)
+    );
+    assert!(
+        crate::common::output::stderr(&o).contains("--max-trials"),
+        "{}",
+        crate::common::output::stderr(&o)
     );
 }
+
+/// The tests of this file, trials of the binary that starts the real client.
+pub const TESTS: &[Test] = tests![
+    the_rotating_bug_report_shrinks_with_the_same_signature,
+    a_timeout_stops_with_the_best_confirmed_database,
+    an_interrupted_minimization_leaves_no_process_and_a_confirmed_database,
+    a_database_that_displays_correctly_has_nothing_to_minimize,
+];

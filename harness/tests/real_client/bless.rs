@@ -1,23 +1,15 @@
 //! `run --bless` and `run --expect-correct` through the binary, against the real pinned client:
 //! a bless run on a copy of a bundled scenario with a doctored pin restores the measured number
 //! and prints the change; `--expect-correct` fails where the pinned client has a defect
-//! (`compress/rotating_resume`) and passes where it has none (`faults/http_500_once`). One
-//! scenario at a time (`-j 1`, and the tests take turns).
+//! (`compress/rotating_resume`) and passes where it has none (`faults/http_500_once`). Each run
+//! is one scenario at a time (`-j 1`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Mutex;
 
-mod common {
-    pub mod bin;
-    pub mod output;
-}
-
-use common::bin::BIN;
-use common::output::{stderr, stdout};
-
-/// The tests of this file run the client one at a time.
-static TURN: Mutex<()> = Mutex::new(());
+use crate::common::bin::BIN;
+use crate::common::output::{stderr, stdout};
+use crate::common::test::{tests, Test};
 
 fn scenarios() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
@@ -44,9 +36,7 @@ fn line_of(text: &str, needle: &str) -> usize {
         .unwrap_or_else(|| panic!("no `{needle}` in the file"))
 }
 
-#[test]
 fn bless_restores_a_doctored_pin_and_prints_the_change() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     // The scenario and the conversation it includes (`../conversations/…`), side by side as in
     // `scenarios/`.
@@ -134,9 +124,7 @@ fn json_of(out: &str) -> serde_json::Value {
     serde_json::from_str(line).unwrap()
 }
 
-#[test]
 fn expect_correct_fails_on_the_carrier_duplicate() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let scenario = scenarios().join("compress/rotating_resume.toml");
     let o = run(
@@ -177,9 +165,7 @@ fn expect_correct_fails_on_the_carrier_duplicate() {
     );
 }
 
-#[test]
 fn expect_correct_passes_where_the_client_draws_every_message_once() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let scenario = scenarios().join("faults/http_500_once.toml");
     let o = run(
@@ -196,7 +182,6 @@ fn expect_correct_passes_where_the_client_draws_every_message_once() {
     assert!(out.contains("1 passed, 0 failed"), "{out}");
 }
 
-#[test]
 fn bless_takes_no_overrides_and_no_expect_correct() {
     // Pins are the scenario's own client, size, interface and terminal: no client is run.
     let dir = tempfile::tempdir().unwrap();
@@ -220,9 +205,7 @@ fn bless_takes_no_overrides_and_no_expect_correct() {
 /// A pin that becomes non-zero on a check with no known bug: `--bless` writes the numbers, the
 /// compact causes and `known_bug = "TODO: …"`, and says so. On `v0_19/draft_while_resized`
 /// (hermes-agent 0.19.0 replays the history on each resize) with its pins taken back to 0.
-#[test]
 fn bless_of_a_pin_that_becomes_non_zero_writes_a_todo_known_bug() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     for file in [
         "v0_19/draft_while_resized.toml",
@@ -262,3 +245,12 @@ fn bless_of_a_pin_that_becomes_non_zero_writes_a_todo_known_bug() {
     let o = run(&[path.to_str().unwrap()], &dir.path().join("out"));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// The tests of this file, trials of the binary that starts the real client.
+pub const TESTS: &[Test] = tests![
+    bless_restores_a_doctored_pin_and_prints_the_change,
+    expect_correct_fails_on_the_carrier_duplicate,
+    expect_correct_passes_where_the_client_draws_every_message_once,
+    bless_takes_no_overrides_and_no_expect_correct,
+    bless_of_a_pin_that_becomes_non_zero_writes_a_todo_known_bug,
+];

