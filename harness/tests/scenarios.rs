@@ -1,9 +1,8 @@
-//! Every test that starts the real client, in one pool of workers (libtest-mimic): one trial per
+//! The integration tests, in one pool of workers (libtest-mimic): one trial per
 //! scenario file under `scenarios/`, named by its path without extension (`cargo test --test
 //! scenarios -- compress/` selects a group; several filters select the trials that match any:
 //! `-- resize/ model/ history/`); the geometry sweep's `NAME@COLSxROWS` trials (see [`sweep`];
-//! `HERMES_E2E_SWEEP=full|off`); and the tests of the binary's commands and of the harness's own
-//! faults, `FILE::FUNCTION` (see [`FILES`]). `HERMES_E2E_STRESS=N` runs every scenario trial N
+//! `HERMES_E2E_SWEEP=full|off`); and the suite's other tests, `FILE::FUNCTION` (see [`FILES`]). `HERMES_E2E_STRESS=N` runs every scenario trial N
 //! times beside a CPU hog (see [`stress`]).
 //!
 //! Each scenario trial runs the scenario against the real client and fails with the report's
@@ -39,30 +38,39 @@ mod judges {
     pub mod views;
 }
 
-/// The tests of the binary's commands and of the harness's own faults that start the real
-/// client: trials here, beside the scenario trials, so every run of the client shares one pool of
-/// workers (`cargo test` runs its test binaries one after another).
-mod real_client {
+/// The suite's other tests, trials here beside the scenario trials so that every test shares
+/// one pool of workers (`cargo test` runs its test binaries one after another): the binary's
+/// commands and the harness's own faults on the real client, its verdict and report, pasted
+/// screens, and the oracle against the client's own display read.
+mod suite {
     pub mod bisect;
     pub mod bless;
     pub mod cli;
+    pub mod differential;
     pub mod faults;
     pub mod minimize;
     pub mod real_recorders;
+    pub mod report_html;
+    pub mod screens;
+    pub mod verdict;
 }
 
 use common::test::Test;
 use judges::{recorded_views, upstream_resize, views};
 
-/// The files of [`real_client`], longest first: a worker that takes a long test early does not
-/// leave the others idle at the end.
-const FILES: [(&str, &[Test]); 6] = [
-    ("minimize", real_client::minimize::TESTS),
-    ("real_recorders", real_client::real_recorders::TESTS),
-    ("bisect", real_client::bisect::TESTS),
-    ("bless", real_client::bless::TESTS),
-    ("cli", real_client::cli::TESTS),
-    ("faults", real_client::faults::TESTS),
+/// The files of [`suite`], longest first: a worker that takes a long test early does not leave
+/// the others idle at the end.
+const FILES: [(&str, &[Test]); 10] = [
+    ("minimize", suite::minimize::TESTS),
+    ("real_recorders", suite::real_recorders::TESTS),
+    ("bisect", suite::bisect::TESTS),
+    ("bless", suite::bless::TESTS),
+    ("verdict", suite::verdict::TESTS),
+    ("cli", suite::cli::TESTS),
+    ("faults", suite::faults::TESTS),
+    ("report_html", suite::report_html::TESTS),
+    ("differential", suite::differential::TESTS),
+    ("screens", suite::screens::TESTS),
 ];
 
 /// A scenario's run, shared by the trials that judge it: made once, by the first to ask.

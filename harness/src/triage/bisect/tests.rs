@@ -1,7 +1,7 @@
 //! The bisection algorithm against a test double of the probe.
 //!
 //! The bisection algorithm against a test double of the probe (no client runs here; the real
-//! probes are in `tests/real_client/cli.rs`).
+//! probes are in `tests/suite/cli.rs`).
 
 use super::*;
 use crate::triage::signature::{CheckSignature, Kind};

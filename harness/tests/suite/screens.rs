@@ -9,13 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common {
-    pub mod bin;
-    pub mod fixture;
-}
-
-use common::bin::BIN;
-use common::fixture::fixture;
+use crate::common::bin::BIN;
+use crate::common::fixture::fixture;
+use crate::common::test::{tests, Test};
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
@@ -87,7 +83,6 @@ fn history(cast: &Path, db: &Path) -> String {
     text
 }
 
-#[test]
 fn a_pasted_resume_screen_reads_as_its_recording() {
     let dir = tempfile::tempdir().unwrap();
     for name in [
@@ -149,7 +144,6 @@ fn a_pasted_resume_screen_reads_as_its_recording() {
     );
 }
 
-#[test]
 fn asciinema_3_txt_and_raw_outputs_read_as_their_recording() {
     let program =
         hermes_e2e::testing::client::cache_dir().join("recorders/asciinema-3/bin/asciinema");
@@ -195,7 +189,6 @@ fn asciinema_3_txt_and_raw_outputs_read_as_their_recording() {
     }
 }
 
-#[test]
 fn bad_screens_are_refused_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let db = fixture("iot-0.22.2.post1-rotating-resume").join("state.db");
@@ -249,7 +242,6 @@ fn bad_screens_are_refused_naming_the_file() {
 
 /// The screen as tmux captures it (`tmux capture-pane -p -J -S -`, what a user pastes from tmux):
 /// the recordings' bytes replayed in a real tmux pane of their size.
-#[test]
 fn a_tmux_capture_of_a_resume_reads_as_its_recording() {
     use hermes_e2e::terminal::tmux;
     if !tmux::available("the tmux capture of a pasted screen") {
@@ -267,3 +259,11 @@ fn a_tmux_capture_of_a_resume_reads_as_its_recording() {
         assert_eq!(pasted, recorded, "{name}: tmux capture-pane -pJ");
     }
 }
+
+/// The tests of this file, trials of the binary that runs the suite in one pool of workers.
+pub const TESTS: &[Test] = tests![
+    a_pasted_resume_screen_reads_as_its_recording,
+    asciinema_3_txt_and_raw_outputs_read_as_their_recording,
+    bad_screens_are_refused_naming_the_file,
+    a_tmux_capture_of_a_resume_reads_as_its_recording,
+];

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common::test::{tests, Test};
 use hermes_e2e::display::Surface;
 use hermes_e2e::report::html;
 use hermes_e2e::runner::{CheckResult, ScenarioResult};
@@ -151,7 +152,6 @@ fn attr(dom: &str, name: &str) -> Option<String> {
     Some(dom[at..].split('"').next()?.to_string())
 }
 
-#[test]
 fn the_report_page_highlights_both_renderings_of_the_repeat_in_a_browser() {
     let out = tempfile::tempdir().unwrap();
     let result = fixture_result();
@@ -223,7 +223,6 @@ fn screenshot_dir(fallback: &Path) -> PathBuf {
         .unwrap_or_else(|| fallback.to_path_buf())
 }
 
-#[test]
 fn the_check_page_shows_expected_beside_shown_with_the_verdict_s_numbers_and_plays_the_recording() {
     let out = tempfile::tempdir().unwrap();
     let result = fixture_result();
@@ -318,7 +317,6 @@ fn the_check_page_shows_expected_beside_shown_with_the_verdict_s_numbers_and_pla
     eprintln!("screenshot: {}", png.display());
 }
 
-#[test]
 fn the_index_lists_failing_checks_first_and_filters_failures_without_script() {
     let out = tempfile::tempdir().unwrap();
     let failing = fixture_result();
@@ -361,3 +359,10 @@ fn the_index_lists_failing_checks_first_and_filters_failures_without_script() {
         &shots.join("index.png")
     ));
 }
+
+/// The tests of this file, trials of the binary that runs the suite in one pool of workers.
+pub const TESTS: &[Test] = tests![
+    the_report_page_highlights_both_renderings_of_the_repeat_in_a_browser,
+    the_check_page_shows_expected_beside_shown_with_the_verdict_s_numbers_and_plays_the_recording,
+    the_index_lists_failing_checks_first_and_filters_failures_without_script,
+];

@@ -8,13 +8,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-mod common {
-    pub mod bin;
-    pub mod output;
-}
-
-use common::bin::BIN;
-use common::output::{stderr, stdout};
+use crate::common::bin::BIN;
+use crate::common::output::{stderr, stdout};
+use crate::common::test::{tests, Test};
 
 /// The workspace root: commands run there, naming the fixtures by relative paths (as the docs
 /// do), so the output is the same on every machine.
@@ -72,7 +68,6 @@ fn fixtures() -> Vec<(String, Vec<String>)> {
 /// `--history` and `--expect`: stdout is one JSON object and nothing else, its `passed` (and
 /// its check's) is the exit status, the recording and its own database raise no warning, and
 /// with the fixture's `expect.toml` the last recording passes.
-#[test]
 fn json_is_json_whatever_flag_and_passed_is_the_exit_status() {
     for (dir, casts) in fixtures() {
         let db = format!("{dir}/state.db");
@@ -145,12 +140,12 @@ fn pinned_json(args: &[&str]) -> String {
 fn in_snapshots(f: impl FnOnce()) {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
     settings.bind(f);
 }
 
 /// The JSON verdict's shape, pinned: the rotating fixture against its expectation (passing)
 /// and against none (failing). docs/counting.md, "The JSON verdict", quotes the first.
-#[test]
 fn the_json_verdict_shape_is_pinned() {
     let cast = format!("{ROTATING}/resume.cast");
     let db = format!("{ROTATING}/state.db");
@@ -160,13 +155,12 @@ fn the_json_verdict_shape_is_pinned() {
     ]);
     let failing = pinned_json(&["check", "--cast", &cast, "--db", &db, "--json"]);
     in_snapshots(|| {
-        insta::assert_snapshot!("check_json_rotating_expected", passing);
-        insta::assert_snapshot!("check_json_rotating_unexpected", failing);
+        insta::assert_snapshot!("verdict__check_json_rotating_expected", passing);
+        insta::assert_snapshot!("verdict__check_json_rotating_unexpected", failing);
     });
 }
 
 /// The text verdicts of the same checks, pinned: `ok`/`FAIL` first, the internal text located.
-#[test]
 fn the_text_verdicts_are_pinned() {
     let cast = format!("{ROTATING}/resume.cast");
     let db = format!("{ROTATING}/state.db");
@@ -178,13 +172,12 @@ fn the_text_verdicts_are_pinned() {
     assert_eq!(o.status.code(), Some(1));
     let failing = stdout(&o);
     in_snapshots(|| {
-        insta::assert_snapshot!("check_text_rotating_expected", passing);
-        insta::assert_snapshot!("check_text_rotating_unexpected", failing);
+        insta::assert_snapshot!("verdict__check_text_rotating_expected", passing);
+        insta::assert_snapshot!("verdict__check_text_rotating_unexpected", failing);
     });
 }
 
 /// Every check's text starts with `ok` or `FAIL`, whatever its outcome.
-#[test]
 fn every_text_verdict_starts_with_ok_or_fail() {
     for (dir, casts) in fixtures() {
         let db = format!("{dir}/state.db");
@@ -226,7 +219,6 @@ fn check_expecting(toml: &str) -> (Option<i32>, String) {
 
 /// The causes are compared only where `causes` is written, as a list in screen order or as
 /// counts; findings not named are expected to be 0.
-#[test]
 fn causes_are_compared_only_where_written() {
     // Only the repeat pinned: the internal text (not named, so 0) fails, the causes do not.
     let (code, out) = check_expecting("words_rendered_more_than_once = 169\n");
@@ -277,7 +269,6 @@ fn causes_are_compared_only_where_written() {
 /// The history rows a verdict names are the lines `--history` numbers: the surplus rendering of
 /// the rotating fixture is at the rows the FAIL block gives, counted from 1, and the internal
 /// text at the rows its `internal:` line gives.
-#[test]
 fn history_rows_are_numbered_from_1_everywhere() {
     let cast = format!("{ROTATING}/resume.cast");
     let db = format!("{ROTATING}/state.db");
@@ -328,7 +319,6 @@ fn history_rows_are_numbered_from_1_everywhere() {
 
 /// A recording and a database that do not belong together are judged, with a warning; a
 /// WAL-mode database without its `-wal` gets a note.
-#[test]
 fn a_recording_of_another_database_is_warned_about() {
     let o = run(&[
         "check",
@@ -383,7 +373,6 @@ fn a_recording_of_another_database_is_warned_about() {
 }
 
 /// `-` reads a file from stdin (the recording, the database, the expectation); only one may be.
-#[test]
 fn a_dash_reads_stdin() {
     let cast = std::fs::read(root().join(ROTATING).join("resume.cast")).unwrap();
     let db = format!("{ROTATING}/state.db");
@@ -424,7 +413,6 @@ fn a_dash_reads_stdin() {
 }
 
 /// Each bad input of issue 33's item 10 says what was expected and what to do.
-#[test]
 fn bad_input_says_what_was_expected() {
     let dir = tempfile::tempdir().unwrap();
     let cast = format!("{ROTATING}/resume.cast");
@@ -513,7 +501,6 @@ fn bad_input_says_what_was_expected() {
 
 /// `-q`: nothing on stdout but what `--json` asks for, the exit status unchanged; errors still
 /// said.
-#[test]
 fn quiet_leaves_the_exit_status_and_the_json() {
     let cast = format!("{ROTATING}/resume.cast");
     let db = format!("{ROTATING}/state.db");
@@ -536,7 +523,6 @@ fn quiet_leaves_the_exit_status_and_the_json() {
 
 /// `--version` names the commit and the pinned clients; `completions bash` completes the
 /// commands and their flags; `man` renders a page with every command.
-#[test]
 fn version_completions_and_man() {
     let v = stdout(&run(&["--version"]));
     assert!(v.starts_with("hermes-e2e 0.1.0\ncommit: "), "{v}");
@@ -588,7 +574,6 @@ fn version_completions_and_man() {
 
 /// `--help` wraps at the terminal's width (clap's `wrap_help`; `COLUMNS` stands in for a
 /// terminal here): no line of any command's help is wider than 80 columns at 80.
-#[test]
 fn help_wraps_at_80_columns() {
     for command in [
         "",
@@ -617,3 +602,19 @@ fn help_wraps_at_80_columns() {
         );
     }
 }
+
+/// The tests of this file, trials of the binary that runs the suite in one pool of workers.
+pub const TESTS: &[Test] = tests![
+    json_is_json_whatever_flag_and_passed_is_the_exit_status,
+    the_json_verdict_shape_is_pinned,
+    the_text_verdicts_are_pinned,
+    every_text_verdict_starts_with_ok_or_fail,
+    causes_are_compared_only_where_written,
+    history_rows_are_numbered_from_1_everywhere,
+    a_recording_of_another_database_is_warned_about,
+    a_dash_reads_stdin,
+    bad_input_says_what_was_expected,
+    quiet_leaves_the_exit_status_and_the_json,
+    version_completions_and_man,
+    help_wraps_at_80_columns,
+];

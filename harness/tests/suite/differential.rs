@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::common::test::{tests, Test};
 use hermes_e2e::display::{self, Surface};
 use hermes_e2e::scenario;
 use hermes_e2e::store::Schema;
@@ -75,7 +76,7 @@ fn save_minimal(steps: &[Step], h: &History, new: &[Disagreement], client: &str)
     let _ = writeln!(p, "# Differential disagreement: {class}\n");
     let _ = writeln!(
         p,
-        "Found by `cargo test --test differential` (proptest, shrunk): the display model and \
+        "Found by `cargo test --test scenarios -- differential::` (proptest, shrunk): the display model and \
          `SessionDB.get_resume_conversations` of `{client}` disagree on session `{}`.\n",
         h.tip()
     );
@@ -88,7 +89,6 @@ fn save_minimal(steps: &[Step], h: &History, new: &[Disagreement], client: &str)
     dir
 }
 
-#[test]
 fn display_model_agrees_with_the_clients_display_read() {
     let spec = scenario::DEFAULT_CLIENT;
     let client = client::resolve(spec).expect("the pinned client (provisioned on first use)");
@@ -156,7 +156,6 @@ fn display_model_agrees_with_the_clients_display_read() {
 /// long-lived `SessionDB` ([`Reader::load_and_read`]) — reads exactly what a `SessionDB` opened on
 /// a copy of the history's own file reads ([`Reader::read`], the client's own open and migration),
 /// on `HERMES_E2E_DIFFERENTIAL_CHECK_CASES` (default 24) generated histories.
-#[test]
 fn loaded_rows_read_like_a_fresh_sessiondb() {
     let client = client::resolve(scenario::DEFAULT_CLIENT).expect("the pinned client");
     let reader = RefCell::new(Reader::start(&client).expect("start the client's display read"));
@@ -204,3 +203,9 @@ fn loaded_rows_read_like_a_fresh_sessiondb() {
         fresh_secs.get() * 1e3 / f64::from(cases)
     );
 }
+
+/// The tests of this file, trials of the binary that runs the suite in one pool of workers.
+pub const TESTS: &[Test] = tests![
+    display_model_agrees_with_the_clients_display_read,
+    loaded_rows_read_like_a_fresh_sessiondb,
+];
