@@ -2,7 +2,7 @@
 //! scenario file under `scenarios/`, named by its path without extension (`cargo test --test
 //! scenarios -- compress/` selects a group; several filters select the trials that match any:
 //! `-- resize/ model/ history/`); the geometry sweep's `NAME@COLSxROWS` trials (see [`sweep`];
-//! `HERMES_E2E_SWEEP=full|off`); and the suite's other tests, `FILE::FUNCTION` (see [`FILES`]). `HERMES_E2E_STRESS=N` runs every scenario trial N
+//! `HERMES_E2E_SWEEP=full|off`); and the suite's other tests, `FILE::FUNCTION` (see [`LONG`] and [`SHORT`]). `HERMES_E2E_STRESS=N` runs every scenario trial N
 //! times beside a CPU hog (see [`stress`]).
 //!
 //! Each scenario trial runs the scenario against the real client and fails with the report's
@@ -58,13 +58,18 @@ mod suite {
 use common::test::Test;
 use judges::{recorded_views, upstream_resize, views};
 
-/// The files of [`suite`], longest first: a worker that takes a long test early does not leave
-/// the others idle at the end.
-const FILES: [(&str, &[Test]); 10] = [
+/// The files of [`suite`] whose tests take long (several runs of the client each): listed
+/// first, longest first, so that no long test starts while the other workers run out of work.
+const LONG: [(&str, &[Test]); 4] = [
     ("minimize", suite::minimize::TESTS),
     ("real_recorders", suite::real_recorders::TESTS),
     ("bisect", suite::bisect::TESTS),
     ("bless", suite::bless::TESTS),
+];
+
+/// The files of [`suite`] whose tests take a few seconds at most: listed after the scenario
+/// trials, they fill the workers as the last long trials end.
+const SHORT: [(&str, &[Test]); 6] = [
     ("verdict", suite::verdict::TESTS),
     ("cli", suite::cli::TESTS),
     ("faults", suite::faults::TESTS),
@@ -98,10 +103,17 @@ fn main() {
     let (mut args, filters) = arguments(std::env::args());
     args.test_threads = args.test_threads.or_else(workers);
     let rounds = stress();
-    let mut trials = file_trials();
+    let mut trials = file_trials(&LONG);
+    let mut judging = Vec::new();
     for round in 1..=rounds {
-        trials.extend(scenario_trials(round));
+        let (scenarios, judges) = scenario_trials(round);
+        trials.extend(scenarios);
+        judging.extend(judges);
     }
+    trials.extend(file_trials(&SHORT));
+    // Trials fed by another trial's run, listed last: by the time a worker takes one, the run
+    // it judges is made or under way.
+    trials.extend(judging);
     if !filters.is_empty() {
         trials.retain(|t| {
             filters.iter().any(|f| {
@@ -129,9 +141,9 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-/// The trials of [`FILES`], named `FILE::FUNCTION`.
-fn file_trials() -> Vec<Trial> {
-    FILES
+/// The trials of `files`, named `FILE::FUNCTION`.
+fn file_trials(files: &[(&str, &[Test])]) -> Vec<Trial> {
+    files
         .iter()
         .flat_map(|(file, tests)| {
             tests.iter().map(move |t| {
@@ -208,8 +220,9 @@ fn stress() -> usize {
         .max(1)
 }
 
-/// The trials of every scenario file (and the geometry sweep), for stress round `round`.
-fn scenario_trials(round: usize) -> Vec<Trial> {
+/// The trials of every scenario file (and the geometry sweep), for stress round `round`, and the
+/// trials judging their runs ([`JUDGES`]).
+fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
     let suffix = if round > 1 {
         format!("#{round}")
     } else {
@@ -223,10 +236,15 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
             std::process::exit(2);
         }
     };
+    // Longest first, so that no long trial starts while the other workers run out of work.
+    let mut files: Vec<(f64, PathBuf)> = files
+        .into_iter()
+        .map(|f| (Scenario::load(&f, &root).map_or(0.0, |s| weight(&s, &f)), f))
+        .collect();
+    files.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let files = files.into_iter().map(|(_, f)| f);
     let (sweep_all, sizes) = sweep();
     let mut trials = Vec::new();
-    // Trials fed by another trial's run, listed last: by the time a worker takes one, the run
-    // it judges is made or under way.
     let mut judging = Vec::new();
     for file in files {
         let name = file
@@ -285,8 +303,42 @@ fn scenario_trials(round: usize) -> Vec<Trial> {
             .with_ignored_flag(skip),
         );
     }
-    trials.extend(judging);
-    trials
+    (trials, judging)
+}
+
+/// A scenario's expected run time, in about seconds, to start the longest trials first: a
+/// client launch (an export runs the client too) is ≈ 4 s of the client's CPU, a turn or a
+/// command about 1 s, a settle its quiet time; the TUI's frames cost it half as much again, and a
+/// terminal that answers late (`[terminal] answer_after_ms`) about 15 s more.
+fn weight(scenario: &Scenario, file: &Path) -> f64 {
+    let answers_late = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .is_some_and(|t| {
+            t.get("terminal")
+                .and_then(|t| t.get("answer_after_ms"))
+                .is_some()
+        });
+    let steps: f64 = scenario
+        .steps
+        .iter()
+        .map(|step| match &step.action {
+            Action::Launch { .. } | Action::Export(_) => 4.0,
+            Action::Resume(_) => 2.0,
+            Action::Say { .. } | Action::Command { .. } => 1.0,
+            Action::Settle { quiet_ms } => *quiet_ms as f64 / 1000.0,
+            _ => 0.5,
+        })
+        .sum();
+    let steps = match scenario.ui {
+        Ui::Tui => steps * 1.5,
+        Ui::Classic => steps,
+    };
+    if answers_late {
+        steps + 15.0
+    } else {
+        steps
+    }
 }
 
 /// Whether a step makes the scenario's numbers depend on its own geometry: a `resize` step, or a
