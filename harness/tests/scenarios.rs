@@ -1,9 +1,10 @@
-//! The integration tests, in one pool of workers (libtest-mimic): one trial per
+//! The integration tests that take time, in one pool of workers (libtest-mimic): one trial per
 //! scenario file under `scenarios/`, named by its path without extension (`cargo test --test
 //! scenarios -- compress/` selects a group; several filters select the trials that match any:
 //! `-- resize/ model/ history/`); the geometry sweep's `NAME@COLSxROWS` trials (see [`sweep`];
-//! `HERMES_E2E_SWEEP=full|off`); and the suite's other tests, `FILE::FUNCTION` (see [`LONG`] and [`SHORT`]). `HERMES_E2E_STRESS=N` runs every scenario trial N
-//! times beside a CPU hog (see [`stress`]).
+//! `HERMES_E2E_SWEEP=full|off`); and the suite's other tests, `FILE::FUNCTION` (see [`LONG`]
+//! and [`SHORT`]). `HERMES_E2E_STRESS=N` runs every scenario trial N times beside a CPU hog (see
+//! [`stress`]).
 //!
 //! Each scenario trial runs the scenario against the real client and fails with the report's
 //! text when an expectation differs; then each resumed checkpoint's rendered history (a check

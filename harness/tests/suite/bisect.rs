@@ -80,9 +80,9 @@ const KNOWN_SKIPS: &[(&str, &str)] = &[(
     "refuses `/compress` (the summary would grow the conversation)",
 )];
 
-/// `HERMES_E2E_VERSIONS=SPEC cargo test --test scenarios -- --ignored bisect::`: every release of a sample (a
-/// list or a range, as `--versions` takes) reaches every check of the rotating scenario, except
-/// the known refusals. For a release-day check of new versions; the whole line takes ≈ 6 minutes.
+/// `HERMES_E2E_VERSIONS=SPEC cargo test --test scenarios -- --ignored bisect::`: every release of
+/// a sample (a list or a range, as `--versions` takes) reaches every check of the rotating
+/// scenario, except the known refusals. For a release-day check of new versions; the whole line takes ≈ 6 minutes.
 fn every_release_of_a_sample_reaches_its_checks() {
     let out = tempfile::tempdir().unwrap();
     let spec = std::env::var("HERMES_E2E_VERSIONS").unwrap_or_default();
