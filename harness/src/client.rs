@@ -328,8 +328,8 @@ fn tail(bytes: &[u8], n: usize) -> String {
 
 /// The offline configuration every run starts from: the fake model on loopback, no update checks,
 /// no telemetry prompt, no network catalogues, no probe of the machine's Python tooling for the
-/// system prompt, and the resume recap showing whole messages so the
-/// oracle can count every word (the stock recap cuts earlier replies to 200 characters / 3 lines).
+/// system prompt, and the resume recap showing whole messages so the oracle can count every word
+/// (the stock recap cuts earlier replies to 200 characters / 3 lines).
 pub fn base_config(base_url: &str) -> serde_json::Value {
     let root = base_url.trim_end_matches("/v1");
     serde_json::json!({
