@@ -237,17 +237,25 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
             std::process::exit(2);
         }
     };
-    // Longest first, so that no long trial starts while the other workers run out of work.
-    let mut files: Vec<(f64, PathBuf)> = files
+    // Each file read once here (a file that does not load fails its own trial, which reads it
+    // again and says why). Longest first, so that no long trial starts while the other workers
+    // run out of work.
+    let mut files: Vec<(f64, PathBuf, Option<Scenario>)> = files
         .into_iter()
-        .map(|f| (Scenario::load(&f, &root).map_or(0.0, |s| weight(&s, &f)), f))
+        .map(|f| {
+            let scenario = Scenario::load(&f, &root).ok();
+            (
+                scenario.as_ref().map_or(0.0, |s| weight(s, &f)),
+                f,
+                scenario,
+            )
+        })
         .collect();
     files.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let files = files.into_iter().map(|(_, f)| f);
     let (sweep_all, sizes) = sweep();
     let mut trials = Vec::new();
     let mut judging = Vec::new();
-    for file in files {
+    for (_, file, scenario) in files {
         let name = file
             .strip_prefix(&root)
             .unwrap_or(&file)
@@ -262,8 +270,9 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
         // The TUI is not swept either: right after `/compress` it erases what is still on screen,
         // so how many messages go missing there depends on the terminal's height (pinned at the
         // scenario's own size).
-        let own_geometry = Scenario::load(&file, &root)
-            .is_ok_and(|s| s.ui == Ui::Tui || s.steps.iter().any(|st| resizes(&st.action)));
+        let own_geometry = scenario
+            .as_ref()
+            .is_some_and(|s| s.ui == Ui::Tui || s.steps.iter().any(|st| resizes(&st.action)));
         if !own_geometry && (sweep_all || SWEPT.contains(&name.as_str())) {
             for &(cols, rows) in &sizes {
                 let (file, root) = (file.clone(), root.clone());
@@ -275,7 +284,7 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
         }
         // The TUI runs on Node.js; without it on the client's PATH the trial is skipped with a
         // note (as the tmux and Chromium tests are), not failed.
-        let needs_node = Scenario::load(&file, &root).is_ok_and(|s| s.ui == Ui::Tui);
+        let needs_node = scenario.as_ref().is_some_and(|s| s.ui == Ui::Tui);
         let skip = needs_node && !node_on_client_path();
         if skip && round == 1 {
             eprintln!(

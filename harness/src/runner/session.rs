@@ -137,7 +137,7 @@ pub(super) fn say(
     let drawn = |s: &Shown<'_>| squash_rows(&s.history_lines()).matches(&tail).count();
     let before = drawn(&d.shown());
     let shown_before =
-        matches!(ui, Ui::Tui) && squash(&d.shown().viewport_rows().join("")).contains(&tail);
+        matches!(ui, Ui::Tui) && squash_rows(&d.shown().viewport_rows()).contains(&tail);
     d.type_line(text, clock.whole())
         .map_err(|e| clock.error(e))?;
     let mark = d.printed_mark();
