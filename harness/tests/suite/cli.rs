@@ -24,6 +24,19 @@ fn copied_rotating_db() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// `DIR/quick.toml`: a scenario that launches the client and checks; run with the `/bin/false`
+/// test double as the client, it exits at once and the run stops before its verdict.
+fn exits_at_once(dir: &Path) -> PathBuf {
+    let scenario = dir.join("quick.toml");
+    std::fs::write(
+        &scenario,
+        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
+         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
+    )
+    .unwrap();
+    scenario
+}
+
 /// Runs the binary; every run here finishes in well under a second (no client).
 fn run(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -707,13 +720,7 @@ fn an_interrupted_run_stops_its_clients_and_keeps_its_recordings() {
 /// do its job).
 fn run_is_quiet_off_a_terminal_and_json_stays_clean() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("quick.toml");
-    std::fs::write(
-        &scenario,
-        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
-         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
-    )
-    .unwrap();
+    let scenario = exits_at_once(dir.path());
     for json in [true, false] {
         let mut cmd = Command::new(BIN);
         cmd.args(["run", scenario.to_str().unwrap(), "--out"])
@@ -951,13 +958,7 @@ fn a_closed_stdout_ends_quietly_with_0() {
     // `run`: its verdict not printed, no further scenario starts, and no client is left. (The
     // client is `/bin/false`, as in `run_is_quiet_off_a_terminal_and_json_stays_clean`.)
     let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("quick.toml");
-    std::fs::write(
-        &scenario,
-        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
-         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
-    )
-    .unwrap();
+    let scenario = exits_at_once(dir.path());
     for json in [false, true] {
         let (read, write) = nix::unistd::pipe().unwrap();
         drop(read);
@@ -1141,13 +1142,7 @@ fn check_says_where_it_cut_the_recording() {
 /// stem. The client is the `/bin/false` test double: it exits at once.
 fn a_failed_run_reruns_with_its_flags_and_names_its_emulator() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("quick.toml");
-    std::fs::write(
-        &scenario,
-        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
-         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
-    )
-    .unwrap();
+    let scenario = exits_at_once(dir.path());
     let out = dir.path().join("out");
     let o = Command::new(BIN)
         .args([

@@ -120,20 +120,13 @@ fn the_rotating_bug_report_shrinks_with_the_same_signature() {
         .unwrap();
     let args: Vec<&str> = check.split(' ').collect();
     let c = hermes(&args);
-    assert!(
-        crate::common::output::stdout(&c).contains("rendered more than once"),
-        "{}",
-        crate::common::output::stdout(&c)
-    );
+    let printed = crate::common::output::stdout(&c);
+    assert!(printed.contains("rendered more than once"), "{printed}");
     // With the expectation it was made with, the check holds.
     let expect = fixture.join("expect.toml");
     let c = hermes(&[&args[..], &["--expect", expect.to_str().unwrap()]].concat());
-    assert_eq!(
-        c.status.code(),
-        Some(0),
-        "{}",
-        crate::common::output::stdout(&c)
-    );
+    let printed = crate::common::output::stdout(&c);
+    assert_eq!(c.status.code(), Some(0), "{printed}");
     assert!(
         std::fs::read(&user).unwrap() == before,
         "the user's file changed"
@@ -157,17 +150,9 @@ fn a_timeout_stops_with_the_best_confirmed_database() {
     assert!(std::fs::read(&user).unwrap() == before);
     // A bad timeout is refused before anything runs.
     let o = minimize(&user, &out, &["--timeout", "0"]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        crate::common::output::stderr(&o)
-    );
-    assert!(
-        crate::common::output::stderr(&o).contains("--timeout"),
-        "{}",
-        crate::common::output::stderr(&o)
-    );
+    let refused = crate::common::output::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{refused}");
+    assert!(refused.contains("--timeout"), "{refused}");
 }
 
 /// SIGINT while the real client confirms a candidate: the harness kills the client and the
@@ -279,17 +264,9 @@ fn a_database_that_displays_correctly_has_nothing_to_minimize() {
     assert!(std::fs::read(&db).unwrap() == before);
     // The minimizer's options are `minimize`'s, not `repro`'s (refused before any client runs).
     let o = hermes(&["repro", db.to_str().unwrap(), "--max-trials", "3"]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        crate::common::output::stderr(&o)
-    );
-    assert!(
-        crate::common::output::stderr(&o).contains("--max-trials"),
-        "{}",
-        crate::common::output::stderr(&o)
-    );
+    let refused = crate::common::output::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{refused}");
+    assert!(refused.contains("--max-trials"), "{refused}");
 }
 
 /// The tests of this file, trials of the binary that starts the real client.
