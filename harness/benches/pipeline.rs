@@ -16,7 +16,7 @@ use hermes_e2e::display::{self, Surface};
 use hermes_e2e::store::Store;
 use hermes_e2e::terminal::{cast, Emulator, ReflowScreen, Screen};
 use hermes_e2e::testing::history::History;
-use hermes_e2e::testing::words;
+use hermes_e2e::testing::oracle::count_words;
 use hermes_e2e::{Basis, Session};
 
 mod support;
@@ -228,7 +228,7 @@ fn word_count(c: &mut Criterion) {
         .repeat(12_000);
     let mut g = c.benchmark_group("words");
     g.throughput(Throughput::Bytes(text.len() as u64));
-    g.bench_function("count_1MB", |b| b.iter(|| black_box(words::count(&text))));
+    g.bench_function("count_1MB", |b| b.iter(|| black_box(count_words(&text))));
     g.finish();
 }
 

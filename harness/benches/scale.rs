@@ -281,7 +281,7 @@ fn one_large_message(c: &mut Criterion) {
         b.iter(|| {
             let store = Store::open(&db).unwrap();
             black_box(
-                hermes_e2e::testing::inspect::inspect(&store, None)
+                hermes_e2e::testing::oracle::inspect(&store, None)
                     .unwrap()
                     .text(),
             )

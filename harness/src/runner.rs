@@ -31,6 +31,7 @@ mod session;
 mod steps;
 mod streaming;
 
+pub use bless::bless_into;
 pub use error::{Error, StepError};
 pub(crate) use jobs::run_in_order;
 pub(crate) use record::record;
@@ -116,9 +117,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> ScenarioResult {
         }
     }
     result.wall_secs = started.elapsed().as_secs_f64();
-    result.passed = result.error.is_none()
-        && !result.checks.is_empty()
-        && result.checks.iter().all(|c| c.mismatches.is_empty());
+    result.passed = result.held();
     result
 }
 

@@ -695,7 +695,7 @@ impl Scenario {
 
     /// The scenario with every check expecting a correct display ([`Expectation::correct`]):
     /// what `run --expect-correct` runs.
-    pub(crate) fn expecting_correct(&self) -> Scenario {
+    pub fn expecting_correct(&self) -> Scenario {
         let mut scenario = self.clone();
         for step in &mut scenario.steps {
             if let Action::Check { expect, .. } = &mut step.action {

@@ -29,14 +29,12 @@ pub mod history {
     pub use crate::history::{steps, Compaction, History, Step};
 }
 
-/// What a `state.db` holds and what a correct display of it is.
-pub mod inspect {
-    pub use crate::inspect::inspect;
-}
-
-/// The oracle's row counts (stale previews, prompt rows).
+/// The oracle: the words it counts, its row counts (stale previews, prompt rows), and what a
+/// `state.db` holds and what a correct display of it is (`inspect`).
 pub mod oracle {
-    pub use crate::oracle::{count_rows, is_stale_preview};
+    pub use crate::{
+        inspect::inspect, oracle::count_rows, oracle::is_stale_preview, words::count as count_words,
+    };
 }
 
 /// The fake model: the server itself, and the kinds of call it serves.
@@ -52,11 +50,6 @@ pub mod reference {
 /// The signature of a verdict (`bisect`, `minimize`).
 pub mod triage {
     pub use crate::triage::signature;
-}
-
-/// The word segmentation the oracle counts with.
-pub mod words {
-    pub use crate::words::count;
 }
 
 /// A saved recording cut into views (`check --cast`).

@@ -19,6 +19,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use hermes_e2e::report;
 use hermes_e2e::runner::{self, RunOptions};
@@ -30,10 +31,13 @@ mod common {
     pub mod fixture;
     pub mod output;
     pub mod processes;
+    pub mod quick;
     pub mod report;
     pub mod test;
 }
 mod judges {
+    pub mod bless;
+    pub mod expect_correct;
     pub mod recorded_views;
     pub mod upstream_resize;
     pub mod views;
@@ -57,27 +61,33 @@ mod suite {
 }
 
 use common::test::Test;
-use judges::{recorded_views, upstream_resize, views};
+use judges::{bless, expect_correct, recorded_views, upstream_resize, views};
 
-/// The files of [`suite`] whose tests take long (several runs of the client each): listed
-/// first, longest first, so that no long test starts while the other workers run out of work.
+/// The files of [`suite`] whose tests take long (several runs of the client each, or a wait
+/// for a step's deadline): listed first, longest first, so that no long test starts while the
+/// other workers run out of work.
 const LONG: [(&str, &[Test]); 4] = [
     ("minimize", suite::minimize::TESTS),
     ("real_recorders", suite::real_recorders::TESTS),
     ("bisect", suite::bisect::TESTS),
-    ("bless", suite::bless::TESTS),
+    ("faults", suite::faults::TESTS),
 ];
 
-/// The files of [`suite`] whose tests take a few seconds at most: listed after the scenario
-/// trials, they fill the workers as the last long trials end.
+/// The files of [`suite`] whose tests take a few seconds at most: listed last, they fill the
+/// workers as the last long trials end.
 const SHORT: [(&str, &[Test]); 6] = [
     ("verdict", suite::verdict::TESTS),
     ("cli", suite::cli::TESTS),
-    ("faults", suite::faults::TESTS),
+    ("bless", suite::bless::TESTS),
     ("report_html", suite::report_html::TESTS),
     ("differential", suite::differential::TESTS),
     ("screens", suite::screens::TESTS),
 ];
+
+/// The judge whose trials take long on their own, mostly waiting (upstream's resize procedure,
+/// live in tmux): listed with [`LONG`], before the scenario trials, so that its waits overlap
+/// the other trials' work. The first of a judging trial and its scenario trial makes the run.
+const LONG_JUDGE: &str = "upstream_resize";
 
 /// A scenario's run, shared by the trials that judge it: made once, by the first to ask.
 type Shared = Arc<OnceLock<runner::ScenarioResult>>;
@@ -86,35 +96,48 @@ type Shared = Arc<OnceLock<runner::ScenarioResult>>;
 type Judge = fn(&str, &runner::ScenarioResult);
 
 /// The trials fed by a scenario trial's run: each judge's name, the scenarios it judges, the judge.
-const JUDGES: [(&str, &[&str], Judge); 3] = [
+/// The first, [`LONG_JUDGE`], takes long on its own.
+const JUDGES: [(&str, &[&str], Judge); 5] = [
+    (
+        LONG_JUDGE,
+        &upstream_resize::SCENARIOS,
+        upstream_resize::judge,
+    ),
+    ("bless", &bless::SCENARIOS, bless::judge),
+    (
+        "expect_correct",
+        &expect_correct::SCENARIOS,
+        expect_correct::judge,
+    ),
     (
         "recorded_views",
         &recorded_views::SCENARIOS,
         recorded_views::judge,
     ),
-    (
-        "upstream_resize",
-        &upstream_resize::SCENARIOS,
-        upstream_resize::judge,
-    ),
     ("views", &views::SCENARIOS, views::judge),
 ];
 
 fn main() {
+    START.get_or_init(Instant::now);
     let (mut args, filters) = arguments(std::env::args());
     args.test_threads = args.test_threads.or_else(workers);
     let rounds = stress();
     let mut trials = file_trials(&LONG);
-    let mut judging = Vec::new();
+    let (mut scenarios, mut judging) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
-        let (scenarios, judges) = scenario_trials(round);
-        trials.extend(scenarios);
+        let (runs, judges) = scenario_trials(round);
+        scenarios.extend(runs);
         judging.extend(judges);
     }
-    trials.extend(file_trials(&SHORT));
-    // Trials fed by another trial's run, listed last: by the time a worker takes one, the run
-    // it judges is made or under way.
+    let (long, judging): (Vec<Trial>, Vec<Trial>) = judging
+        .into_iter()
+        .partition(|t| t.name().starts_with(&format!("{LONG_JUDGE}/")));
+    trials.extend(long);
+    trials.extend(scenarios);
+    // The other trials fed by another trial's run, after every scenario trial: by the time a
+    // worker takes one, the run it judges is made or under way.
     trials.extend(judging);
+    trials.extend(file_trials(&SHORT));
     if !filters.is_empty() {
         trials.retain(|t| {
             filters.iter().any(|f| {
@@ -149,7 +172,7 @@ fn file_trials(files: &[(&str, &[Test])]) -> Vec<Trial> {
         .flat_map(|(file, tests)| {
             tests.iter().map(move |t| {
                 let run = t.run;
-                Trial::test(format!("{file}::{}", t.name), move || {
+                trial(format!("{file}::{}", t.name), move || {
                     run();
                     Ok(())
                 })
@@ -159,10 +182,45 @@ fn file_trials(files: &[(&str, &[Test])]) -> Vec<Trial> {
         .collect()
 }
 
+/// When the pool started: [`trial`]'s times are seconds since.
+static START: OnceLock<Instant> = OnceLock::new();
+
+/// A trial running `test`; with `HERMES_E2E_TIMES=FILE`, it appends its name, start and end
+/// (seconds since the pool started) and whether it passed to `FILE` as a tab-separated line, to
+/// see where a run's time goes and how busy the workers were (docs/ci.md).
+fn trial(name: String, test: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
+    let Some(log) = std::env::var_os("HERMES_E2E_TIMES").filter(|f| !f.is_empty()) else {
+        return Trial::test(name, test);
+    };
+    Trial::test(name.clone(), move || {
+        let start = START.get_or_init(Instant::now);
+        let began = start.elapsed().as_secs_f64();
+        let outcome = test();
+        let line = format!(
+            "{name}\t{began:.1}\t{:.1}\t{}\n",
+            start.elapsed().as_secs_f64(),
+            if outcome.is_ok() { "ok" } else { "FAILED" }
+        );
+        // One short write to a file opened for appending: workers' lines do not interleave.
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+        if let Err(e) = written {
+            eprintln!(
+                "note: HERMES_E2E_TIMES: cannot append to {}: {e}",
+                log.to_string_lossy()
+            );
+        }
+        outcome
+    })
+}
+
 /// How many trials run at once unless `--test-threads` says: `RUST_TEST_THREADS` as libtest
-/// reads it, else one more than the cores. A trial waits on the client as well as computing (a
-/// turn's reply streams, the screen settles), so one worker per core leaves a core idle part of
-/// the time; one more keeps both busy (docs/performance.md, "The suite's workers").
+/// reads it, else two per core. A trial waits on the client as well as computing (a turn's
+/// reply streams, the screen settles, a terminal answers late, a step runs to its deadline), so
+/// fewer workers leave the cores idle part of the time (docs/ci.md, "Where the time goes").
 fn workers() -> Option<usize> {
     std::env::var("RUST_TEST_THREADS")
         .ok()
@@ -170,7 +228,7 @@ fn workers() -> Option<usize> {
         .or_else(|| {
             std::thread::available_parallelism()
                 .ok()
-                .map(|n| n.get() + 1)
+                .map(|n| n.get() * 2)
         })
 }
 
@@ -276,10 +334,9 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
         if !own_geometry && (sweep_all || SWEPT.contains(&name.as_str())) {
             for &(cols, rows) in &sizes {
                 let (file, root) = (file.clone(), root.clone());
-                trials.push(Trial::test(
-                    format!("{name}@{cols}x{rows}{suffix}"),
-                    move || run_at(&file, &root, rows, cols),
-                ));
+                trials.push(trial(format!("{name}@{cols}x{rows}{suffix}"), move || {
+                    run_at(&file, &root, rows, cols)
+                }));
             }
         }
         // The TUI runs on Node.js; without it on the client's PATH the trial is skipped with a
@@ -299,7 +356,7 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
             let (file, root, shared, name) =
                 (file.clone(), root.clone(), shared.clone(), name.clone());
             judging.push(
-                Trial::test(format!("{judge_name}/{name}{suffix}"), move || {
+                trial(format!("{judge_name}/{name}{suffix}"), move || {
                     judge_run(&file, &root, &name, &shared, judge)
                 })
                 .with_ignored_flag(skip),
@@ -307,7 +364,7 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
         }
         let root = root.clone();
         trials.push(
-            Trial::test(format!("{name}{suffix}"), move || {
+            trial(format!("{name}{suffix}"), move || {
                 run_one(&file, &root, &shared)
             })
             .with_ignored_flag(skip),

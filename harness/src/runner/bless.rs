@@ -42,9 +42,11 @@ use super::{CheckResult, ScenarioResult};
 use crate::oracle::{Cause, Findings, RowCounts};
 use crate::scenario::{named_findings, Expectation, RowPin};
 
-/// Bless `results`, the report of what was done appended to `out`; true when every pin now holds
-/// (nothing refused or left to a person, every file written).
-pub(crate) fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
+/// Blesses `results` (`run --bless`): the pins of their scenario files become what the runs
+/// measured, the report of what was done appended to `out`; true when every pin now holds
+/// (nothing refused or left to a person, every file written). Refused while
+/// `HERMES_E2E_CLIENT` overrides the scenarios' clients.
+pub fn bless_into(results: &[ScenarioResult], out: &mut String) -> bool {
     if let Some(client) = std::env::var_os(crate::client::CLIENT_ENV).filter(|c| !c.is_empty()) {
         let _ = writeln!(
             out,

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::oracle::{self, Check, RowCounts};
-use crate::scenario::{Comparison, Expectation};
+use crate::scenario::{Action, Comparison, Expectation, Scenario};
 use crate::terminal::Transcript;
 use crate::verdict::Basis;
 use crate::views::recorded::Cut;
@@ -226,20 +226,17 @@ impl CheckResult {
         transcript: Transcript,
         screen_svg: Option<String>,
     ) -> CheckResult {
-        let mismatches = expected.mismatches(&check, row_counts.as_ref());
-        CheckResult {
-            passed: mismatches.is_empty(),
+        let mut result = CheckResult {
+            passed: false,
             causes: check.repeats.iter().map(|r| r.cause).collect(),
-            comparisons: expected.comparisons(&check, row_counts.as_ref()),
+            comparisons: Vec::new(),
             internal: InternalShown::located(&check, &basis.expected),
             verdict: oracle::verdict_sentence(&check),
-            mismatches,
-            fixed_upstream: expected
-                .fixed_upstream(&check, row_counts.as_ref())
-                .map(str::to_owned),
+            mismatches: Vec::new(),
+            fixed_upstream: None,
             check,
             row_counts,
-            expected,
+            expected: Expectation::default(),
             line,
             session: basis.session.clone(),
             stored_rows: basis.expected.stored_rows,
@@ -253,7 +250,22 @@ impl CheckResult {
             cut: None,
             history: None,
             transcript_text: None,
-        }
+        };
+        result.judge(expected);
+        result
+    }
+
+    /// Judges the check against `expected`: sets it, and what follows from it — whether the
+    /// check held, its comparisons, its mismatches and a known bug it reads as fixed.
+    fn judge(&mut self, expected: Expectation) {
+        let rows = self.row_counts.as_ref();
+        self.mismatches = expected.mismatches(&self.check, rows);
+        self.passed = self.mismatches.is_empty();
+        self.comparisons = expected.comparisons(&self.check, rows);
+        self.fixed_upstream = expected
+            .fixed_upstream(&self.check, rows)
+            .map(str::to_owned);
+        self.expected = expected;
     }
 
     /// The result with the views its numbers add up from.
@@ -293,6 +305,33 @@ impl ScenarioResult {
             kept,
             rerun,
         }
+    }
+
+    /// Whether the run passed: it ran to its end and every check held.
+    pub(crate) fn held(&self) -> bool {
+        self.error.is_none() && !self.checks.is_empty() && self.checks.iter().all(|c| c.passed)
+    }
+
+    /// The run judged again against `scenario`, nothing run again: what `run --bless` would
+    /// write or `run --expect-correct` would say of it. `scenario` is the one that was run with
+    /// its pins changed (edited, [`Scenario::expecting_correct`]); each check takes the
+    /// expectation of the scenario's check step of its position and name (a check with no such
+    /// step keeps its own), and the result takes the scenario's file.
+    pub fn judged_against(&self, scenario: &Scenario) -> ScenarioResult {
+        let mut steps = scenario.steps.iter().filter_map(|s| match &s.action {
+            Action::Check { name, expect } => Some((name, expect)),
+            _ => None,
+        });
+        let mut judged = self.clone();
+        judged.file = scenario.path.clone();
+        for check in &mut judged.checks {
+            match steps.next() {
+                Some((name, expect)) if *name == check.check.at => check.judge(expect.clone()),
+                _ => break,
+            }
+        }
+        judged.passed = judged.held();
+        judged
     }
 
     /// The files (not directories) in [`ScenarioResult::kept`] with their names, in name order.

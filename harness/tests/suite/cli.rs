@@ -12,6 +12,7 @@ use crate::common::bin::BIN;
 use crate::common::fixture::fixture;
 use crate::common::output::{stderr, stdout};
 use crate::common::processes::processes_under;
+use crate::common::quick::exits_at_once;
 use crate::common::report::{rotating_db, user_report};
 use crate::common::test::{tests, Test};
 
@@ -22,19 +23,6 @@ fn copied_rotating_db() -> (tempfile::TempDir, PathBuf) {
     let path = dir.path().join("state.db");
     std::fs::copy(rotating_db(), &path).unwrap();
     (dir, path)
-}
-
-/// `DIR/quick.toml`: a scenario that launches the client and checks; run with the `/bin/false`
-/// test double as the client, it exits at once and the run stops before its verdict.
-fn exits_at_once(dir: &Path) -> PathBuf {
-    let scenario = dir.join("quick.toml");
-    std::fs::write(
-        &scenario,
-        "# A client that exits at once (harness test).\n\n[scenario]\nsize = { rows = 24, cols = 80 }\n\n\
-         [[step]]\nlaunch = []\n\n[[step]]\ncheck = \"never\"\nexpect = {}\n",
-    )
-    .unwrap();
-    scenario
 }
 
 /// Runs the binary; every run here finishes in well under a second (no client).
