@@ -13,9 +13,9 @@
 //! dropped).
 //!
 //! A test that judges what a scenario's run leaves (its recordings, its database, its views) is
-//! a trial of its own fed by that run, not a second launch of the client: `recorded_views/NAME`,
-//! `upstream_resize/NAME` and `views/NAME` (see [`JUDGES`]) share the run of trial `NAME`,
-//! whichever starts first makes it.
+//! a trial of its own fed by that run, not a second launch of the client: `upstream_resize/NAME`,
+//! `recorded_views/NAME`, `views/NAME`, `bless/NAME` and `expect_correct/NAME` (see [`JUDGES`])
+//! share the run of trial `NAME`, whichever starts first makes it.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
