@@ -73,8 +73,8 @@ const LONG: [(&str, &[Test]); 4] = [
     ("faults", suite::faults::TESTS),
 ];
 
-/// The files of [`suite`] whose tests take a few seconds at most: listed last, they fill the
-/// workers as the last long trials end.
+/// The files of [`suite`] whose tests take a few seconds at most: listed after the scenario
+/// trials, they fill the workers as the last long trials end.
 const SHORT: [(&str, &[Test]); 6] = [
     ("verdict", suite::verdict::TESTS),
     ("cli", suite::cli::TESTS),
@@ -84,11 +84,6 @@ const SHORT: [(&str, &[Test]); 6] = [
     ("screens", suite::screens::TESTS),
 ];
 
-/// The judge whose trials take long on their own, mostly waiting (upstream's resize procedure,
-/// live in tmux): listed with [`LONG`], before the scenario trials, so that its waits overlap
-/// the other trials' work. The first of a judging trial and its scenario trial makes the run.
-const LONG_JUDGE: &str = "upstream_resize";
-
 /// A scenario's run, shared by the trials that judge it: made once, by the first to ask.
 type Shared = Arc<OnceLock<runner::ScenarioResult>>;
 
@@ -96,10 +91,10 @@ type Shared = Arc<OnceLock<runner::ScenarioResult>>;
 type Judge = fn(&str, &runner::ScenarioResult);
 
 /// The trials fed by a scenario trial's run: each judge's name, the scenarios it judges, the judge.
-/// The first, [`LONG_JUDGE`], takes long on its own.
+/// The first takes longest (upstream's resize procedure live in tmux).
 const JUDGES: [(&str, &[&str], Judge); 5] = [
     (
-        LONG_JUDGE,
+        "upstream_resize",
         &upstream_resize::SCENARIOS,
         upstream_resize::judge,
     ),
@@ -123,21 +118,17 @@ fn main() {
     args.test_threads = args.test_threads.or_else(workers);
     let rounds = stress();
     let mut trials = file_trials(&LONG);
-    let (mut scenarios, mut judging) = (Vec::new(), Vec::new());
+    let mut judging = Vec::new();
     for round in 1..=rounds {
-        let (runs, judges) = scenario_trials(round);
-        scenarios.extend(runs);
+        let (scenarios, judges) = scenario_trials(round);
+        trials.extend(scenarios);
         judging.extend(judges);
     }
-    let (long, judging): (Vec<Trial>, Vec<Trial>) = judging
-        .into_iter()
-        .partition(|t| t.name().starts_with(&format!("{LONG_JUDGE}/")));
-    trials.extend(long);
-    trials.extend(scenarios);
-    // The other trials fed by another trial's run, after every scenario trial: by the time a
-    // worker takes one, the run it judges is made or under way.
-    trials.extend(judging);
     trials.extend(file_trials(&SHORT));
+    // Trials fed by another trial's run, listed last: by the time a worker takes one, the run
+    // it judges is made or under way, and the machine is at its quietest for upstream's resize
+    // procedure live in tmux, whose verdict depends on the client's timing.
+    trials.extend(judging);
     if !filters.is_empty() {
         trials.retain(|t| {
             filters.iter().any(|f| {
@@ -349,18 +340,19 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
             );
         }
         let shared = Shared::default();
-        for (judge_name, scenarios, judge) in JUDGES {
+        for (order, (judge_name, scenarios, judge)) in JUDGES.into_iter().enumerate() {
             if !scenarios.contains(&name.as_str()) {
                 continue;
             }
             let (file, root, shared, name) =
                 (file.clone(), root.clone(), shared.clone(), name.clone());
-            judging.push(
+            judging.push((
+                order,
                 trial(format!("{judge_name}/{name}{suffix}"), move || {
                     judge_run(&file, &root, &name, &shared, judge)
                 })
                 .with_ignored_flag(skip),
-            );
+            ));
         }
         let root = root.clone();
         trials.push(
@@ -370,7 +362,9 @@ fn scenario_trials(round: usize) -> (Vec<Trial>, Vec<Trial>) {
             .with_ignored_flag(skip),
         );
     }
-    (trials, judging)
+    // The judges in the order of [`JUDGES`], the longest first.
+    judging.sort_by_key(|&(order, _)| order);
+    (trials, judging.into_iter().map(|(_, t)| t).collect())
 }
 
 /// A scenario's expected run time, in about seconds, to start the longest trials first: a

@@ -314,9 +314,10 @@ impl ScenarioResult {
 
     /// The run judged again against `scenario`, nothing run again: what `run --bless` would
     /// write or `run --expect-correct` would say of it. `scenario` is the one that was run with
-    /// its pins changed (edited, [`Scenario::expecting_correct`]); each check takes the
-    /// expectation of the scenario's check step of its position and name (a check with no such
-    /// step keeps its own), and the result takes the scenario's file.
+    /// its pins changed (edited, [`Scenario::expecting_correct`]): each check takes the
+    /// expectation of the scenario's check step of its position, as long as the steps' names
+    /// are the checks' (from the first that differs, the checks keep their own), and the result
+    /// takes the scenario's file.
     pub fn judged_against(&self, scenario: &Scenario) -> ScenarioResult {
         let mut steps = scenario.steps.iter().filter_map(|s| match &s.action {
             Action::Check { name, expect } => Some((name, expect)),

