@@ -186,11 +186,16 @@ fn trial(name: String, test: impl FnOnce() -> Result<(), Failed> + Send + 'stati
     Trial::test(name.clone(), move || {
         let start = START.get_or_init(Instant::now);
         let began = start.elapsed().as_secs_f64();
-        let outcome = test();
+        // A test that panics is logged too, then its panic goes on to the harness.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(test));
         let line = format!(
             "{name}\t{began:.1}\t{:.1}\t{}\n",
             start.elapsed().as_secs_f64(),
-            if outcome.is_ok() { "ok" } else { "FAILED" }
+            if matches!(outcome, Ok(Ok(()))) {
+                "ok"
+            } else {
+                "FAILED"
+            }
         );
         // One short write to a file opened for appending: workers' lines do not interleave.
         let written = std::fs::OpenOptions::new()
@@ -204,7 +209,7 @@ fn trial(name: String, test: impl FnOnce() -> Result<(), Failed> + Send + 'stati
                 log.to_string_lossy()
             );
         }
-        outcome
+        outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
 }
 
