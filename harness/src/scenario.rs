@@ -693,8 +693,9 @@ impl Scenario {
         }
     }
 
-    /// The scenario with every check expecting a correct display ([`Expectation::correct`]):
-    /// what `run --expect-correct` runs.
+    /// The scenario with every check expecting a correct display — every finding 0 (unpinned
+    /// ones too), no causes, an exact row pin `N` read as at most `N`: what `run
+    /// --expect-correct` runs.
     pub fn expecting_correct(&self) -> Scenario {
         let mut scenario = self.clone();
         for step in &mut scenario.steps {
