@@ -82,7 +82,7 @@ fn bless_and_expect_correct_reach_the_run() {
     assert!(out.contains(&rerun), "{out}");
 }
 
-/// The tests of this file, trials of the binary that starts the real client.
+/// The tests of this file, trials of the binary that runs the suite in one pool of workers.
 pub const TESTS: &[Test] = tests![
     bless_takes_no_overrides_and_no_expect_correct,
     bless_and_expect_correct_reach_the_run,
