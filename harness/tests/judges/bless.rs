@@ -6,7 +6,7 @@
 //! back to 0 become the measured numbers with `known_bug = "TODO: …"`. That the binary's
 //! `--bless` reaches the same blessing is `bless::bless_and_expect_correct_reach_the_run`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hermes_e2e::runner::{self, ScenarioResult};
 use hermes_e2e::Scenario;
@@ -36,15 +36,22 @@ pub fn judge(name: &str, result: &ScenarioResult) {
     }
 }
 
-/// `files` (paths under `scenarios/`) copied side by side into `dir`, as in `scenarios/` (a
-/// scenario includes `../conversations/…`).
-fn copy_scenarios(dir: &Path, files: &[&str]) {
+/// The conversation the scenarios judged here include.
+const CONVERSATION: &str = "conversations/lighthouse.steps.toml";
+
+/// The scenario `file` (a path under `scenarios/`) and [`CONVERSATION`] copied side by side into
+/// `dir`, as in `scenarios/` (the scenario includes `../conversations/…`): the copy's path and
+/// text.
+fn copy_scenario(dir: &Path, file: &str) -> (PathBuf, String) {
     let scenarios = runner::workspace_root().join("scenarios");
-    for file in files {
+    for file in [file, CONVERSATION] {
         let to = dir.join(file);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(scenarios.join(file), to).unwrap();
     }
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    (path, text)
 }
 
 /// The 1-based line of the first line of `text` that contains `needle`.
@@ -63,16 +70,8 @@ fn judged(result: &ScenarioResult, path: &Path, root: &Path) -> ScenarioResult {
 
 fn a_doctored_pin_is_restored_and_the_change_printed(result: &ScenarioResult) {
     let dir = tempfile::tempdir().unwrap();
-    copy_scenarios(
-        dir.path(),
-        &[
-            "compress/rotating_resume.toml",
-            "conversations/lighthouse.steps.toml",
-        ],
-    );
-    let path = dir.path().join("compress/rotating_resume.toml");
-    let original = std::fs::read_to_string(&path).unwrap();
-    let included = dir.path().join("conversations/lighthouse.steps.toml");
+    let (path, original) = copy_scenario(dir.path(), "compress/rotating_resume.toml");
+    let included = dir.path().join(CONVERSATION);
     let included_before = std::fs::read_to_string(&included).unwrap();
     // One more word rendered twice than the client draws.
     let pin = regex::Regex::new(r"words_rendered_more_than_once = (\d+)").unwrap();
@@ -133,15 +132,7 @@ fn a_doctored_pin_is_restored_and_the_change_printed(result: &ScenarioResult) {
 /// the compact causes and `known_bug = "TODO: …"`, and says so.
 fn a_pin_that_becomes_non_zero_gets_a_todo_known_bug(result: &ScenarioResult) {
     let dir = tempfile::tempdir().unwrap();
-    copy_scenarios(
-        dir.path(),
-        &[
-            "v0_19/draft_while_resized.toml",
-            "conversations/lighthouse.steps.toml",
-        ],
-    );
-    let path = dir.path().join("v0_19/draft_while_resized.toml");
-    let original = std::fs::read_to_string(&path).unwrap();
+    let (path, original) = copy_scenario(dir.path(), "v0_19/draft_while_resized.toml");
     let expect = regex::Regex::new(r"(?m)^expect = \{.*\}\nknown_bug = .*\n").unwrap();
     let zeroed = expect
         .replace(&original, "expect = { prompt_rows = 5 }\n")

@@ -26,6 +26,17 @@ fn run(args: &[&str]) -> Output {
         .expect("run hermes-e2e")
 }
 
+/// `check --cast` of the rotating fixture's resume against its database, then `extra`.
+fn check_rotating(extra: &[&str]) -> Output {
+    let (cast, db) = (
+        format!("{ROTATING}/resume.cast"),
+        format!("{ROTATING}/state.db"),
+    );
+    let mut args = vec!["check", "--cast", &cast, "--db", &db];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(BIN)
         .args(args)
@@ -162,13 +173,11 @@ fn the_json_verdict_shape_is_pinned() {
 
 /// The text verdicts of the same checks, pinned: `ok`/`FAIL` first, the internal text located.
 fn the_text_verdicts_are_pinned() {
-    let cast = format!("{ROTATING}/resume.cast");
-    let db = format!("{ROTATING}/state.db");
     let expect = format!("{ROTATING}/expect.toml");
-    let o = run(&["check", "--cast", &cast, "--db", &db, "--expect", &expect]);
+    let o = check_rotating(&["--expect", &expect]);
     assert_eq!(o.status.code(), Some(0));
     let passing = stdout(&o);
-    let o = run(&["check", "--cast", &cast, "--db", &db]);
+    let o = check_rotating(&[]);
     assert_eq!(o.status.code(), Some(1));
     let failing = stdout(&o);
     in_snapshots(|| {
@@ -203,17 +212,7 @@ fn check_expecting(toml: &str) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("expect.toml");
     std::fs::write(&file, toml).unwrap();
-    let cast = format!("{ROTATING}/resume.cast");
-    let db = format!("{ROTATING}/state.db");
-    let o = run(&[
-        "check",
-        "--cast",
-        &cast,
-        "--db",
-        &db,
-        "--expect",
-        file.to_str().unwrap(),
-    ]);
+    let o = check_rotating(&["--expect", file.to_str().unwrap()]);
     (o.status.code(), stdout(&o))
 }
 
@@ -252,14 +251,7 @@ fn causes_are_compared_only_where_written() {
         "{out}"
     );
     // `--expect-findings` by the same rules: causes not compared.
-    let cast = format!("{ROTATING}/resume.cast");
-    let db = format!("{ROTATING}/state.db");
-    let o = run(&[
-        "check",
-        "--cast",
-        &cast,
-        "--db",
-        &db,
+    let o = check_rotating(&[
         "--expect-findings",
         "words_rendered_more_than_once=169,internal_text_shown=502",
     ]);
@@ -270,9 +262,7 @@ fn causes_are_compared_only_where_written() {
 /// the rotating fixture is at the rows the FAIL block gives, counted from 1, and the internal
 /// text at the rows its `internal:` line gives.
 fn history_rows_are_numbered_from_1_everywhere() {
-    let cast = format!("{ROTATING}/resume.cast");
-    let db = format!("{ROTATING}/state.db");
-    let o = run(&["check", "--cast", &cast, "--db", &db, "--history", "--json"]);
+    let o = check_rotating(&["--history", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let check = &v["checks"][0];
     let history: Vec<&str> = check["history"]
@@ -295,7 +285,7 @@ fn history_rows_are_numbered_from_1_everywhere() {
         "{internal}"
     );
     // The text: numbered lines, no leading blank line, then the verdict with the same numbers.
-    let o = run(&["check", "--cast", &cast, "--db", &db, "--history"]);
+    let o = check_rotating(&["--history"]);
     let out = stdout(&o);
     assert!(out.starts_with("1\t"), "{out}");
     let first = surplus["first"].as_u64().unwrap();
