@@ -179,6 +179,29 @@ pub(crate) enum Event {
     Other,
 }
 
+impl Event {
+    /// Whether this is output that only erases (a line, the rest of the screen) and moves the
+    /// cursor, drawing nothing: the first half of a clear and repaint.
+    pub(crate) fn only_erases(&self) -> bool {
+        use std::sync::OnceLock;
+        static ESCAPE: OnceLock<regex::Regex> = OnceLock::new();
+        static ERASE: OnceLock<regex::Regex> = OnceLock::new();
+        let Event::Output(data) = self else {
+            return false;
+        };
+        let erase =
+            ERASE.get_or_init(|| regex::Regex::new(r"\x1b\[[0-9;?]*[JK]").expect("valid regex"));
+        let escape = ESCAPE.get_or_init(|| {
+            // CSI, OSC (to BEL or ST), and the other two- or three-byte escapes.
+            regex::Regex::new(
+                r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])",
+            )
+            .expect("valid regex")
+        });
+        erase.is_match(data) && escape.replace_all(data, "").chars().all(char::is_control)
+    }
+}
+
 /// What a [`Recording`] was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

