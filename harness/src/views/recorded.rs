@@ -26,11 +26,13 @@
 //! `/queue TEXT`, `/steer TEXT`): the user row holding the text was made once the step was sent,
 //! so the offset is the smallest `row timestamp − send time` over them, and at most a second past
 //! the header's `timestamp` (whole seconds, and never late). Without one, the header's
-//! `timestamp` sets it.
+//! `timestamp` sets it. A line's row is looked for from [`ECHO_LATE`] before it was sent: an
+//! echo may reach the recording after the row was stored.
 //!
 //! **The database each view was drawn from.** An in-memory copy as of the view's end
 //! ([`Store::as_of`]): without the rows made after it, and with the rows taken back after it —
-//! or superseded only by copies made after it — live again. `/retry`, `/undo N` and
+//! or superseded only by copies made after it — live again; the last view ends with the
+//! recording (rows made later are another process's). `/retry`, `/undo N` and
 //! `/rollback N` take back the questions they name from the end of the current session, as the
 //! client's `rewind_to_message` does (`taken_back_by`). Each view is then judged by its kind's
 //! [`Rules`]; a line typed while a reply streams (`/queue`, `/steer`) may draw the rest of that
@@ -324,7 +326,9 @@ fn echo(line: &str) -> Option<(bool, &str)> {
 /// burst is the run of output events each within `BURST` (50 ms) of the last). An echo is new when
 /// it is not one the history already held: the echoes are matched in order with the last
 /// ones seen (a longest common subsequence), so a clear and repaint (`/redraw`) that draws the
-/// same echoes again starts nothing, and the same question asked again does.
+/// same echoes again starts nothing, and the same question asked again does ([`new_echoes`]:
+/// also a repaint caught half-drawn). A clear that reached the recording alone just before the
+/// burst starts the step with it.
 ///
 /// Also returns the screen the whole recording drew (it was replayed once for this).
 pub(crate) fn from_markers<E: Emulator>(recording: &Recording) -> (Vec<Step>, E) {
@@ -621,7 +625,8 @@ fn place(steps: &mut [Step], stamps: &[Stamp]) -> Result<(), &'static str> {
 /// How much later than its user row was made a step's echo may reach the recording: the
 /// client stores the row while its echo is still on the way, and a recorder under load reads
 /// it late. Without this slack, a `say` whose echo came late would not set the clock, and the
-/// clock set by the others would put its row in the view before it.
+/// clock set by the others would put its row in the view before it. Also how long after the
+/// recording's last event a row counts as the recording's (one made as the client exits).
 const ECHO_LATE: f64 = 1.0;
 
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
@@ -829,7 +834,14 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     if steps.len() == 1 {
         return Ok(whole("nothing was sent after the launch"));
     }
-    let (befores, bases) = befores_and_bases(&steps, &stamps, offset, store, &read)?;
+    // The last view ends with the recording: a row made later is another process's (the
+    // session resumed after the recording stopped), never this recording's to draw. A screen
+    // has no end on the database's clock: it ends after the last row.
+    let end = match recording.events.last() {
+        Some(last) if recording.timed() => offset + last.time + ECHO_LATE,
+        _ => f64::INFINITY,
+    };
+    let (befores, bases) = befores_and_bases(&steps, &stamps, (offset, end), store, &read)?;
     let trim = cut == Cut::ClientMarkers;
     let judged = judge_views::<E>(recording, &mut steps, (&befores, &bases), trim, said);
     Ok(Recorded {
@@ -843,12 +855,13 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
 /// Each view's basis, by view: `None` before any session held a message.
 type Bases = Vec<Option<Rc<Basis>>>;
 
-/// What the database held as each step was sent, and after the last one (what was taken back
-/// then: what the view before it showed taken back), and each view's basis ([`databases`]).
+/// What the database held as each step was sent (at `offset` plus its time), and at `end` (the
+/// last view's end; what was taken back then: what the view before it showed taken back), and
+/// each view's basis ([`databases`]).
 fn befores_and_bases<Er: From<StoreError>>(
     steps: &[Step],
     stamps: &[Stamp],
-    offset: f64,
+    (offset, end): (f64, f64),
     store: &Store,
     read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
 ) -> Result<(Vec<Before>, Bases), Er> {
@@ -856,7 +869,7 @@ fn befores_and_bases<Er: From<StoreError>>(
         .iter()
         .map(|s| before_at(stamps, offset + s.sent))
         .collect();
-    befores.push(before_at(stamps, f64::INFINITY));
+    befores.push(before_at(stamps, end));
     let bases = databases(steps, &befores, stamps, store, read)?;
     for (s, before) in befores.iter_mut().enumerate() {
         before.taken_back_rows = bases[s.saturating_sub(1).min(bases.len() - 1)]

@@ -538,6 +538,45 @@ fn judged(
 }
 
 #[test]
+fn rows_made_after_the_recording_ended_are_not_its_to_draw() {
+    // The user left the client without `/quit` (Ctrl-D) and the recording ended with the
+    // reply; the session was resumed later, unrecorded, and asked one more question. Measured
+    // on `history/queue_rotating`'s first recording cut before its `/quit`: its last view read
+    // the later process's 4 messages as missing.
+    use crate::store::testdb::{Msg, TestDb};
+    use crate::store::Schema;
+    let mut db = TestDb::new(Schema::Uid);
+    db.session("s1", None, 1000.0, None);
+    let a1 = "A keeper trimmed the wick and polished the lens every morning before breakfast";
+    let a2 = "Rarely: the inspector, the tender's crew and now and then a curious painter";
+    let rows = [
+        ("user", "What did a keeper do?", 1001.11, "u1"),
+        ("assistant", a1, 1001.2, "r1"),
+        ("user", "Did the keeper have visitors?", 1030.5, "u2"),
+        ("assistant", a2, 1030.6, "r2"),
+    ];
+    for (role, text, ts, uid) in rows {
+        let mut m = Msg::new("s1", role, text);
+        m.ts = Some(ts);
+        m.uid = Some(uid.to_owned());
+        db.msg(&m);
+    }
+    let rec = recording(
+        None,
+        vec![
+            (0.1, output("Welcome to Hermes Agent!\r\n")),
+            (1.0, input("What did a keeper do?")),
+            (1.1, input("\r")),
+            (1.105, output("● What did a keeper do?\r\n")),
+            (1.2, output(&format!("\r\n{a1}\r\n\r\n"))),
+            (1.5, input("\u{4}")),
+        ],
+    );
+    let none = crate::oracle::Findings::default();
+    assert_eq!(judged(&rec, &db), (Cut::InputEvents, vec![none; 2]));
+}
+
+#[test]
 fn an_exchange_drawn_before_a_retry_is_not_a_repeat_and_a_reply_drawn_twice_is() {
     let (rec, db) = retried(false);
     // Judged whole, the exchange the user retried reads as drawn twice.
