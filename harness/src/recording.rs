@@ -86,6 +86,20 @@ pub(crate) fn check(request: &Request<'_>, expectation: Expectation) -> Result<J
         None => None,
     };
     let (replayed, store, basis) = replay_and_read(request)?;
+    // Rows made after the recording ended (the session resumed later) are no part of it. When
+    // the session checked held nothing yet, the database is not the recording's (warned about
+    // below) and is read whole.
+    let stamps = store.stamps()?;
+    let (store, basis) = match recorded::at_end(&replayed.recording, &replayed.steps, &stamps) {
+        Some((max, live)) => {
+            let at_end = store.as_of(max, &live)?;
+            match Basis::read(&at_end, request.session.into(), display::Surface::default()) {
+                Ok(then) => (at_end, then),
+                Err(_) => (store, basis),
+            }
+        }
+        None => (store, basis),
+    };
     // The display settings the client's resume recap was drawn under, when given.
     let recap = match request.config {
         Some(config) => {

@@ -837,10 +837,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     // The last view ends with the recording: a row made later is another process's (the
     // session resumed after the recording stopped), never this recording's to draw. A screen
     // has no end on the database's clock: it ends after the last row.
-    let end = match recording.events.last() {
-        Some(last) if recording.timed() => offset + last.time + ECHO_LATE,
-        _ => f64::INFINITY,
-    };
+    let end = end_of(recording, Some(offset)).unwrap_or(f64::INFINITY);
     let (befores, bases) = befores_and_bases(&steps, &stamps, (offset, end), store, &read)?;
     let trim = cut == Cut::ClientMarkers;
     let judged = judge_views::<E>(recording, &mut steps, (&befores, &bases), trim, said);
@@ -850,6 +847,42 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
         whole_because: None,
         screen: !recording.timed(),
     })
+}
+
+/// When `recording` ended on the database's clock, [`ECHO_LATE`] to spare: by the header's
+/// `timestamp` at its latest (a second past it), else by `offset`; `None` for a screen (no
+/// clock) or a recording with neither.
+fn end_of(recording: &Recording, offset: Option<f64>) -> Option<f64> {
+    let last = recording.events.last().filter(|_| recording.timed())?;
+    let start = recording.timestamp.map(|h| h + 1.0).or(offset)?;
+    Some(start + last.time + ECHO_LATE)
+}
+
+/// The database as it was when `recording` (cut into `steps`) ended, when rows were made after
+/// it — the session resumed after the recording stopped: the largest row id then, and the rows
+/// to make live again (superseded only by copies made later). `None` when no row was made after
+/// it, or the recording has no clock.
+pub(crate) fn at_end(
+    recording: &Recording,
+    steps: &Steps,
+    stamps: &[Stamp],
+) -> Option<(i64, Vec<i64>)> {
+    let offset = match steps.cut {
+        Cut::Whole => None,
+        _ => clock(&steps.steps, stamps, recording.timestamp),
+    };
+    let max = before_at(stamps, end_of(recording, offset)?).max_row_id;
+    if stamps.iter().all(|s| s.id <= max) {
+        return None;
+    }
+    let first_copy = first_copies(stamps);
+    let live = stamps
+        .iter()
+        .filter(|r| r.id <= max && !r.active && !r.compacted)
+        .filter(|r| first_copy.get(&r.id).is_some_and(|&copy| copy > max))
+        .map(|r| r.id)
+        .collect();
+    Some((max, live))
 }
 
 /// Each view's basis, by view: `None` before any session held a message.

@@ -331,35 +331,35 @@ fn a_recording_of_another_database_is_warned_about() {
         out.contains("  note:     `fixtures/0.19.0-inplace-resume/state.db` is in WAL mode"),
         "{out}"
     );
-    // The other way round: the session checked (the newest with messages) is one the
-    // recording does not show.
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("state.db");
-    std::fs::copy(root().join(ROTATING).join("state.db"), &db).unwrap();
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "insert into sessions (id, source, started_at) select '20261203_090000_abcdef', source, \
-         started_at + 3600 from sessions limit 1;
-         insert into messages (session_id, role, content, timestamp) values \
-         ('20261203_090000_abcdef', 'user', 'a later question', 1e10);",
-    )
-    .unwrap();
-    drop(conn);
-    let o = run(&[
-        "check",
-        "--cast",
-        &format!("{ROTATING}/resume.cast"),
-        "--db",
-        db.to_str().unwrap(),
-    ]);
-    let out = stdout(&o);
-    assert!(
-        out.contains(
-            "  warning:  the session checked, 20261203_090000_abcdef, is not one the recording \
-             names (20261202_183601_e28d7d and 20261202_183554_6dda8d)"
-        ),
-        "{out}"
-    );
+    // The other way round: the session checked (the newest with messages when the recording
+    // ended) is one the recording does not show. A session started after it ended (timestamp
+    // 1e10) is not the recording's to show: the recording's own is checked then.
+    let warning = "  warning:  the session checked, 20261203_090000_abcdef, is not one the \
+                   recording names (20261202_183601_e28d7d and 20261202_183554_6dda8d)";
+    // The recording started at 1796236562 (its header's `timestamp`).
+    for (asked, warned) in [(1796236563.0, true), (1e10, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("state.db");
+        std::fs::copy(root().join(ROTATING).join("state.db"), &db).unwrap();
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(&format!(
+            "insert into sessions (id, source, started_at) select '20261203_090000_abcdef', \
+             source, started_at + 3600 from sessions limit 1;
+             insert into messages (session_id, role, content, timestamp) values \
+             ('20261203_090000_abcdef', 'user', 'a later question', {asked});"
+        ))
+        .unwrap();
+        drop(conn);
+        let o = run(&[
+            "check",
+            "--cast",
+            &format!("{ROTATING}/resume.cast"),
+            "--db",
+            db.to_str().unwrap(),
+        ]);
+        let out = stdout(&o);
+        assert_eq!(out.contains(warning), warned, "{asked}: {out}");
+    }
 }
 
 /// `-` reads a file from stdin (the recording, the database, the expectation); only one may be.
@@ -593,6 +593,62 @@ fn help_wraps_at_80_columns() {
     }
 }
 
+/// A copy of the fixture database `db` in `dir` with the newest session's last two rows asked
+/// and answered again an hour later (new ids, new `message_uid`s): what a later process adds
+/// when the user resumes the session after the recording stopped.
+fn resumed_later(db: &str, dir: &std::path::Path) -> PathBuf {
+    let copy = dir.join("state.db");
+    std::fs::copy(root().join(db), &copy).unwrap();
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('messages') WHERE name != 'id'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let picked: Vec<String> = columns
+        .iter()
+        .map(|c| match c.as_str() {
+            "timestamp" => "timestamp + 3600".to_owned(),
+            "message_uid" => "lower(hex(randomblob(16)))".to_owned(),
+            _ => c.clone(),
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO messages ({}) SELECT {} FROM messages WHERE id IN (SELECT id FROM messages \
+         WHERE session_id = (SELECT session_id FROM messages ORDER BY id DESC LIMIT 1) \
+         ORDER BY id DESC LIMIT 2) ORDER BY id",
+        columns.join(", "),
+        picked.join(", ")
+    );
+    assert_eq!(conn.execute(&sql, []).unwrap(), 2, "{sql}");
+    copy
+}
+
+/// A recording is judged against the database as it was when it ended: the rows a later
+/// process added (the session resumed after the recording stopped, unrecorded) are not its to
+/// draw. Each fixture's last recording — the Ink TUI judged whole, the classic CLI cut into
+/// views — reads the same findings against a copy with a later exchange as against its own.
+fn rows_a_later_process_added_are_not_the_recordings() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (dir, casts) in fixtures() {
+        let cast = format!("{dir}/{}", casts.last().unwrap());
+        let db = format!("{dir}/state.db");
+        let findings = |db: &str| -> serde_json::Value {
+            let o = run(&["check", "--cast", &cast, "--db", db, "--json"]);
+            let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+            v["checks"][0]["findings"].clone()
+        };
+        let later = resumed_later(&db, tmp.path());
+        assert_eq!(
+            findings(later.to_str().unwrap()),
+            findings(&db),
+            "{cast} against a database resumed after it"
+        );
+    }
+}
+
 /// The tests of this file, trials of the binary that runs the suite in one pool of workers.
 pub const TESTS: &[Test] = tests![
     json_is_json_whatever_flag_and_passed_is_the_exit_status,
@@ -602,6 +658,7 @@ pub const TESTS: &[Test] = tests![
     causes_are_compared_only_where_written,
     history_rows_are_numbered_from_1_everywhere,
     a_recording_of_another_database_is_warned_about,
+    rows_a_later_process_added_are_not_the_recordings,
     a_dash_reads_stdin,
     bad_input_says_what_was_expected,
     quiet_leaves_the_exit_status_and_the_json,
