@@ -89,8 +89,7 @@ pub(crate) fn check(request: &Request<'_>, expectation: Expectation) -> Result<J
     // Rows made after the recording ended (the session resumed later) are no part of it. When
     // the session checked held nothing yet, the database is not the recording's (warned about
     // below) and is read whole.
-    let stamps = store.stamps()?;
-    let (store, basis) = match recorded::at_end(&replayed.recording, &replayed.steps, &stamps) {
+    let (store, basis) = match recorded::at_end(&replayed.recording, &replayed.steps, &store)? {
         Some((max, live)) => {
             let at_end = store.as_of(max, &live)?;
             match Basis::read(&at_end, request.session.into(), display::Surface::default()) {

@@ -860,29 +860,45 @@ fn end_of(recording: &Recording, offset: Option<f64>) -> Option<f64> {
 
 /// The database as it was when `recording` (cut into `steps`) ended, when rows were made after
 /// it — the session resumed after the recording stopped: the largest row id then, and the rows
-/// to make live again (superseded only by copies made later). `None` when no row was made after
-/// it, or the recording has no clock.
+/// to make live again (superseded only by copies made later). Rows are written in id order, so
+/// the first row made after the end, or written into a session started after it (a later
+/// compaction's copies keep their originals' timestamps), is where the later process began.
+/// `None` when no row was made after it, or the recording has no clock.
 pub(crate) fn at_end(
     recording: &Recording,
     steps: &Steps,
-    stamps: &[Stamp],
-) -> Option<(i64, Vec<i64>)> {
+    store: &Store,
+) -> Result<Option<(i64, Vec<i64>)>, StoreError> {
+    let stamps = store.stamps()?;
     let offset = match steps.cut {
         Cut::Whole => None,
-        _ => clock(&steps.steps, stamps, recording.timestamp),
+        _ => clock(&steps.steps, &stamps, recording.timestamp),
     };
-    let max = before_at(stamps, end_of(recording, offset)?).max_row_id;
+    let Some(end) = end_of(recording, offset) else {
+        return Ok(None);
+    };
+    let later: HashSet<String> = store
+        .sessions()?
+        .into_iter()
+        .filter(|s| s.started_at >= end)
+        .map(|s| s.id)
+        .collect();
+    let first_in_later = stamps
+        .iter()
+        .find(|s| later.contains(&s.session_id))
+        .map_or(i64::MAX, |s| s.id - 1);
+    let max = before_at(&stamps, end).max_row_id.min(first_in_later);
     if stamps.iter().all(|s| s.id <= max) {
-        return None;
+        return Ok(None);
     }
-    let first_copy = first_copies(stamps);
+    let first_copy = first_copies(&stamps);
     let live = stamps
         .iter()
         .filter(|r| r.id <= max && !r.active && !r.compacted)
         .filter(|r| first_copy.get(&r.id).is_some_and(|&copy| copy > max))
         .map(|r| r.id)
         .collect();
-    Some((max, live))
+    Ok(Some((max, live)))
 }
 
 /// Each view's basis, by view: `None` before any session held a message.

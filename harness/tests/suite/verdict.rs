@@ -344,7 +344,7 @@ fn a_recording_of_another_database_is_warned_about() {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(&format!(
             "insert into sessions (id, source, started_at) select '20261203_090000_abcdef', \
-             source, started_at + 3600 from sessions limit 1;
+             source, {asked} from sessions limit 1;
              insert into messages (session_id, role, content, timestamp) values \
              ('20261203_090000_abcdef', 'user', 'a later question', {asked});"
         ))
@@ -595,8 +595,11 @@ fn help_wraps_at_80_columns() {
 
 /// A copy of the fixture database `db` in `dir` with the newest session's last two rows asked
 /// and answered again an hour later (new ids, new `message_uid`s): what a later process adds
-/// when the user resumes the session after the recording stopped.
-fn resumed_later(db: &str, dir: &std::path::Path) -> PathBuf {
+/// when the user resumes the session after the recording stopped. With `rotated`, the later
+/// process first compacts into a session of its own, started then, copying the session's rows
+/// with their timestamps (as a rotating compaction's copies keep their originals'), and asks
+/// there.
+fn resumed_later(db: &str, dir: &std::path::Path, rotated: bool) -> PathBuf {
     let copy = dir.join("state.db");
     std::fs::copy(root().join(db), &copy).unwrap();
     let conn = rusqlite::Connection::open(&copy).unwrap();
@@ -607,31 +610,48 @@ fn resumed_later(db: &str, dir: &std::path::Path) -> PathBuf {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    let picked: Vec<String> = columns
-        .iter()
-        .map(|c| match c.as_str() {
-            "timestamp" => "timestamp + 3600".to_owned(),
-            "message_uid" => "lower(hex(randomblob(16)))".to_owned(),
-            _ => c.clone(),
-        })
-        .collect();
-    let sql = format!(
-        "INSERT INTO messages ({}) SELECT {} FROM messages WHERE id IN (SELECT id FROM messages \
-         WHERE session_id = (SELECT session_id FROM messages ORDER BY id DESC LIMIT 1) \
-         ORDER BY id DESC LIMIT 2) ORDER BY id",
-        columns.join(", "),
-        picked.join(", ")
-    );
-    assert_eq!(conn.execute(&sql, []).unwrap(), 2, "{sql}");
+    let newest = "(SELECT session_id FROM messages ORDER BY id DESC LIMIT 1)";
+    let copied = |changed: &dyn Fn(&str) -> Option<String>, rows: &str| {
+        let picked: Vec<String> = columns
+            .iter()
+            .map(|c| changed(c).unwrap_or_else(|| c.clone()))
+            .collect();
+        let sql = format!(
+            "INSERT INTO messages ({}) SELECT {} FROM messages WHERE id IN ({rows}) ORDER BY id",
+            columns.join(", "),
+            picked.join(", ")
+        );
+        conn.execute(&sql, [])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    if rotated {
+        conn.execute_batch(&format!(
+            "INSERT INTO sessions (id, source, parent_session_id, started_at) SELECT \
+             'later_rotation', source, {newest}, (SELECT max(started_at) FROM sessions) + 3600 \
+             FROM sessions LIMIT 1"
+        ))
+        .unwrap();
+        let into_later = |c: &str| (c == "session_id").then(|| "'later_rotation'".to_owned());
+        let rows = format!("SELECT id FROM messages WHERE session_id = {newest}");
+        assert!(copied(&into_later, &rows) > 0);
+    }
+    let asked_again = |c: &str| match c {
+        "timestamp" => Some("timestamp + 3600".to_owned()),
+        "message_uid" => Some("lower(hex(randomblob(16)))".to_owned()),
+        _ => None,
+    };
+    let last_two =
+        format!("SELECT id FROM messages WHERE session_id = {newest} ORDER BY id DESC LIMIT 2");
+    assert_eq!(copied(&asked_again, &last_two), 2);
     copy
 }
 
 /// A recording is judged against the database as it was when it ended: the rows a later
-/// process added (the session resumed after the recording stopped, unrecorded) are not its to
-/// draw. Each fixture's last recording — the Ink TUI judged whole, the classic CLI cut into
-/// views — reads the same findings against a copy with a later exchange as against its own.
+/// process added (the session resumed after the recording stopped, unrecorded; and compacted
+/// into a session of its own first) are not its to draw. Each fixture's last recording — the
+/// Ink TUI judged whole, the classic CLI cut into views — reads the same findings against such
+/// copies as against its own database.
 fn rows_a_later_process_added_are_not_the_recordings() {
-    let tmp = tempfile::tempdir().unwrap();
     for (dir, casts) in fixtures() {
         let cast = format!("{dir}/{}", casts.last().unwrap());
         let db = format!("{dir}/state.db");
@@ -640,12 +660,16 @@ fn rows_a_later_process_added_are_not_the_recordings() {
             let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
             v["checks"][0]["findings"].clone()
         };
-        let later = resumed_later(&db, tmp.path());
-        assert_eq!(
-            findings(later.to_str().unwrap()),
-            findings(&db),
-            "{cast} against a database resumed after it"
-        );
+        let own = findings(&db);
+        for rotated in [false, true] {
+            let tmp = tempfile::tempdir().unwrap();
+            let later = resumed_later(&db, tmp.path(), rotated);
+            assert_eq!(
+                findings(later.to_str().unwrap()),
+                own,
+                "{cast} against a database resumed after it (rotated: {rotated})"
+            );
+        }
     }
 }
 
