@@ -20,7 +20,8 @@
 //!
 //! One trial `upstream_resize/NAME` per scenario below, fed by the run of the scenario trial
 //! `NAME` (the harness's way); the trial runs the client once more, live in tmux (upstream's
-//! way). Skipped with a note when tmux is missing.
+//! way) — and both ways once more when the two runs' verdicts disagree (the client's drawing
+//! under load varies, see [`agree`]). Skipped with a note when tmux is missing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -119,22 +120,57 @@ pub fn judge(name: &str, result: &ScenarioResult) {
 }
 
 /// Takes the run of upstream's procedure through the harness (the scenario `file`, `result`),
-/// runs it live in tmux, and checks that upstream's verdict after the third reply is `live` both ways, that tmux's replay
-/// of the harness's bytes agrees with the harness's emulator at both checkpoints, and that every
-/// assertion holds after `--resume`.
+/// runs it live in tmux, and checks that tmux's replay of the harness's bytes agrees with the
+/// harness's emulator at both checkpoints, that upstream's verdict after the third reply is
+/// `live` both ways, and that every assertion holds after `--resume`.
+///
+/// The two ways are two runs of the client, and under load the client does not always draw a
+/// streamed reply alike: its stream preview row can be left merged with the first row of the
+/// reply printed over it (measured: 2 of 8 full `cargo test` runs on 2 cores, on one run or the
+/// other; the scenario's own pins held). So when the runs' verdicts disagree, both ways run
+/// once more and must agree then; what compares one run's bytes with themselves is never
+/// retried.
 fn agree(file: &str, result: &ScenarioResult, live: Verdict) {
     if !tmux::available("upstream's resize test") {
         return;
     }
     let root = runner::workspace_root().join("scenarios");
     let scenario = Scenario::load(&root.join(file), &root).expect("the scenario loads");
-    let live_in_tmux = upstream_live(&scenario);
-    let theirs = upstream(&live_in_tmux);
+    let first = across_runs(file, result, &upstream_live(&scenario), live);
+    if let Err(why) = first {
+        eprintln!("note: {file}: the two runs disagree, so both run once more: {why}");
+        let out = tempfile::tempdir().expect("temp dir");
+        let options = runner::RunOptions {
+            out_root: out.path().to_owned(),
+            ..Default::default()
+        };
+        let again = runner::run(&scenario, &options);
+        assert!(again.passed, "{file}: the second run failed");
+        if let Err(again) = across_runs(file, &again, &upstream_live(&scenario), live) {
+            panic!(
+                "{again}
+--- and in the first runs: {why}"
+            );
+        }
+    }
+}
+
+/// [`agree`] on one run through the harness (`result`) and one live in tmux (`live_in_tmux`,
+/// its capture): panics where the harness's run disagrees with itself; `Err` with what differs
+/// where the two runs do.
+fn across_runs(
+    file: &str,
+    result: &ScenarioResult,
+    live_in_tmux: &[String],
+    live: Verdict,
+) -> Result<(), String> {
+    let theirs = upstream(live_in_tmux);
     // What the scenario asks (the provider has received all three at both checkpoints).
     let questions: Vec<String> = WORDS
         .iter()
         .map(|&(turn, _)| format!("question zq{turn}q please"))
         .collect();
+    let mut differs = Vec::new();
     for (cast, at, pinned) in [
         ("session-1.cast", "after the third reply", live),
         ("session-2.cast", "after --resume", ALL_HOLD),
@@ -154,16 +190,6 @@ fn agree(file: &str, result: &ScenarioResult, live: Verdict) {
             "{file}, {at}: the replay is not what the check read"
         );
         let ours = upstream(&reflowed);
-        if cast == "session-1.cast" {
-            assert_eq!(
-                ours,
-                theirs,
-                "{file}, {at}: the harness and upstream's procedure live in tmux disagree (left: \
-                 the harness); the harness's history:\n{}\n--- tmux's capture of the live run:\n{}",
-                reflowed.join("\n"),
-                live_in_tmux.join("\n")
-            );
-        }
         assert_eq!(
             ours,
             upstream(&replayed),
@@ -171,19 +197,35 @@ fn agree(file: &str, result: &ScenarioResult, live: Verdict) {
              capture:\n{}",
             replayed.join("\n")
         );
-        assert_eq!(
-            ours,
-            pinned,
-            "{file}, {at}: upstream's verdict on the harness's run changed; its history:\n{}",
-            reflowed.join("\n")
-        );
+        if cast == "session-1.cast" && ours != theirs {
+            differs.push(format!(
+                "{file}, {at}: the harness and upstream's procedure live in tmux disagree \
+                 (harness {ours:?}, tmux {theirs:?}); the harness's history:\n{}\n--- tmux's \
+                 capture of the live run:\n{}",
+                reflowed.join("\n"),
+                live_in_tmux.join("\n")
+            ));
+        }
+        if ours != pinned {
+            differs.push(format!(
+                "{file}, {at}: upstream's verdict on the harness's run changed ({ours:?}, \
+                 pinned {pinned:?}); its history:\n{}",
+                reflowed.join("\n")
+            ));
+        }
     }
-    assert_eq!(
-        theirs,
-        live,
-        "{file}: upstream's verdict on its own procedure, live in tmux, changed; tmux's capture:\n{}",
-        live_in_tmux.join("\n")
-    );
+    if theirs != live {
+        differs.push(format!(
+            "{file}: upstream's verdict on its own procedure, live in tmux, changed ({theirs:?}, \
+             pinned {live:?}); tmux's capture:\n{}",
+            live_in_tmux.join("\n")
+        ));
+    }
+    if differs.is_empty() {
+        Ok(())
+    } else {
+        Err(differs.join("\n"))
+    }
 }
 
 /// A private tmux server (its socket in a temporary directory) whose panes get `env` and nothing
