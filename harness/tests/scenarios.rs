@@ -214,9 +214,10 @@ fn trial(name: String, test: impl FnOnce() -> Result<(), Failed> + Send + 'stati
 }
 
 /// How many trials run at once unless `--test-threads` says: `RUST_TEST_THREADS` as libtest
-/// reads it, else two per core. A trial waits on the client as well as computing (a turn's
-/// reply streams, the screen settles, a terminal answers late, a step runs to its deadline), so
-/// fewer workers leave the cores idle part of the time (docs/ci.md, "Where the time goes").
+/// reads it, else one per core and one more. A trial waits on the client as well as computing
+/// (a turn's reply streams, the screen settles, a terminal answers late, a step runs to its
+/// deadline), so one per core leaves the cores idle part of the time; two per core starve the
+/// clients whose drawing depends on their timing (docs/ci.md, "Where the time goes").
 fn workers() -> Option<usize> {
     std::env::var("RUST_TEST_THREADS")
         .ok()
@@ -224,7 +225,7 @@ fn workers() -> Option<usize> {
         .or_else(|| {
             std::thread::available_parallelism()
                 .ok()
-                .map(|n| n.get() * 2)
+                .map(|n| n.get() + 1)
         })
 }
 
