@@ -125,11 +125,11 @@ pub fn judge(name: &str, result: &ScenarioResult) {
 /// `live` both ways, and that every assertion holds after `--resume`.
 ///
 /// The two ways are two runs of the client, and under load the client does not always draw a
-/// streamed reply alike: its stream preview row can be left merged with the first row of the
-/// reply printed over it (measured: 2 of 8 full `cargo test` runs on 2 cores, on one run or the
-/// other; the scenario's own pins held). So when the runs' verdicts disagree, both ways run
-/// once more and must agree then; what compares one run's bytes with themselves is never
-/// retried.
+/// streamed reply alike: a reply row drawn short, or its stream preview row left merged with
+/// the first row of the reply printed over it (measured: 2 of 11 full `cargo test` runs on 2
+/// cores at two workers per core, on one run or the other; the scenario's own pins held). So
+/// when the runs' verdicts disagree, both ways run once more and must agree then; what compares
+/// one run's bytes with themselves is never retried.
 fn agree(file: &str, result: &ScenarioResult, live: Verdict) {
     if !tmux::available("upstream's resize test") {
         return;
