@@ -86,19 +86,7 @@ pub(crate) fn check(request: &Request<'_>, expectation: Expectation) -> Result<J
         None => None,
     };
     let (replayed, store, basis) = replay_and_read(request)?;
-    // Rows made after the recording ended (the session resumed later) are no part of it. When
-    // the session checked held nothing yet, the database is not the recording's (warned about
-    // below) and is read whole.
-    let (store, basis) = match recorded::at_end(&replayed.recording, &replayed.steps, &store)? {
-        Some((max, live)) => {
-            let at_end = store.as_of(max, &live)?;
-            match Basis::read(&at_end, request.session.into(), display::Surface::default()) {
-                Ok(then) => (at_end, then),
-                Err(_) => (store, basis),
-            }
-        }
-        None => (store, basis),
-    };
+    let (store, basis) = as_recorded(&replayed, (store, basis), request.session)?;
     // The display settings the client's resume recap was drawn under, when given.
     let recap = match request.config {
         Some(config) => {
@@ -187,6 +175,23 @@ pub(crate) fn check(request: &Request<'_>, expectation: Expectation) -> Result<J
         cut_note: recorded.note(),
         untimed,
     })
+}
+
+/// The database `read` (and its basis for `session`) as it was when `replayed` ended: rows made
+/// after it (the session resumed later) are no part of the recording. When the session checked
+/// held nothing then, the database is not the recording's (warned about in the check) and is
+/// read whole.
+fn as_recorded(
+    replayed: &Replayed,
+    read: (Store, Basis),
+    session: Option<&str>,
+) -> Result<(Store, Basis), Error> {
+    let Some((max, live)) = recorded::at_end(&replayed.recording, &replayed.steps, &read.0)? else {
+        return Ok(read);
+    };
+    let then = read.0.as_of(max, &live)?;
+    let basis = Basis::read(&then, session.into(), display::Surface::default());
+    Ok(basis.map_or(read, |basis| (then, basis)))
 }
 
 /// `request`'s recording replayed and its database read with its basis.

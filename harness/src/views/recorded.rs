@@ -31,12 +31,12 @@
 //!
 //! **The database each view was drawn from.** An in-memory copy as of the view's end
 //! ([`Store::as_of`]): without the rows made after it, and with the rows taken back after it —
-//! or superseded only by copies made after it — live again; the last view ends with the
-//! recording (rows made later are another process's). `/retry`, `/undo N` and
-//! `/rollback N` take back the questions they name from the end of the current session, as the
-//! client's `rewind_to_message` does (`taken_back_by`). Each view is then judged by its kind's
-//! [`Rules`]; a line typed while a reply streams (`/queue`, `/steer`) may draw the rest of that
-//! reply once more.
+//! or superseded only by copies made after it — live again; the database is first taken as it
+//! was when the recording ended ([`at_end`]: rows made later are another process's). `/retry`,
+//! `/undo N` and `/rollback N` take back the questions they name from the end of the current
+//! session, as the client's `rewind_to_message` does (`taken_back_by`). Each view is then judged
+//! by its kind's [`Rules`]; a line typed while a reply streams (`/queue`, `/steer`) may draw the
+//! rest of that reply once more.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -626,7 +626,8 @@ fn place(steps: &mut [Step], stamps: &[Stamp]) -> Result<(), &'static str> {
 /// client stores the row while its echo is still on the way, and a recorder under load reads
 /// it late. Without this slack, a `say` whose echo came late would not set the clock, and the
 /// clock set by the others would put its row in the view before it. Also how long after the
-/// recording's last event a row counts as the recording's (one made as the client exits).
+/// recording's last event a row counts as the recording's (one made as the client exits,
+/// [`at_end`]).
 const ECHO_LATE: f64 = 1.0;
 
 /// Slack for the clock's rounding: a row made this close before a step was sent is the step's.
@@ -834,11 +835,7 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     if steps.len() == 1 {
         return Ok(whole("nothing was sent after the launch"));
     }
-    // The last view ends with the recording: a row made later is another process's (the
-    // session resumed after the recording stopped), never this recording's to draw. A screen
-    // has no end on the database's clock: it ends after the last row.
-    let end = end_of(recording, Some(offset)).unwrap_or(f64::INFINITY);
-    let (befores, bases) = befores_and_bases(&steps, &stamps, (offset, end), store, &read)?;
+    let (befores, bases) = befores_and_bases(&steps, &stamps, offset, store, &read)?;
     let trim = cut == Cut::ClientMarkers;
     let judged = judge_views::<E>(recording, &mut steps, (&befores, &bases), trim, said);
     Ok(Recorded {
@@ -849,32 +846,30 @@ pub fn judge<E: Emulator, Er: From<StoreError>>(
     })
 }
 
-/// When `recording` ended on the database's clock, [`ECHO_LATE`] to spare: by the header's
-/// `timestamp` at its latest (a second past it), else by `offset`; `None` for a screen (no
-/// clock) or a recording with neither.
-fn end_of(recording: &Recording, offset: Option<f64>) -> Option<f64> {
-    let last = recording.events.last().filter(|_| recording.timed())?;
-    let start = recording.timestamp.map(|h| h + 1.0).or(offset)?;
-    Some(start + last.time + ECHO_LATE)
-}
-
 /// The database as it was when `recording` (cut into `steps`) ended, when rows were made after
 /// it — the session resumed after the recording stopped: the largest row id then, and the rows
-/// to make live again (superseded only by copies made later). Rows are written in id order, so
-/// the first row made after the end, or written into a session started after it (a later
-/// compaction's copies keep their originals' timestamps), is where the later process began.
-/// `None` when no row was made after it, or the recording has no clock.
+/// to make live again (superseded only by copies made later). Its views and the whole check are
+/// judged against that. The end is [`ECHO_LATE`] after the last event on the database's clock:
+/// by the header's `timestamp` at its latest (a second past it), else by the clock the steps set.
+/// Rows are written in id order, so the first row made after the end, or written into a session
+/// started after it (a later compaction's copies keep their originals' timestamps), is where the
+/// later process began. `None` when no row was made after it, or the recording has no clock (a
+/// screen; no `timestamp` and no message sent that the database holds).
 pub(crate) fn at_end(
     recording: &Recording,
     steps: &Steps,
     store: &Store,
 ) -> Result<Option<(i64, Vec<i64>)>, StoreError> {
-    let stamps = store.stamps()?;
-    let offset = match steps.cut {
-        Cut::Whole => None,
-        _ => clock(&steps.steps, &stamps, recording.timestamp),
+    let Some(last) = recording.events.last().filter(|_| recording.timed()) else {
+        return Ok(None);
     };
-    let Some(end) = end_of(recording, offset) else {
+    let stamps = store.stamps()?;
+    let start = match (recording.timestamp, steps.cut) {
+        (Some(header), _) => Some(header + 1.0),
+        (None, Cut::Whole) => None,
+        (None, _) => clock(&steps.steps, &stamps, None),
+    };
+    let Some(end) = start.map(|start| start + last.time + ECHO_LATE) else {
         return Ok(None);
     };
     let later: HashSet<String> = store
@@ -904,13 +899,12 @@ pub(crate) fn at_end(
 /// Each view's basis, by view: `None` before any session held a message.
 type Bases = Vec<Option<Rc<Basis>>>;
 
-/// What the database held as each step was sent (at `offset` plus its time), and at `end` (the
-/// last view's end; what was taken back then: what the view before it showed taken back), and
-/// each view's basis ([`databases`]).
+/// What the database held as each step was sent, and after the last one (what was taken back
+/// then: what the view before it showed taken back), and each view's basis ([`databases`]).
 fn befores_and_bases<Er: From<StoreError>>(
     steps: &[Step],
     stamps: &[Stamp],
-    (offset, end): (f64, f64),
+    offset: f64,
     store: &Store,
     read: impl Fn(&Store) -> Result<Option<Basis>, Er>,
 ) -> Result<(Vec<Before>, Bases), Er> {
@@ -918,7 +912,7 @@ fn befores_and_bases<Er: From<StoreError>>(
         .iter()
         .map(|s| before_at(stamps, offset + s.sent))
         .collect();
-    befores.push(before_at(stamps, end));
+    befores.push(before_at(stamps, f64::INFINITY));
     let bases = databases(steps, &befores, stamps, store, read)?;
     for (s, before) in befores.iter_mut().enumerate() {
         before.taken_back_rows = bases[s.saturating_sub(1).min(bases.len() - 1)]

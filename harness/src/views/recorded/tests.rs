@@ -514,8 +514,8 @@ fn retried(twice: bool) -> (Recording, crate::store::testdb::TestDb) {
     (recording(None, events), db)
 }
 
-/// The recording of [`retried`] judged as views against its database: (cut, each view's
-/// findings).
+/// A recording (that of [`retried`]) judged as views against its database as it was when the
+/// recording ended: (cut, each view's findings).
 fn judged(
     recording: &Recording,
     db: &crate::store::testdb::TestDb,
@@ -523,6 +523,11 @@ fn judged(
     use crate::verdict::Session;
     let store = db.open();
     let (steps, _) = steps::<Screen>(recording);
+    // As `check --cast` does: the database as it was when the recording ended.
+    let store = match at_end(recording, &steps, &store).unwrap() {
+        Some((max, live)) => store.as_of(max, &live).unwrap(),
+        None => store,
+    };
     let got = judge::<Screen, StoreError>(
         recording,
         steps,
